@@ -1,0 +1,44 @@
+# segvec: log-structured vector index for PostgreSQL (PGXS build)
+#
+#   make && make install      build and install into the pg_config found
+#   make test                 (as root) install what is missing, build,
+#                             install, run every pg_regress suite and TAP test
+#   make demo                 (as root) load Fashion-MNIST, build an index,
+#                             run a few queries and print the figures
+#   make OPTFLAGS=""          portable build (kernels still pick AVX2 or
+#                             AVX-512 at load time through CPUID)
+
+EXTENSION = segvec
+MODULE_big = segvec
+OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
+DATA = sql/segvec--0.1.0.sql
+
+REGRESS = $(patsubst sql/%.sql,%,$(filter-out sql/segvec--%.sql,$(sort $(wildcard sql/*.sql))))
+REGRESS_OPTS = --inputdir=.
+
+TAP_TESTS = 1
+PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
+
+OPTFLAGS ?= -march=native
+PG_CFLAGS = $(OPTFLAGS) -Wall -Wextra -Wno-unused-parameter \
+	-Wno-sign-compare -Wno-missing-field-initializers
+SHLIB_LINK = -lxxhash
+
+EXTRA_CLEAN = test/tmp_check tmp_check
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+$(OBJS): $(wildcard src/*.h)
+
+.PHONY: test demo bench
+
+test:
+	bash test/run-tests.sh
+
+demo:
+	bash test/demo.sh
+
+bench:
+	bash test/bench/run.sh
