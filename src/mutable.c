@@ -1,0 +1,353 @@
+/*-------------------------------------------------------------------------
+ *
+ * mutable.c
+ *	  The mutable segment: an append-only chain of pages that every insert
+ *	  writes to and that scans read exactly.
+ *
+ * The chain starts at the metapage's mutable_head and ends at its
+ * mutable_tail; pages are linked by their opaque nextblkno.  Appends go to
+ * the tail only, under an exclusive lock on the tail page; VACUUM deletes
+ * dead pieces in place and unlinks pages it empties (never the head or the
+ * tail), marking them deleted with the next FullTransactionId so they are
+ * recycled only once no scan can still be on its way to them.  See
+ * src/README.md, "Mutable segment".
+ *
+ * src/mutable.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "access/transam.h"
+#include "commands/vacuum.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+
+#include "segvec.h"
+
+/*
+ * Lock the tail page of the mutable segment exclusively and return it.
+ * The metapage's tail may be stale by the time we get the lock (another
+ * backend appended a page); then follow the chain, coupling locks forward.
+ */
+static Buffer
+lock_tail(Relation index)
+{
+	SegvecMetaInfo info;
+	Buffer		buf;
+
+	SegvecGetMetaInfo(index, &info);
+	buf = ReadBuffer(index, info.mutable_tail);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+
+	for (;;)
+	{
+		Page		page = BufferGetPage(buf);
+		SegvecPageOpaque opaque = SegvecPageGetOpaque(page);
+		Buffer		next;
+
+		if (!SegvecPageIsMutable(page) || SegvecPageIsDeleted(page))
+			elog(ERROR, "segvec index \"%s\": block %u is not a live mutable page",
+				 RelationGetRelationName(index), BufferGetBlockNumber(buf));
+		if (opaque->nextblkno == InvalidBlockNumber)
+			return buf;
+
+		next = ReadBuffer(index, opaque->nextblkno);
+		LockBuffer(next, BUFFER_LOCK_EXCLUSIVE);
+		UnlockReleaseBuffer(buf);
+		buf = next;
+	}
+}
+
+/*
+ * Add a new page after the locked tail *buf, in one WAL record that also
+ * moves the metapage's tail.  On return *buf is the new tail, locked, and
+ * the old tail is unlocked and released.  Lock order: tail, new page,
+ * metapage.
+ */
+static void
+append_page(Relation index, Buffer *buf)
+{
+	Buffer		newbuf = SegvecNewBuffer(index);
+	Buffer		metabuf;
+	GenericXLogState *state;
+	Page		oldpage,
+				newpage,
+				metapage;
+	SegvecMetaPage meta;
+
+	metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+
+	state = GenericXLogStart(index);
+	oldpage = GenericXLogRegisterBuffer(state, *buf, 0);
+	newpage = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
+	metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
+	meta = SegvecPageGetMeta(metapage);
+
+	SegvecInitPage(newpage, SEGVEC_PAGE_MUTABLE);
+	SegvecPageGetOpaque(newpage)->seqno = meta->next_seqno++;
+	SegvecPageGetOpaque(oldpage)->nextblkno = BufferGetBlockNumber(newbuf);
+	meta->mutable_tail = BufferGetBlockNumber(newbuf);
+
+	GenericXLogFinish(state);
+
+	UnlockReleaseBuffer(metabuf);
+	UnlockReleaseBuffer(*buf);
+	*buf = newbuf;
+}
+
+/*
+ * SegvecMutableAppend: append one doc (heap TID and vector of dim floats) to
+ * the tail of the mutable segment.  A vector bigger than a page is written
+ * as several pieces on consecutive pages; the tail lock is coupled forward
+ * from page to page, so no other doc's pieces come between them.
+ *
+ * The pieces go out in separate WAL records.  A crash in between leaves a
+ * doc with missing pieces, which scans skip; that can only happen to a
+ * transaction that did not commit, whose heap row VACUUM then removes along
+ * with the pieces.
+ */
+void
+SegvecMutableAppend(Relation index, ItemPointer heaptid,
+					const float *vector, int dim)
+{
+	int			npieces;
+	int			pieceno;
+	int			done = 0;
+	uint64		docid = 0;
+	Buffer		buf;
+	SegvecMutableTuple tup;
+
+	npieces = (dim + SEGVEC_MAX_PIECE_FLOATS - 1) / SEGVEC_MAX_PIECE_FLOATS;
+	Assert(npieces >= 1 && npieces <= PG_UINT16_MAX);
+	tup = palloc(SEGVEC_MAX_ITEMSZ);
+
+	buf = lock_tail(index);
+
+	for (pieceno = 0; pieceno < npieces; pieceno++)
+	{
+		int			nfloats = Min(dim - done, SEGVEC_MAX_PIECE_FLOATS);
+		Size		itemsz = MAXALIGN(SEGVEC_MUTABLE_HDRSZ +
+									  nfloats * sizeof(float4));
+		GenericXLogState *state;
+		Page		page;
+		OffsetNumber off;
+
+		if (PageGetFreeSpace(BufferGetPage(buf)) < itemsz)
+			append_page(index, &buf);
+
+		state = GenericXLogStart(index);
+		page = GenericXLogRegisterBuffer(state, buf, 0);
+
+		if (pieceno == 0)
+			docid = SegvecMakeDocId(SegvecPageGetOpaque(page)->seqno,
+									PageGetMaxOffsetNumber(page) + 1);
+
+		memset(tup, 0, SEGVEC_MUTABLE_HDRSZ);
+		tup->docid = docid;
+		tup->heaptid = *heaptid;
+		tup->pieceno = pieceno;
+		tup->npieces = npieces;
+		tup->nfloats = nfloats;
+		memcpy(tup->data, vector + done, nfloats * sizeof(float4));
+
+		off = PageAddItem(page, (Item) tup, itemsz, InvalidOffsetNumber,
+						  false, false);
+		if (off == InvalidOffsetNumber)
+			elog(ERROR, "failed to add item to segvec index \"%s\"",
+				 RelationGetRelationName(index));
+
+		GenericXLogFinish(state);
+		done += nfloats;
+	}
+
+	UnlockReleaseBuffer(buf);
+	pfree(tup);
+}
+
+/*
+ * SegvecMutableForEachDoc: call callback for every complete doc of the
+ * mutable segment starting at head, in chain order.  Each page is copied
+ * under a share lock that is released before the callbacks run.  Docs with
+ * a missing piece (see SegvecMutableAppend) and pages unlinked by VACUUM
+ * while we walk are skipped.
+ */
+void
+SegvecMutableForEachDoc(Relation index, BlockNumber head, int dim,
+						SegvecDocCallback callback, void *arg)
+{
+	PGAlignedBlock pagecopy;
+	Page		page = (Page) pagecopy.data;
+	float	   *assembly = NULL;
+	uint64		cur_docid = 0;
+	int			cur_next = -1;	/* next piece expected; -1: none */
+	int			cur_done = 0;
+	BlockNumber blkno = head;
+
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf;
+		OffsetNumber off,
+					maxoff;
+
+		CHECK_FOR_INTERRUPTS();
+
+		buf = ReadBuffer(index, blkno);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		memcpy(page, BufferGetPage(buf), BLCKSZ);
+		UnlockReleaseBuffer(buf);
+
+		blkno = SegvecPageGetOpaque(page)->nextblkno;
+		if (!SegvecPageIsMutable(page) || SegvecPageIsDeleted(page))
+			continue;
+
+		maxoff = PageGetMaxOffsetNumber(page);
+		for (off = FirstOffsetNumber; off <= maxoff; off++)
+		{
+			ItemId		iid = PageGetItemId(page, off);
+			SegvecMutableTuple tup;
+
+			if (!ItemIdIsUsed(iid))
+				continue;
+			tup = (SegvecMutableTuple) PageGetItem(page, iid);
+
+			if (tup->npieces == 1)
+			{
+				cur_next = -1;
+				if (tup->nfloats == dim)
+					callback(&tup->heaptid, tup->data, dim, arg);
+				continue;
+			}
+
+			/* a piece of a doc that spans pages */
+			if (tup->pieceno == 0)
+			{
+				cur_docid = tup->docid;
+				cur_next = 0;
+				cur_done = 0;
+				if (assembly == NULL)
+					assembly = palloc(dim * sizeof(float));
+			}
+			if (cur_next != tup->pieceno || cur_docid != tup->docid ||
+				cur_done + tup->nfloats > dim)
+			{
+				cur_next = -1;	/* out of sequence: drop the doc */
+				continue;
+			}
+			memcpy(assembly + cur_done, tup->data,
+				   tup->nfloats * sizeof(float4));
+			cur_done += tup->nfloats;
+			cur_next++;
+			if (cur_next == tup->npieces)
+			{
+				if (cur_done == dim)
+					callback(&tup->heaptid, assembly, dim, arg);
+				cur_next = -1;
+			}
+		}
+	}
+
+	if (assembly)
+		pfree(assembly);
+}
+
+/*
+ * SegvecMutableBulkDelete: delete the pieces whose heap TID the callback
+ * reports dead, and unlink the pages this empties.
+ *
+ * Walks the chain from the head coupling exclusive locks forward (the same
+ * direction as appends, so no deadlock): the previous page stays locked
+ * while the next is examined, so an emptied page can be unlinked from it.
+ * The head and the tail are never unlinked.  An unlinked page keeps its
+ * nextblkno, so a scan that was about to read it carries on to the right
+ * page; it is marked deleted with the next FullTransactionId and recycled
+ * by a later VACUUM once that is older than every snapshot.
+ */
+void
+SegvecMutableBulkDelete(Relation index, IndexBulkDeleteResult *stats,
+						IndexBulkDeleteCallback callback, void *callback_state)
+{
+	SegvecMetaInfo info;
+	Buffer		prevbuf = InvalidBuffer;
+	BlockNumber blkno;
+
+	SegvecGetMetaInfo(index, &info);
+	blkno = info.mutable_head;
+
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf;
+		Page		page;
+		OffsetNumber off,
+					maxoff;
+		OffsetNumber deletable[MaxOffsetNumber];
+		int			ndeletable = 0;
+		BlockNumber next;
+
+		vacuum_delay_point();
+
+		buf = ReadBuffer(index, blkno);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		page = BufferGetPage(buf);
+
+		maxoff = PageGetMaxOffsetNumber(page);
+		for (off = FirstOffsetNumber; off <= maxoff; off++)
+		{
+			SegvecMutableTuple tup;
+
+			tup = (SegvecMutableTuple) PageGetItem(page,
+												   PageGetItemId(page, off));
+			if (callback(&tup->heaptid, callback_state))
+			{
+				deletable[ndeletable++] = off;
+				if (tup->pieceno == 0)
+					stats->tuples_removed += 1;
+			}
+			else if (tup->pieceno == 0)
+				stats->num_index_tuples += 1;
+		}
+
+		if (ndeletable > 0)
+		{
+			GenericXLogState *state = GenericXLogStart(index);
+			Page		wpage = GenericXLogRegisterBuffer(state, buf, 0);
+
+			PageIndexMultiDelete(wpage, deletable, ndeletable);
+			GenericXLogFinish(state);
+		}
+
+		next = SegvecPageGetOpaque(page)->nextblkno;
+
+		if (PageGetMaxOffsetNumber(page) == 0 &&
+			BufferIsValid(prevbuf) && next != InvalidBlockNumber)
+		{
+			/* unlink the emptied page: prev -> next, page marked deleted */
+			GenericXLogState *state = GenericXLogStart(index);
+			Page		wprev = GenericXLogRegisterBuffer(state, prevbuf, 0);
+			Page		wpage = GenericXLogRegisterBuffer(state, buf, 0);
+			SegvecPageOpaque opaque = SegvecPageGetOpaque(wpage);
+
+			SegvecPageGetOpaque(wprev)->nextblkno = next;
+			opaque->flags |= SEGVEC_PAGE_DELETED;
+			opaque->seqno = U64FromFullTransactionId(ReadNextFullTransactionId());
+			GenericXLogFinish(state);
+
+			stats->pages_newly_deleted++;
+			stats->pages_deleted++;
+			UnlockReleaseBuffer(buf);
+		}
+		else
+		{
+			if (BufferIsValid(prevbuf))
+				UnlockReleaseBuffer(prevbuf);
+			prevbuf = buf;
+		}
+		blkno = next;
+	}
+
+	if (BufferIsValid(prevbuf))
+		UnlockReleaseBuffer(prevbuf);
+}

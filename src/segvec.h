@@ -1,0 +1,278 @@
+/*-------------------------------------------------------------------------
+ *
+ * segvec.h
+ *	  Index access method "segvec": a log-structured vector index.
+ *
+ * See src/README.md for the page formats, the WAL records and the locking
+ * rules this header describes.
+ *
+ * src/segvec.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SEGVEC_H
+#define SEGVEC_H
+
+#include "postgres.h"
+
+#include "access/amapi.h"
+#include "access/generic_xlog.h"
+#include "access/itup.h"
+#include "access/reloptions.h"
+#include "nodes/execnodes.h"
+#include "nodes/pathnodes.h"
+#include "storage/bufmgr.h"
+#include "utils/relcache.h"
+
+#include "distance.h"
+
+/* ----------------
+ * Limits and constants
+ * ----------------
+ */
+
+/* Support procedure: the distance function of the operator class */
+#define SEGVEC_DISTANCE_PROC		1
+#define SEGVEC_NPROC				1
+
+/* Strategy: the single ordering operator */
+#define SEGVEC_ORDERBY_STRATEGY		1
+#define SEGVEC_NSTRATEGIES			1
+
+/* Defaults and bounds of the index options (HNSW's M and ef_construction) */
+#define SEGVEC_DEFAULT_M			16
+#define SEGVEC_MIN_M				2
+#define SEGVEC_MAX_M				100
+#define SEGVEC_DEFAULT_EF_CONSTRUCTION	64
+#define SEGVEC_MIN_EF_CONSTRUCTION	4
+#define SEGVEC_MAX_EF_CONSTRUCTION	1000
+
+/* ----------------
+ * Page opaque data, at the end of every page but the metapage's too
+ * ----------------
+ */
+typedef struct SegvecPageOpaqueData
+{
+	BlockNumber nextblkno;		/* next page of the same chain, or Invalid */
+	uint16		flags;			/* SEGVEC_PAGE_* */
+	uint16		page_id;		/* SEGVEC_PAGE_ID, for pg_filedump */
+	uint64		seqno;			/* mutable page: page sequence number;
+								 * deleted page: FullTransactionId after
+								 * which it may be recycled */
+} SegvecPageOpaqueData;
+
+typedef SegvecPageOpaqueData *SegvecPageOpaque;
+
+#define SEGVEC_PAGE_ID			0xFF84
+
+#define SEGVEC_PAGE_META		(1 << 0)
+#define SEGVEC_PAGE_MUTABLE		(1 << 1)
+#define SEGVEC_PAGE_DELETED		(1 << 2)	/* unlinked, awaiting recycling */
+
+#define SegvecPageGetOpaque(page) \
+	((SegvecPageOpaque) PageGetSpecialPointer(page))
+#define SegvecPageIsMeta(page) \
+	((SegvecPageGetOpaque(page)->flags & SEGVEC_PAGE_META) != 0)
+#define SegvecPageIsMutable(page) \
+	((SegvecPageGetOpaque(page)->flags & SEGVEC_PAGE_MUTABLE) != 0)
+#define SegvecPageIsDeleted(page) \
+	((SegvecPageGetOpaque(page)->flags & SEGVEC_PAGE_DELETED) != 0)
+
+/* ----------------
+ * Reserved block numbers
+ * ----------------
+ */
+#define SEGVEC_METAPAGE_BLKNO	0
+
+/* ----------------
+ * Metapage
+ * ----------------
+ */
+#define SEGVEC_MAGIC			0x53475643	/* "SGVC" */
+#define SEGVEC_VERSION			1
+
+/*
+ * Options frozen into the metapage at build time (the reloptions can be
+ * changed by ALTER INDEX, the index keeps what it was built with).
+ */
+typedef struct SegvecFrozenOptions
+{
+	int32		m;
+	int32		ef_construction;
+} SegvecFrozenOptions;
+
+typedef struct SegvecMetaPageData
+{
+	uint32		magic;
+	uint32		version;
+	int32		dimensions;		/* 0 until the first vector is indexed */
+	int32		metric;			/* SegvecMetric */
+	SegvecFrozenOptions opts;
+	BlockNumber mutable_head;	/* first page of the mutable segment */
+	BlockNumber mutable_tail;	/* page new docs are appended to */
+	uint64		next_seqno;		/* sequence number of the next mutable page */
+} SegvecMetaPageData;
+
+typedef SegvecMetaPageData *SegvecMetaPage;
+
+#define SegvecPageGetMeta(page) ((SegvecMetaPage) PageGetContents(page))
+
+/* ----------------
+ * On-disk structs: one doc of the mutable segment
+ *
+ * A doc is stored as one or more pieces, consecutive in chain order; a
+ * piece holds a slice of the vector.  Small vectors are one piece; a vector
+ * bigger than a page spans pages.  Every piece carries the heap TID and the
+ * doc id, so VACUUM judges each piece on its own.
+ * ----------------
+ */
+typedef struct SegvecMutableTupleData
+{
+	uint64		docid;			/* page seqno << 16 | offset of piece 0 */
+	ItemPointerData heaptid;	/* heap row this doc indexes */
+	uint16		pieceno;		/* 0 .. npieces - 1 */
+	uint16		npieces;
+	uint16		nfloats;		/* float4 elements in this piece */
+	float4		data[FLEXIBLE_ARRAY_MEMBER];
+} SegvecMutableTupleData;
+
+typedef SegvecMutableTupleData *SegvecMutableTuple;
+
+#define SEGVEC_MUTABLE_HDRSZ	offsetof(SegvecMutableTupleData, data)
+
+/* Largest item a mutable page holds, and the floats that fit in it */
+#define SEGVEC_MAX_ITEMSZ \
+	MAXALIGN_DOWN(BLCKSZ - SizeOfPageHeaderData - sizeof(ItemIdData) - \
+				  MAXALIGN(sizeof(SegvecPageOpaqueData)))
+#define SEGVEC_MAX_PIECE_FLOATS \
+	((int) ((SEGVEC_MAX_ITEMSZ - SEGVEC_MUTABLE_HDRSZ) / sizeof(float4)))
+
+#define SegvecMakeDocId(seqno, off) (((uint64) (seqno) << 16) | (uint64) (off))
+
+/* ----------------
+ * Reloptions
+ * ----------------
+ */
+typedef struct SegvecOptions
+{
+	int32		vl_len_;		/* varlena header (do not touch directly!) */
+	int			m;				/* HNSW M: neighbours per node */
+	int			ef_construction;	/* HNSW candidate list size at build */
+} SegvecOptions;
+
+/* ----------------
+ * In-memory state
+ * ----------------
+ */
+
+/* What an index relation's metapage says, as read by SegvecGetMetaInfo */
+typedef struct SegvecMetaInfo
+{
+	int			dimensions;
+	SegvecMetric metric;
+	BlockNumber mutable_head;
+	BlockNumber mutable_tail;
+} SegvecMetaInfo;
+
+/* One candidate of an ordered scan: distance and heap TID */
+typedef struct SegvecCandidate
+{
+	double		distance;
+	ItemPointerData heaptid;
+} SegvecCandidate;
+
+/*
+ * Callback for SegvecMutableForEachDoc: called once per complete doc with
+ * its heap TID and vector (dim floats, valid only during the call).
+ */
+typedef void (*SegvecDocCallback) (ItemPointer heaptid, const float *vector,
+								   int dim, void *arg);
+
+/* State of an index scan */
+typedef struct SegvecScanOpaqueData
+{
+	MemoryContext scanCtx;		/* reset at every amrescan */
+	bool		started;		/* candidates computed for this rescan? */
+	SegvecMetric metric;
+	int			dimensions;
+	float	   *query;			/* the ORDER BY argument, or NULL */
+	bool		query_isnull;	/* no usable ORDER BY argument */
+
+	/* candidates from every segment, sorted by distance */
+	SegvecCandidate *cands;
+	int64		ncands;
+	int64		maxcands;
+	int64		next;			/* next candidate to return */
+} SegvecScanOpaqueData;
+
+typedef SegvecScanOpaqueData *SegvecScanOpaque;
+
+/* ----------------
+ * Prototypes
+ * ----------------
+ */
+
+/* segvec.c */
+extern void _PG_init(void);
+extern Datum segvechandler(PG_FUNCTION_ARGS);
+extern bytea *segvecoptions(Datum reloptions, bool validate);
+
+/* segvecbuild.c */
+extern IndexBuildResult *segvecbuild(Relation heap, Relation index,
+									 IndexInfo *indexInfo);
+extern void segvecbuildempty(Relation index);
+
+/* segvecinsert.c */
+extern bool segvecinsert(Relation index, Datum *values, bool *isnull,
+						 ItemPointer ht_ctid, Relation heapRel,
+						 IndexUniqueCheck checkUnique,
+						 bool indexUnchanged,
+						 struct IndexInfo *indexInfo);
+
+/* segvecscan.c */
+extern IndexScanDesc segvecbeginscan(Relation r, int nkeys, int norderbys);
+extern void segvecrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
+						 ScanKey orderbys, int norderbys);
+extern bool segvecgettuple(IndexScanDesc scan, ScanDirection dir);
+extern void segvecendscan(IndexScanDesc scan);
+
+/* segvecvacuum.c */
+extern IndexBulkDeleteResult *segvecbulkdelete(IndexVacuumInfo *info,
+											   IndexBulkDeleteResult *stats,
+											   IndexBulkDeleteCallback callback,
+											   void *callback_state);
+extern IndexBulkDeleteResult *segvecvacuumcleanup(IndexVacuumInfo *info,
+												  IndexBulkDeleteResult *stats);
+
+/* segveccost.c */
+extern void segveccostestimate(PlannerInfo *root, IndexPath *path,
+							   double loop_count, Cost *indexStartupCost,
+							   Cost *indexTotalCost,
+							   Selectivity *indexSelectivity,
+							   double *indexCorrelation, double *indexPages);
+
+/* segvecvalidate.c */
+extern bool segvecvalidate(Oid opclassoid);
+
+/* segvecutils.c */
+extern SegvecMetric SegvecGetMetric(Relation index);
+extern void SegvecInitPage(Page page, uint16 flags);
+extern void SegvecInitMetaPage(Page page, SegvecMetric metric,
+							   SegvecFrozenOptions *opts);
+extern void SegvecGetMetaInfo(Relation index, SegvecMetaInfo *info);
+extern Buffer SegvecNewBuffer(Relation index);
+extern float *SegvecDatumGetVector(Relation index, Datum value, int *dim);
+extern void SegvecSetDimensions(Relation index, int dim);
+
+/* mutable.c */
+extern void SegvecMutableAppend(Relation index, ItemPointer heaptid,
+								const float *vector, int dim);
+extern void SegvecMutableForEachDoc(Relation index, BlockNumber head,
+									int dim, SegvecDocCallback callback,
+									void *arg);
+extern void SegvecMutableBulkDelete(Relation index,
+									IndexBulkDeleteResult *stats,
+									IndexBulkDeleteCallback callback,
+									void *callback_state);
+
+#endif							/* SEGVEC_H */

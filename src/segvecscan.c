@@ -1,0 +1,208 @@
+/*-------------------------------------------------------------------------
+ *
+ * segvecscan.c
+ *	  Ordered index scans: ORDER BY vector <op> query.
+ *
+ * A scan reads the metapage once (its view of the segments), asks every
+ * segment for candidates (heap TID and exact distance), and returns them in
+ * distance order.  The mutable segment is scored exactly, doc by doc.
+ * Tuples keep coming for as long as the executor asks, so a WHERE filter
+ * above the scan still gets LIMIT rows when that many qualify.
+ *
+ * Rules for odd queries (see README.md, "NULLs, zero vectors"):
+ *	- rows whose vector is NULL are not in the index, so no index scan
+ *	  returns them;
+ *	- a NULL query vector (or a scan without ORDER BY) returns every
+ *	  indexed row, in index order;
+ *	- with cosine distance, a zero vector's distance is NaN and NaN sorts
+ *	  after every number, as float8 comparison does.
+ *
+ * src/segvecscan.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "utils/array.h"
+#include "utils/float.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "segvec.h"
+
+/* float8 order with NaN after every number (float8_cmp_internal's order) */
+static inline int
+candidate_cmp(const SegvecCandidate *a, const SegvecCandidate *b)
+{
+	return float8_cmp_internal(a->distance, b->distance);
+}
+
+/* sort_candidates(): an inlined quicksort on SegvecCandidate */
+#define ST_SORT sort_candidates
+#define ST_ELEMENT_TYPE SegvecCandidate
+#define ST_COMPARE(a, b) candidate_cmp(a, b)
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+/*
+ * segvecbeginscan: ambeginscan callback.
+ */
+IndexScanDesc
+segvecbeginscan(Relation index, int nkeys, int norderbys)
+{
+	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
+	SegvecScanOpaque so = palloc0(sizeof(SegvecScanOpaqueData));
+
+	so->scanCtx = AllocSetContextCreate(CurrentMemoryContext,
+										"segvec scan context",
+										ALLOCSET_DEFAULT_SIZES);
+	so->metric = SegvecGetMetric(index);
+	scan->opaque = so;
+	return scan;
+}
+
+/*
+ * segvecrescan: amrescan callback.  Only remembers the keys; the work is
+ * done by the first amgettuple call.
+ */
+void
+segvecrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
+			 ScanKey orderbys, int norderbys)
+{
+	SegvecScanOpaque so = (SegvecScanOpaque) scan->opaque;
+
+	if (scankey && scan->numberOfKeys > 0)
+		memmove(scan->keyData, scankey,
+				scan->numberOfKeys * sizeof(ScanKeyData));
+	if (orderbys && scan->numberOfOrderBys > 0)
+		memmove(scan->orderByData, orderbys,
+				scan->numberOfOrderBys * sizeof(ScanKeyData));
+
+	MemoryContextReset(so->scanCtx);
+	so->started = false;
+	so->query = NULL;
+	so->cands = NULL;
+	so->ncands = 0;
+	so->maxcands = 0;
+	so->next = 0;
+}
+
+/*
+ * Add a candidate to the scan's array, growing it as needed.
+ */
+static void
+add_candidate(SegvecScanOpaque so, ItemPointer heaptid, double distance)
+{
+	if (so->ncands >= so->maxcands)
+	{
+		int64		newmax = Max(1024, so->maxcands * 2);
+
+		if (so->cands == NULL)
+			so->cands = MemoryContextAllocHuge(so->scanCtx,
+											   mul_size(newmax, sizeof(SegvecCandidate)));
+		else
+			so->cands = repalloc_huge(so->cands,
+									  mul_size(newmax, sizeof(SegvecCandidate)));
+		so->maxcands = newmax;
+	}
+	so->cands[so->ncands].distance = distance;
+	so->cands[so->ncands].heaptid = *heaptid;
+	so->ncands++;
+}
+
+/* SegvecDocCallback of the mutable segment's exact scan */
+static void
+score_doc(ItemPointer heaptid, const float *vector, int dim, void *arg)
+{
+	SegvecScanOpaque so = (SegvecScanOpaque) arg;
+	double		distance;
+
+	if (so->query_isnull)
+		distance = 0;
+	else
+		distance = SegvecDistance(so->metric, so->query, vector, dim);
+	add_candidate(so, heaptid, distance);
+}
+
+/*
+ * Compute the candidates of every segment for the current keys.
+ */
+static void
+start_scan(IndexScanDesc scan)
+{
+	SegvecScanOpaque so = (SegvecScanOpaque) scan->opaque;
+	MemoryContext oldCtx = MemoryContextSwitchTo(so->scanCtx);
+	SegvecMetaInfo info;
+
+	SegvecGetMetaInfo(scan->indexRelation, &info);
+	so->dimensions = info.dimensions;
+
+	so->query_isnull = true;
+	if (scan->numberOfOrderBys > 0 &&
+		!(scan->orderByData[0].sk_flags & SK_ISNULL))
+	{
+		ArrayType  *array;
+		int			dim;
+
+		array = DatumGetArrayTypePCopy(scan->orderByData[0].sk_argument);
+		so->query = SegvecArrayGetVector(array, &dim);
+		if (info.dimensions > 0)
+			SegvecCheckSameDim(info.dimensions, dim);
+		so->query_isnull = false;
+	}
+
+	/* an index that has never seen a vector has no docs */
+	if (info.dimensions > 0)
+		SegvecMutableForEachDoc(scan->indexRelation, info.mutable_head,
+								info.dimensions, score_doc, so);
+
+	if (!so->query_isnull && so->ncands > 1)
+		sort_candidates(so->cands, so->ncands);
+
+	pgstat_count_index_scan(scan->indexRelation);
+	MemoryContextSwitchTo(oldCtx);
+	so->started = true;
+}
+
+/*
+ * segvecgettuple: amgettuple callback.  Returns the next heap TID in
+ * distance order; distances are exact (computed from the stored float4
+ * vector), so the executor need not recheck the ORDER BY.
+ */
+bool
+segvecgettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	SegvecScanOpaque so = (SegvecScanOpaque) scan->opaque;
+
+	if (!ScanDirectionIsForward(dir))
+		elog(ERROR, "segvec index scans only go forward");
+
+	if (!so->started)
+		start_scan(scan);
+
+	if (so->next >= so->ncands)
+		return false;
+
+	scan->xs_heaptid = so->cands[so->next].heaptid;
+	scan->xs_recheck = false;
+	scan->xs_recheckorderby = false;
+	so->next++;
+	return true;
+}
+
+/*
+ * segvecendscan: amendscan callback.
+ */
+void
+segvecendscan(IndexScanDesc scan)
+{
+	SegvecScanOpaque so = (SegvecScanOpaque) scan->opaque;
+
+	MemoryContextDelete(so->scanCtx);
+	pfree(so);
+	scan->opaque = NULL;
+}

@@ -1,0 +1,280 @@
+/*-------------------------------------------------------------------------
+ *
+ * segvecutils.c
+ *	  Page initialisation, metapage access and other helpers shared by the
+ *	  segvec access method callbacks.
+ *
+ * src/segvecutils.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/generic_xlog.h"
+#include "access/transam.h"
+#include "storage/indexfsm.h"
+#include "storage/lmgr.h"
+#include "utils/array.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "segvec.h"
+
+/* the distance functions of the operator classes, from distance.c */
+extern Datum segvec_l2_distance(PG_FUNCTION_ARGS);
+extern Datum segvec_cosine_distance(PG_FUNCTION_ARGS);
+extern Datum segvec_negative_inner_product(PG_FUNCTION_ARGS);
+
+/*
+ * What the relcache keeps for a segvec index (rd_amcache): the metric, and
+ * the dimension once the metapage has one.  Both never change for a given
+ * relfilenode; TRUNCATE and REINDEX make a new one and invalidate the
+ * relcache entry, which frees rd_amcache.
+ */
+typedef struct SegvecRelCache
+{
+	SegvecMetric metric;
+	int			dimensions;
+} SegvecRelCache;
+
+static SegvecRelCache *
+get_relcache(Relation index)
+{
+	SegvecRelCache *cache = (SegvecRelCache *) index->rd_amcache;
+
+	if (cache == NULL)
+	{
+		FmgrInfo   *proc;
+		SegvecMetric metric;
+
+		proc = index_getprocinfo(index, 1, SEGVEC_DISTANCE_PROC);
+		if (proc->fn_addr == segvec_l2_distance)
+			metric = SEGVEC_METRIC_L2;
+		else if (proc->fn_addr == segvec_cosine_distance)
+			metric = SEGVEC_METRIC_COSINE;
+		else if (proc->fn_addr == segvec_negative_inner_product)
+			metric = SEGVEC_METRIC_IP;
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("operator class of index \"%s\" uses an unsupported distance function",
+							RelationGetRelationName(index)),
+					 errhint("Use one of the operator classes vector_l2_ops, vector_cosine_ops or vector_ip_ops.")));
+
+		cache = MemoryContextAllocZero(index->rd_indexcxt,
+									   sizeof(SegvecRelCache));
+		cache->metric = metric;
+		index->rd_amcache = cache;
+	}
+	return cache;
+}
+
+/*
+ * SegvecGetMetric: the metric of the index, from its operator class.
+ */
+SegvecMetric
+SegvecGetMetric(Relation index)
+{
+	return get_relcache(index)->metric;
+}
+
+/*
+ * SegvecInitPage: initialise a page of the given kind (SEGVEC_PAGE_*).
+ */
+void
+SegvecInitPage(Page page, uint16 flags)
+{
+	SegvecPageOpaque opaque;
+
+	PageInit(page, BLCKSZ, sizeof(SegvecPageOpaqueData));
+	opaque = SegvecPageGetOpaque(page);
+	opaque->nextblkno = InvalidBlockNumber;
+	opaque->flags = flags;
+	opaque->page_id = SEGVEC_PAGE_ID;
+	opaque->seqno = 0;
+}
+
+/*
+ * SegvecInitMetaPage: fill a metapage for an empty index whose mutable
+ * segment is the single page at block 1.
+ */
+void
+SegvecInitMetaPage(Page page, SegvecMetric metric, SegvecFrozenOptions *opts)
+{
+	SegvecMetaPage meta;
+
+	SegvecInitPage(page, SEGVEC_PAGE_META);
+	meta = SegvecPageGetMeta(page);
+	memset(meta, 0, sizeof(SegvecMetaPageData));
+	meta->magic = SEGVEC_MAGIC;
+	meta->version = SEGVEC_VERSION;
+	meta->dimensions = 0;
+	meta->metric = metric;
+	meta->opts = *opts;
+	meta->mutable_head = SEGVEC_METAPAGE_BLKNO + 1;
+	meta->mutable_tail = SEGVEC_METAPAGE_BLKNO + 1;
+	meta->next_seqno = 1;		/* the head page has seqno 0 */
+
+	/* so that the metapage survives a full-page image's hole compression */
+	((PageHeader) page)->pd_lower =
+		((char *) meta + sizeof(SegvecMetaPageData)) - (char *) page;
+}
+
+static void
+check_metapage(Relation index, SegvecMetaPage meta)
+{
+	if (meta->magic != SEGVEC_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is not a segvec index",
+						RelationGetRelationName(index))));
+	if (meta->version != SEGVEC_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has segvec format version %u, expected %u",
+						RelationGetRelationName(index), meta->version,
+						SEGVEC_VERSION),
+				 errhint("REINDEX the index.")));
+}
+
+/*
+ * SegvecGetMetaInfo: read what the metapage says, under a share lock that
+ * is released before returning.
+ */
+void
+SegvecGetMetaInfo(Relation index, SegvecMetaInfo *info)
+{
+	Buffer		buf;
+	SegvecMetaPage meta;
+
+	buf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	meta = SegvecPageGetMeta(BufferGetPage(buf));
+	check_metapage(index, meta);
+	info->dimensions = meta->dimensions;
+	info->metric = (SegvecMetric) meta->metric;
+	info->mutable_head = meta->mutable_head;
+	info->mutable_tail = meta->mutable_tail;
+	UnlockReleaseBuffer(buf);
+
+	if (info->dimensions > 0)
+		get_relcache(index)->dimensions = info->dimensions;
+}
+
+/*
+ * SegvecGetDimensions: the index's dimension, 0 while it has none; cached
+ * in the relcache once set.
+ */
+static int
+get_dimensions(Relation index)
+{
+	SegvecRelCache *cache = get_relcache(index);
+
+	if (cache->dimensions == 0)
+	{
+		SegvecMetaInfo info;
+
+		SegvecGetMetaInfo(index, &info);
+	}
+	return cache->dimensions;
+}
+
+/*
+ * SegvecSetDimensions: fix the dimension of an index that has none yet (the
+ * first vector decides).  If another backend got there first with another
+ * dimension, raise the usual mismatch error.
+ */
+void
+SegvecSetDimensions(Relation index, int dim)
+{
+	Buffer		buf;
+	SegvecMetaPage meta;
+	int			current;
+
+	buf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	meta = SegvecPageGetMeta(BufferGetPage(buf));
+	check_metapage(index, meta);
+	current = meta->dimensions;
+	if (current == 0)
+	{
+		GenericXLogState *state = GenericXLogStart(index);
+		Page		page = GenericXLogRegisterBuffer(state, buf, 0);
+
+		SegvecPageGetMeta(page)->dimensions = dim;
+		GenericXLogFinish(state);
+		current = dim;
+	}
+	UnlockReleaseBuffer(buf);
+
+	get_relcache(index)->dimensions = current;
+	SegvecCheckSameDim(current, dim);
+}
+
+/*
+ * SegvecDatumGetVector: turn an indexed real[] datum into the vector to
+ * store, checking it and its dimension against the index's (fixing the
+ * index's dimension if this is the first vector).  The result may point
+ * into a detoasted copy made in the current memory context.
+ */
+float *
+SegvecDatumGetVector(Relation index, Datum value, int *dim)
+{
+	ArrayType  *array = DatumGetArrayTypeP(value);
+	float	   *vector = SegvecArrayGetVector(array, dim);
+	int			expected = get_dimensions(index);
+
+	if (expected == 0)
+		SegvecSetDimensions(index, *dim);
+	else
+		SegvecCheckSameDim(expected, *dim);
+	return vector;
+}
+
+/*
+ * SegvecNewBuffer: get an exclusively locked, unused page, from the free
+ * space map when it has one that is safe to reuse, else by extending the
+ * relation.  The caller initialises the page and WAL-logs it.
+ */
+Buffer
+SegvecNewBuffer(Relation index)
+{
+	Buffer		buf;
+	bool		needLock;
+
+	for (;;)
+	{
+		BlockNumber blkno = GetFreeIndexPage(index);
+		Page		page;
+
+		if (blkno == InvalidBlockNumber)
+			break;
+
+		buf = ReadBuffer(index, blkno);
+
+		/* someone else may be reusing it; then just try another */
+		if (ConditionalLockBuffer(buf))
+		{
+			page = BufferGetPage(buf);
+			if (PageIsNew(page))
+				return buf;
+			if (SegvecPageIsDeleted(page) &&
+				GlobalVisCheckRemovableFullXid(NULL,
+											   FullTransactionIdFromU64(SegvecPageGetOpaque(page)->seqno)))
+				return buf;
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		}
+		ReleaseBuffer(buf);
+	}
+
+	needLock = !RELATION_IS_LOCAL(index);
+	if (needLock)
+		LockRelationForExtension(index, ExclusiveLock);
+	buf = ReadBuffer(index, P_NEW);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	if (needLock)
+		UnlockRelationForExtension(index, ExclusiveLock);
+
+	return buf;
+}
