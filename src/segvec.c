@@ -42,6 +42,10 @@ _PG_init(void)
 					  SEGVEC_MIN_EF_CONSTRUCTION, SEGVEC_MAX_EF_CONSTRUCTION,
 					  AccessExclusiveLock);
 
+	add_int_reloption(segvec_relopt_kind, "dimensions",
+					  "Vector dimension (0: taken from the first vector)",
+					  0, 0, SEGVEC_MAX_DIM, AccessExclusiveLock);
+
 	MarkGUCPrefixReserved("segvec");
 
 	SegvecInitKernels();
@@ -57,6 +61,7 @@ segvecoptions(Datum reloptions, bool validate)
 		{"m", RELOPT_TYPE_INT, offsetof(SegvecOptions, m)},
 		{"ef_construction", RELOPT_TYPE_INT,
 		offsetof(SegvecOptions, ef_construction)},
+		{"dimensions", RELOPT_TYPE_INT, offsetof(SegvecOptions, dimensions)},
 	};
 
 	return (bytea *) build_reloptions(reloptions, validate,

@@ -99,6 +99,7 @@ typedef struct SegvecFrozenOptions
 {
 	int32		m;
 	int32		ef_construction;
+	int32		dimensions;		/* as given in WITH, 0 if not */
 } SegvecFrozenOptions;
 
 typedef struct SegvecMetaPageData
@@ -158,6 +159,7 @@ typedef struct SegvecOptions
 	int32		vl_len_;		/* varlena header (do not touch directly!) */
 	int			m;				/* HNSW M: neighbours per node */
 	int			ef_construction;	/* HNSW candidate list size at build */
+	int			dimensions;		/* 0: taken from the first vector */
 } SegvecOptions;
 
 /* ----------------

@@ -37,6 +37,7 @@ frozen_options(Relation index, SegvecFrozenOptions *opts)
 	opts->m = relopts ? relopts->m : SEGVEC_DEFAULT_M;
 	opts->ef_construction = relopts ? relopts->ef_construction :
 		SEGVEC_DEFAULT_EF_CONSTRUCTION;
+	opts->dimensions = relopts ? relopts->dimensions : 0;
 }
 
 /*

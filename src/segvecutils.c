@@ -109,7 +109,7 @@ SegvecInitMetaPage(Page page, SegvecMetric metric, SegvecFrozenOptions *opts)
 	memset(meta, 0, sizeof(SegvecMetaPageData));
 	meta->magic = SEGVEC_MAGIC;
 	meta->version = SEGVEC_VERSION;
-	meta->dimensions = 0;
+	meta->dimensions = opts->dimensions;	/* 0: the first vector decides */
 	meta->metric = metric;
 	meta->opts = *opts;
 	meta->mutable_head = SEGVEC_METAPAGE_BLKNO + 1;
