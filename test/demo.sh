@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# demo.sh: what "make demo" runs.  As root: install missing packages, build
+# and install segvec, then in a throwaway cluster (pg_virtualenv, as the
+# postgres user, shared_preload_libraries=segvec):
+#
+#   - load the 60,000 Fashion-MNIST training images (784-dim real[]) with COPY;
+#   - build a segvec index (vector_l2_ops) and print its build time and size;
+#   - run a few test images as queries, by index scan and by exact scan, and
+#     print the top-10 ids and distances, recall@10 and latencies.
+#
+# DEMO_ROWS (default 60000) and DEMO_QUERIES (default 5, at most 10) make it
+# smaller or larger.
+set -euo pipefail
+
+rows=${DEMO_ROWS:-60000}
+nq=${DEMO_QUERIES:-5}
+
+# --- inside the throwaway cluster, as postgres -------------------------------
+if [ "${1:-}" = --inside ]; then
+	cd "$(dirname "${BASH_SOURCE[0]}")"
+	psql() { command psql -X -q -v ON_ERROR_STOP=1 -P pager=off "$@"; }
+
+	psql -c 'CREATE EXTENSION segvec' \
+		-c 'CREATE TABLE fmnist (id int PRIMARY KEY, embedding real[])' \
+		-c 'CREATE TABLE queries (qid int PRIMARY KEY, embedding real[])'
+
+	echo "=== loading $rows Fashion-MNIST training vectors (784 dimensions)"
+	t0=$(date +%s.%N)
+	python3 fmnist.py train "$rows" |
+		psql -c 'COPY fmnist (id, embedding) FROM STDIN'
+	t1=$(date +%s.%N)
+	python3 fmnist.py test 10 |
+		psql -c 'COPY queries (qid, embedding) FROM STDIN'
+	psql -c 'VACUUM ANALYZE fmnist' -c 'ANALYZE queries'
+	psql -At -c 'SELECT count(*) FROM fmnist' | awk -v t0="$t0" -v t1="$t1" \
+		'{ printf "rows loaded: %d in %.1f s (%.0f rows/s)\n", $1, t1 - t0, $1 / (t1 - t0) }'
+
+	psql -v nq="$nq" <<'SQL'
+\echo === building the index
+SELECT clock_timestamp() AS t0 \gset
+CREATE INDEX fmnist_embedding_idx ON fmnist USING segvec (embedding vector_l2_ops);
+SELECT round(extract(epoch FROM clock_timestamp() - :'t0'::timestamptz)::numeric, 2)
+	AS build_s \gset
+\echo index build time: :build_s s
+SELECT pg_size_pretty(pg_relation_size('fmnist_embedding_idx')) AS "index size",
+	pg_size_pretty(pg_relation_size('fmnist')) AS "table size (heap)",
+	pg_size_pretty(pg_total_relation_size('fmnist')) AS "table size (total)";
+
+\echo === plan of the k-NN query
+EXPLAIN (COSTS OFF)
+SELECT id, embedding <-> (SELECT embedding FROM queries WHERE qid = 1) AS distance
+FROM fmnist
+ORDER BY embedding <-> (SELECT embedding FROM queries WHERE qid = 1)
+LIMIT 10;
+
+/*
+ * One top-10 search, timed.  exact => true turns index scans off, so the
+ * planner falls back to a sequential scan and a sort.  EXECUTE plans the
+ * query afresh each time, under the settings in force.
+ */
+CREATE FUNCTION pg_temp.knn(q real[], exact bool,
+	OUT ids int[], OUT dists float8[], OUT ms float8)
+LANGUAGE plpgsql AS $$
+DECLARE
+	t0 timestamptz;
+BEGIN
+	PERFORM set_config('enable_indexscan', CASE WHEN exact THEN 'off' ELSE 'on' END, true);
+	PERFORM set_config('enable_bitmapscan', CASE WHEN exact THEN 'off' ELSE 'on' END, true);
+	t0 := clock_timestamp();
+	EXECUTE 'SELECT array_agg(id), array_agg(distance) FROM
+			(SELECT id, embedding <-> $1 AS distance FROM fmnist
+			 ORDER BY embedding <-> $1 LIMIT 10) s'
+		INTO ids, dists USING q;
+	ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
+END $$;
+
+-- warm the caches once, untimed
+SELECT count(*) AS warmup FROM queries q,
+	LATERAL pg_temp.knn(q.embedding, false) i, LATERAL pg_temp.knn(q.embedding, true) e
+WHERE q.qid = 1 \gset
+
+CREATE TEMP TABLE results AS
+SELECT q.qid, i.ids AS i_ids, i.dists AS i_dists, i.ms AS i_ms,
+	e.ids AS e_ids, e.dists AS e_dists, e.ms AS e_ms,
+	(SELECT count(*) FROM unnest(i.ids) x WHERE x = ANY (e.ids)) / 10.0 AS recall
+FROM queries q,
+	LATERAL pg_temp.knn(q.embedding, false) i,
+	LATERAL pg_temp.knn(q.embedding, true) e
+WHERE q.qid <= :nq;
+
+\echo === top 10 per query: index scan beside exact scan
+SELECT qid AS query, r AS rank,
+	i_ids[r] AS "index id", round(i_dists[r]::numeric, 1) AS "index distance",
+	e_ids[r] AS "exact id", round(e_dists[r]::numeric, 1) AS "exact distance"
+FROM results, generate_series(1, 10) r
+ORDER BY qid, r;
+
+\echo === recall and latency
+SELECT coalesce(qid::text, 'average') AS query, round(recall, 2) AS "recall@10",
+	round(i_ms::numeric, 2) AS "index ms", round(e_ms::numeric, 2) AS "exact ms"
+FROM (SELECT qid, recall, i_ms, e_ms FROM results
+	  UNION ALL
+	  SELECT NULL, avg(recall), avg(i_ms), avg(e_ms) FROM results) s
+ORDER BY qid NULLS LAST;
+SQL
+	exit 0
+fi
+
+# --- as root: set up, build, install, start the cluster ----------------------
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$here"
+
+if [ "$(id -u)" != 0 ]; then
+	echo "demo.sh: run as root (it installs packages and the extension," \
+		"then runs the demo as postgres)" >&2
+	exit 1
+fi
+case $nq in
+	[1-9] | 10) ;;
+	*) echo "demo.sh: DEMO_QUERIES must be 1..10" >&2; exit 1 ;;
+esac
+
+export LANG=C.UTF-8 LC_ALL=C.UTF-8
+
+bash test/setup.sh
+make -j"$(nproc)"
+make install
+
+# The postgres user may not be able to enter the checkout: run from a copy.
+work=$(mktemp -d /tmp/segvec-demo.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cp test/demo.sh test/fmnist.py "$work"/
+chmod 755 "$work"
+chown -R postgres:postgres "$work"
+cd "$work"
+
+DEMO_ROWS=$rows DEMO_QUERIES=$nq runuser -u postgres -- \
+	pg_virtualenv -v 15 -o shared_preload_libraries=segvec \
+	bash "$work/demo.sh" --inside

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# run-tests.sh: what "make test" runs.  As root: install missing packages,
+# build and install segvec, then, as the postgres user in a copy of the tree:
+#
+#   1. every pg_regress suite (sql/*.sql except the install script) against a
+#      throwaway pg_virtualenv cluster with shared_preload_libraries=segvec;
+#   2. every TAP test (test/t/*.pl); they make their own clusters.
+#
+# Prints regression.diffs and the TAP logs of failed tests, and ends with the
+# line "N passed, M failed" (suites plus TAP files).  Exits non-zero when
+# anything failed.  SEGVEC_KEEP_TMP=1 keeps the copy for a post-mortem.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$here"
+
+if [ "$(id -u)" != 0 ]; then
+	echo "run-tests.sh: run as root (it installs packages and the extension," \
+		"then runs the tests as postgres)" >&2
+	exit 1
+fi
+
+# A fixed, always-present locale so clusters get UTF8 and output is stable.
+export LANG=C.UTF-8 LC_ALL=C.UTF-8
+
+passed=0
+failed=0
+summary() {
+	echo "$passed passed, $failed failed"
+}
+
+bash test/setup.sh
+
+echo "=== build and install"
+if ! { make -j"$(nproc)" && make install; }; then
+	echo "run-tests.sh: build or install failed" >&2
+	failed=1
+	summary
+	exit 1
+fi
+
+# The postgres user may not be able to enter the checkout (CI clones under a
+# private directory), so run the tests in a copy it owns.
+work=$(mktemp -d /tmp/segvec-test.XXXXXX)
+cleanup() {
+	if [ "${SEGVEC_KEEP_TMP:-}" = 1 ]; then
+		echo "run-tests.sh: kept $work"
+	else
+		rm -rf "$work"
+	fi
+}
+trap cleanup EXIT
+tar -C "$here" --exclude=./.git --exclude=./results --exclude=./tmp_check \
+	--exclude=./test/tmp_check --exclude=./log --exclude=./regression.diffs \
+	--exclude=./regression.out --exclude='*.o' --exclude='*.bc' \
+	-cf - . | tar -C "$work" -xf -
+chmod 755 "$work"
+chown -R postgres:postgres "$work"
+cd "$work"
+
+as_postgres() {
+	runuser -u postgres -- "$@"
+}
+
+# --- pg_regress suites -------------------------------------------------------
+suites=()
+for f in sql/*.sql; do
+	case $f in
+		sql/segvec--*) ;;
+		*) [ -e "$f" ] && suites+=("$f") ;;
+	esac
+done
+
+regress_rc=0
+if [ ${#suites[@]} -gt 0 ]; then
+	echo "=== pg_regress: ${#suites[@]} suite(s)"
+	# TAP_TESTS= leaves the TAP tests to the step below, outside this cluster.
+	# When the command fails, pg_virtualenv prints the server log's tail.
+	set +e
+	as_postgres pg_virtualenv -v 15 -o shared_preload_libraries=segvec \
+		make installcheck TAP_TESTS= 2>&1 | tee regress.out.log
+	regress_rc=${PIPESTATUS[0]}
+	set -e
+	# pg_regress prints "test NAME ... ok" (or FAILED) for each suite.
+	r_ok=$(grep -cE '^[[:space:]]*(test[[:space:]]+)?[^[:space:]]+[[:space:]]+\.\.\. (ok|failed \(ignored\))' regress.out.log || true)
+	r_bad=$(grep -cE '^[[:space:]]*(test[[:space:]]+)?[^[:space:]]+[[:space:]]+\.\.\. FAILED' regress.out.log || true)
+	if [ "$regress_rc" -ne 0 ] && [ "$r_bad" -eq 0 ]; then
+		# pg_regress or the cluster broke before judging the suites
+		r_bad=$((${#suites[@]} - r_ok))
+		[ "$r_bad" -gt 0 ] || r_bad=1
+	fi
+	passed=$((passed + r_ok))
+	failed=$((failed + r_bad))
+	if [ "$regress_rc" -ne 0 ]; then
+		if [ -s regression.diffs ]; then
+			echo "=== regression.diffs"
+			head -n 3000 regression.diffs
+		fi
+	fi
+else
+	echo "=== pg_regress: no suites"
+fi
+
+# --- TAP tests ---------------------------------------------------------------
+taps=()
+for f in test/t/*.pl; do
+	[ -e "$f" ] && taps+=("$f")
+done
+
+if [ ${#taps[@]} -gt 0 ]; then
+	echo "=== TAP: ${#taps[@]} file(s)"
+	set +e
+	as_postgres make installcheck REGRESS= PROVE_FLAGS=--timer 2>&1 | tee tap.out.log
+	tap_rc=${PIPESTATUS[0]}
+	set -e
+	# prove's "Test Summary Report" names each failed file.
+	mapfile -t tap_failed < <(sed -n '/^Test Summary Report/,$p' tap.out.log |
+		grep -oE '^test/t/[^[:space:]]+\.pl' | sort -u)
+	t_bad=${#tap_failed[@]}
+	if [ "$tap_rc" -ne 0 ] && [ "$t_bad" -eq 0 ]; then
+		t_bad=${#taps[@]}
+		tap_failed=("${taps[@]}")
+	fi
+	passed=$((passed + ${#taps[@]} - t_bad))
+	failed=$((failed + t_bad))
+	for f in "${tap_failed[@]}"; do
+		name=$(basename "$f" .pl)
+		for log in "tmp_check/log/regress_log_$name" tmp_check/log/"${name}"_*.log; do
+			[ -s "$log" ] || continue
+			echo "=== $log (last 300 lines)"
+			tail -n 300 "$log"
+		done
+	done
+else
+	echo "=== TAP: no tests"
+fi
+
+summary
+[ "$failed" -eq 0 ]
