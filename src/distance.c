@@ -6,9 +6,9 @@
  * Two kernels do the work of the index: the sum of squared differences and
  * the dot product of two float4 arrays.  Each exists in three versions:
  *
- *	- scalar: plain C written so that the compiler vectorises it at -O2
- *	  (eight independent accumulators, which SLP vectorisation turns into
- *	  vector registers), whatever -march the build uses;
+ *	- scalar: plain C written so that gcc -O2 vectorises it (eight
+ *	  independent accumulators updated by an inner loop of known length),
+ *	  whatever -march the build uses;
  *	- avx2: AVX2 + FMA intrinsics, 32 floats per iteration;
  *	- avx512: AVX-512F intrinsics, 64 floats per iteration and a masked
  *	  load for the tail.
@@ -800,8 +800,9 @@ SegvecCheckSameDim(int expected, int found)
 	if (expected != found)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("vector has %d dimensions, expected %d",
-						found, expected)));
+				 errmsg_plural("vector has %d dimension, expected %d",
+							   "vector has %d dimensions, expected %d",
+							   found, found, expected)));
 }
 
 
