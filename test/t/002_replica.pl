@@ -1,0 +1,151 @@
+# 002_replica.pl: a streaming standby answers segvec queries exactly like
+# its primary, after the build and after delete/VACUUM/insert cycles, for an
+# L2 and a cosine index on the same column.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf(
+	'postgresql.conf', qq{
+shared_preload_libraries = 'segvec'
+autovacuum = off
+});
+$primary->start;
+$primary->backup('b');
+
+# The standby inherits shared_preload_libraries from the backup's
+# postgresql.conf; everything segvec-related reaches it through the WAL.
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'b', has_streaming => 1);
+$standby->start;
+
+$primary->safe_psql(
+	'postgres', q{
+CREATE EXTENSION segvec;
+-- deterministic, pairwise distinct vectors: i-th row, d dimensions
+CREATE FUNCTION vec(i int, d int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
+  SELECT array_agg((sin(i * 0.7 + j * 0.31) + cos(i * 0.013 * j))::real
+                   ORDER BY j)
+  FROM generate_series(1, d) j $$;
+CREATE TABLE items (id int PRIMARY KEY, embedding real[]);
+INSERT INTO items SELECT g, vec(g, 24) FROM generate_series(1, 1000) g;
+CREATE INDEX items_l2_idx ON items USING segvec (embedding);
+CREATE INDEX items_cos_idx ON items USING segvec (embedding vector_cosine_ops);
+});
+$primary->safe_psql('postgres',
+	'INSERT INTO items SELECT g, vec(g, 24) FROM generate_series(1001, 2000) g'
+);
+$primary->safe_psql('postgres',
+	'INSERT INTO items SELECT g, vec(g, 24) FROM generate_series(2001, 3000) g'
+);
+
+# One line per query: top-10 ids in order for five query vectors and both
+# metrics, then the number of rows each index returns with no real LIMIT.
+my @queries;
+for my $op ('<->', '<=>')
+{
+	for my $qi (100001 .. 100005)
+	{
+		push @queries,
+		  "SELECT '$op $qi: ' || string_agg(id::text, ',') FROM "
+		  . "(SELECT id FROM items ORDER BY embedding $op vec($qi, 24) LIMIT 10) s;";
+	}
+	push @queries,
+	  "SELECT 'count $op: ' || count(*) FROM "
+	  . "(SELECT id FROM items ORDER BY embedding $op vec(1, 24) LIMIT 1000000) s;";
+}
+my $query_sql = join("\n", @queries);
+
+sub answers
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres',
+		"SET enable_seqscan = off;\n$query_sql");
+}
+
+sub exact_answers
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres',
+		"SET enable_indexscan = off; SET enable_bitmapscan = off;\n$query_sql"
+	);
+}
+
+# Compare the standby with the primary once it has replayed everything,
+# and the primary with the exact answer.
+sub compare
+{
+	my ($stage) = @_;
+	my $live = $primary->safe_psql('postgres', 'SELECT count(*) FROM items');
+
+	$primary->wait_for_catchup($standby, 'replay');
+	my $p = answers($primary);
+	my $s = answers($standby);
+
+	note "$stage, primary:\n$p";
+	is($s, $p, "$stage: standby answers like the primary");
+	is(scalar(() = $s =~ /^<[-=]> \d+: (?:\d+,){9}\d+$/mg),
+		10, "$stage: every top-10 on the standby has 10 rows");
+	is($p, exact_answers($primary), "$stage: primary's answers are exact");
+	like($s, qr/^count <->: $live$/m,
+		"$stage: L2 index returns all $live live rows on the standby");
+	like($s, qr/^count <=>: $live$/m,
+		"$stage: cosine index returns all $live live rows on the standby");
+}
+
+# The standby's queries use the indexes.
+$primary->wait_for_catchup($standby, 'replay');
+like(
+	$standby->safe_psql(
+		'postgres',
+		"SET enable_seqscan = off; EXPLAIN (COSTS OFF) "
+		  . "SELECT id FROM items ORDER BY embedding <-> vec(1, 24) LIMIT 10"),
+	qr/Index Scan using items_l2_idx on items/,
+	'standby L2 query uses the L2 index');
+like(
+	$standby->safe_psql(
+		'postgres',
+		"SET enable_seqscan = off; EXPLAIN (COSTS OFF) "
+		  . "SELECT id FROM items ORDER BY embedding <=> vec(1, 24) LIMIT 10"),
+	qr/Index Scan using items_cos_idx on items/,
+	'standby cosine query uses the cosine index');
+
+compare('after build and inserts');
+
+# Delete 30%, scattered and a contiguous range that empties whole pages
+# (VACUUM unlinks them).
+$primary->safe_psql('postgres',
+	'DELETE FROM items WHERE id % 5 = 0 OR id BETWEEN 1201 AND 1500');
+is($primary->safe_psql('postgres', 'SELECT count(*) FROM items'),
+	'2160', '30% of the rows deleted');
+compare('after delete, before VACUUM');
+$primary->safe_psql('postgres', 'VACUUM items');
+compare('after VACUUM');
+
+# More inserts; a second VACUUM recycles the unlinked pages in between, so
+# later inserts reuse them.
+$primary->safe_psql('postgres',
+	'INSERT INTO items SELECT g, vec(g, 24) FROM generate_series(3001, 3100) g'
+);
+$primary->safe_psql('postgres', 'VACUUM items');
+$primary->safe_psql('postgres',
+	'INSERT INTO items SELECT g, vec(g, 24) FROM generate_series(3101, 4000) g'
+);
+compare('after more inserts');
+
+# Another cycle: delete, VACUUM, insert.
+$primary->safe_psql('postgres',
+	'DELETE FROM items WHERE id % 3 = 0; VACUUM items');
+$primary->safe_psql('postgres',
+	'INSERT INTO items SELECT g, vec(g, 24) FROM generate_series(4001, 4500) g'
+);
+compare('after a second delete/VACUUM/insert cycle');
+
+$standby->stop;
+$primary->stop;
+done_testing();
