@@ -32,32 +32,43 @@
  * The metapage's tail may be stale by the time we get the lock (another
  * backend appended a page); then follow the chain, coupling locks forward.
  */
-static Buffer
-lock_tail(Relation index)
+Buffer
+SegvecMutableLockTail(Relation index)
 {
-	SegvecMetaInfo info;
-	Buffer		buf;
-
-	SegvecGetMetaInfo(index, &info);
-	buf = ReadBuffer(index, info.mutable_tail);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-
 	for (;;)
 	{
-		Page		page = BufferGetPage(buf);
-		SegvecPageOpaque opaque = SegvecPageGetOpaque(page);
-		Buffer		next;
+		SegvecMetaInfo info;
+		Buffer		buf;
 
-		if (!SegvecPageIsMutable(page) || SegvecPageIsDeleted(page))
-			elog(ERROR, "segvec index \"%s\": block %u is not a live mutable page",
-				 RelationGetRelationName(index), BufferGetBlockNumber(buf));
-		if (opaque->nextblkno == InvalidBlockNumber)
-			return buf;
+		SegvecGetMetaInfo(index, &info);
+		buf = ReadBuffer(index, info.mutable_tail);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 
-		next = ReadBuffer(index, opaque->nextblkno);
-		LockBuffer(next, BUFFER_LOCK_EXCLUSIVE);
-		UnlockReleaseBuffer(buf);
-		buf = next;
+		for (;;)
+		{
+			Page		page = BufferGetPage(buf);
+			SegvecPageOpaque opaque = SegvecPageGetOpaque(page);
+			Buffer		next;
+
+			/*
+			 * Between reading the metapage and locking the page, others may
+			 * have appended after it and VACUUM unlinked it: start over.
+			 */
+			if (!SegvecPageIsMutable(page) || SegvecPageIsDeleted(page))
+			{
+				UnlockReleaseBuffer(buf);
+				buf = InvalidBuffer;
+				break;
+			}
+			if (opaque->nextblkno == InvalidBlockNumber)
+				return buf;
+
+			next = ReadBuffer(index, opaque->nextblkno);
+			LockBuffer(next, BUFFER_LOCK_EXCLUSIVE);
+			UnlockReleaseBuffer(buf);
+			buf = next;
+		}
+		CHECK_FOR_INTERRUPTS();
 	}
 }
 
@@ -67,8 +78,8 @@ lock_tail(Relation index)
  * the old tail is unlocked and released.  Lock order: tail, new page,
  * metapage.
  */
-static void
-append_page(Relation index, Buffer *buf)
+void
+SegvecMutableAppendPage(Relation index, Buffer *buf)
 {
 	Buffer		newbuf = SegvecNewBuffer(index);
 	Buffer		metabuf;
@@ -125,7 +136,7 @@ SegvecMutableAppend(Relation index, ItemPointer heaptid,
 	Assert(npieces >= 1 && npieces <= PG_UINT16_MAX);
 	tup = palloc(SEGVEC_MAX_ITEMSZ);
 
-	buf = lock_tail(index);
+	buf = SegvecMutableLockTail(index);
 
 	for (pieceno = 0; pieceno < npieces; pieceno++)
 	{
@@ -137,7 +148,7 @@ SegvecMutableAppend(Relation index, ItemPointer heaptid,
 		OffsetNumber off;
 
 		if (PageGetFreeSpace(BufferGetPage(buf)) < itemsz)
-			append_page(index, &buf);
+			SegvecMutableAppendPage(index, &buf);
 
 		state = GenericXLogStart(index);
 		page = GenericXLogRegisterBuffer(state, buf, 0);
@@ -170,14 +181,15 @@ SegvecMutableAppend(Relation index, ItemPointer heaptid,
 
 /*
  * SegvecMutableForEachDoc: call callback for every complete doc of the
- * mutable segment starting at head, in chain order.  Each page is copied
+ * mutable segment from page head up to (not including) page stop, or to the
+ * end if stop is InvalidBlockNumber, in chain order.  Each page is copied
  * under a share lock that is released before the callbacks run.  Docs with
  * a missing piece (see SegvecMutableAppend) and pages unlinked by VACUUM
  * while we walk are skipped.
  */
 void
-SegvecMutableForEachDoc(Relation index, BlockNumber head, int dim,
-						SegvecDocCallback callback, void *arg)
+SegvecMutableForEachDoc(Relation index, BlockNumber head, BlockNumber stop,
+						int dim, SegvecDocCallback callback, void *arg)
 {
 	PGAlignedBlock pagecopy;
 	Page		page = (Page) pagecopy.data;
@@ -187,7 +199,7 @@ SegvecMutableForEachDoc(Relation index, BlockNumber head, int dim,
 	int			cur_done = 0;
 	BlockNumber blkno = head;
 
-	while (blkno != InvalidBlockNumber)
+	while (blkno != InvalidBlockNumber && blkno != stop)
 	{
 		Buffer		buf;
 		OffsetNumber off,

@@ -24,6 +24,11 @@ PG_MODULE_MAGIC;
 
 static relopt_kind segvec_relopt_kind;
 
+/* GUCs */
+int			segvec_ef_search = 40;
+int			segvec_max_scan_tuples = 20000;
+int			segvec_compact_threshold = 10000;
+
 /*
  * Module load: register the reloptions and pick the distance kernels.
  */
@@ -45,6 +50,22 @@ _PG_init(void)
 	add_int_reloption(segvec_relopt_kind, "dimensions",
 					  "Vector dimension (0: taken from the first vector)",
 					  0, 0, SEGVEC_MAX_DIM, AccessExclusiveLock);
+
+	DefineCustomIntVariable("segvec.ef_search",
+							"Size of the candidate list when searching a graph segment.",
+							"Higher values give better recall and slower searches.",
+							&segvec_ef_search, 40, 1, 1000,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("segvec.max_scan_tuples",
+							"Most rows one graph segment returns to a single index scan.",
+							"Bounds how far a filtered search keeps going.",
+							&segvec_max_scan_tuples, 20000, 1, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("segvec.compact_threshold",
+							"Docs in the mutable segment that make compaction worthwhile.",
+							"CREATE INDEX keeps smaller tables in the mutable segment, searched exactly.",
+							&segvec_compact_threshold, 10000, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("segvec");
 
@@ -115,7 +136,7 @@ segvechandler(PG_FUNCTION_ARGS)
 	amroutine->amcostestimate = segveccostestimate;
 	amroutine->amoptions = segvecoptions;
 	amroutine->amproperty = NULL;
-	amroutine->ambuildphasename = NULL;
+	amroutine->ambuildphasename = segvecbuildphasename;
 	amroutine->amvalidate = segvecvalidate;
 #if PG_VERSION_NUM >= 140000
 	amroutine->amadjustmembers = NULL;

@@ -68,6 +68,7 @@ typedef SegvecPageOpaqueData *SegvecPageOpaque;
 #define SEGVEC_PAGE_META		(1 << 0)
 #define SEGVEC_PAGE_MUTABLE		(1 << 1)
 #define SEGVEC_PAGE_DELETED		(1 << 2)	/* unlinked, awaiting recycling */
+#define SEGVEC_PAGE_SEGMENT		(1 << 3)	/* page of an immutable segment */
 
 #define SegvecPageGetOpaque(page) \
 	((SegvecPageOpaque) PageGetSpecialPointer(page))
@@ -83,6 +84,38 @@ typedef SegvecPageOpaqueData *SegvecPageOpaque;
  * ----------------
  */
 #define SEGVEC_METAPAGE_BLKNO	0
+
+/* ----------------
+ * Immutable segments (see graph.h for their pages)
+ * ----------------
+ */
+/* Bytes of a segment page that hold data (between header and opaque) */
+#define SEGVEC_SEGPAGE_USABLE \
+	(BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - \
+	 MAXALIGN(sizeof(SegvecPageOpaqueData)))
+
+/*
+ * Segment descriptor, one per live immutable segment, kept in the
+ * metapage's manifest.  Block numbers are absolute.
+ */
+typedef struct SegvecSegment
+{
+	uint32		segno;			/* unique within the index, increasing */
+	uint32		ndocs;			/* nodes in the graph */
+	uint32		ntombstones;	/* nodes VACUUM has tombstoned */
+	int32		entry_point;	/* node to start searches at, -1 if empty */
+	uint16		max_level;		/* level of the entry point */
+	uint16		m;				/* HNSW M of this graph */
+	uint32		node_size;		/* bytes of one node record */
+	uint16		nodes_per_page; /* 0 when a node spans pages */
+	uint16		pages_per_node; /* 0 when a page holds whole nodes */
+	uint32		upper_size;		/* uint32 entries in the upper-layer area */
+	BlockNumber start;			/* first block of the extent */
+	uint32		npages;			/* blocks in the extent */
+	BlockNumber tid_start;		/* first TID page */
+	BlockNumber upper_start;	/* first upper-layer page */
+	BlockNumber node_start;		/* first node page */
+} SegvecSegment;
 
 /* ----------------
  * Metapage
@@ -102,6 +135,27 @@ typedef struct SegvecFrozenOptions
 	int32		dimensions;		/* as given in WITH, 0 if not */
 } SegvecFrozenOptions;
 
+/*
+ * Pages an install made unreachable, to be marked deleted (and so, later,
+ * recycled).  The install that drops them records them here in the same WAL
+ * record, so a crash before they are marked cannot leak them: the next
+ * compaction or VACUUM finishes the job.
+ */
+#define SEGVEC_GARBAGE_CHAIN	1	/* mutable pages from first up to stop */
+#define SEGVEC_GARBAGE_EXTENT	2	/* npages blocks from first */
+
+typedef struct SegvecGarbage
+{
+	uint32		kind;
+	BlockNumber first;
+	BlockNumber stop;			/* chain: first block not to mark */
+	uint32		npages;			/* extent: its length */
+	uint64		xid;			/* FullTransactionId of the install */
+} SegvecGarbage;
+
+#define SEGVEC_MAX_GARBAGE		16
+#define SEGVEC_MAX_SEGMENTS		64
+
 typedef struct SegvecMetaPageData
 {
 	uint32		magic;
@@ -112,11 +166,17 @@ typedef struct SegvecMetaPageData
 	BlockNumber mutable_head;	/* first page of the mutable segment */
 	BlockNumber mutable_tail;	/* page new docs are appended to */
 	uint64		next_seqno;		/* sequence number of the next mutable page */
+	uint32		next_segno;		/* number of the next immutable segment */
+	uint32		ngarbage;		/* entries used in garbage[] */
+	SegvecGarbage garbage[SEGVEC_MAX_GARBAGE];
+	uint32		nsegments;		/* the manifest: live immutable segments */
+	SegvecSegment segments[SEGVEC_MAX_SEGMENTS];
 } SegvecMetaPageData;
 
 typedef SegvecMetaPageData *SegvecMetaPage;
 
 #define SegvecPageGetMeta(page) ((SegvecMetaPage) PageGetContents(page))
+
 
 /* ----------------
  * On-disk structs: one doc of the mutable segment
@@ -174,6 +234,9 @@ typedef struct SegvecMetaInfo
 	SegvecMetric metric;
 	BlockNumber mutable_head;
 	BlockNumber mutable_tail;
+	SegvecFrozenOptions opts;
+	uint32		nsegments;
+	SegvecSegment segments[SEGVEC_MAX_SEGMENTS];
 } SegvecMetaInfo;
 
 /* One candidate of an ordered scan: distance and heap TID */
@@ -190,6 +253,15 @@ typedef struct SegvecCandidate
 typedef void (*SegvecDocCallback) (ItemPointer heaptid, const float *vector,
 								   int dim, void *arg);
 
+/* An immutable segment's stream of candidates in a scan */
+typedef struct SegvecGraphSource
+{
+	struct GraphScan *scan;
+	SegvecCandidate head;		/* next candidate, unless done */
+	bool		done;
+	int64		returned;
+} SegvecGraphSource;
+
 /* State of an index scan */
 typedef struct SegvecScanOpaqueData
 {
@@ -205,9 +277,29 @@ typedef struct SegvecScanOpaqueData
 	int64		ncands;
 	int64		maxcands;
 	int64		next;			/* next candidate to return */
+
+	/* one source per immutable segment */
+	SegvecGraphSource *graphs;
+	int			ngraphs;
 } SegvecScanOpaqueData;
 
 typedef SegvecScanOpaqueData *SegvecScanOpaque;
+
+/* What a compaction did */
+typedef struct SegvecCompactStats
+{
+	int64		docs_compacted; /* docs moved from the mutable segment */
+	int			segments_created;	/* from the mutable segment */
+	int			segments_merged;	/* old segments merged away */
+} SegvecCompactStats;
+
+/* ----------------
+ * GUCs
+ * ----------------
+ */
+extern PGDLLIMPORT int segvec_ef_search;
+extern PGDLLIMPORT int segvec_max_scan_tuples;
+extern PGDLLIMPORT int segvec_compact_threshold;
 
 /* ----------------
  * Prototypes
@@ -223,6 +315,12 @@ extern bytea *segvecoptions(Datum reloptions, bool validate);
 extern IndexBuildResult *segvecbuild(Relation heap, Relation index,
 									 IndexInfo *indexInfo);
 extern void segvecbuildempty(Relation index);
+extern char *segvecbuildphasename(int64 phasenum);
+
+/* CREATE INDEX phases, for pg_stat_progress_create_index */
+#define SEGVEC_PHASE_SCAN		2
+#define SEGVEC_PHASE_GRAPH		3
+#define SEGVEC_PHASE_WRITE		4
 
 /* segvecinsert.c */
 extern bool segvecinsert(Relation index, Datum *values, bool *isnull,
@@ -256,8 +354,20 @@ extern void segveccostestimate(PlannerInfo *root, IndexPath *path,
 /* segvecvalidate.c */
 extern bool segvecvalidate(Oid opclassoid);
 
+/* compact.c */
+extern void SegvecCompact(Relation index, SegvecCompactStats *stats);
+extern void SegvecProcessGarbage(Relation index);
+extern void SegvecInstallSegments(Relation index, SegvecSegment *segs,
+								  int nsegs);
+extern int	SegvecMaxBuildDocs(int dim, int m);
+
+/* ft.c */
+extern Relation SegvecOpenIndex(Oid relid, LOCKMODE lockmode, bool owner);
+
 /* segvecutils.c */
 extern SegvecMetric SegvecGetMetric(Relation index);
+extern void SegvecGetFrozenOptions(Relation index, SegvecFrozenOptions *opts);
+extern int	SegvecGetFrozenM(Relation index);
 extern void SegvecInitPage(Page page, uint16 flags);
 extern void SegvecInitMetaPage(Page page, SegvecMetric metric,
 							   SegvecFrozenOptions *opts);
@@ -270,8 +380,10 @@ extern void SegvecSetDimensions(Relation index, int dim);
 extern void SegvecMutableAppend(Relation index, ItemPointer heaptid,
 								const float *vector, int dim);
 extern void SegvecMutableForEachDoc(Relation index, BlockNumber head,
-									int dim, SegvecDocCallback callback,
-									void *arg);
+									BlockNumber stop, int dim,
+									SegvecDocCallback callback, void *arg);
+extern Buffer SegvecMutableLockTail(Relation index);
+extern void SegvecMutableAppendPage(Relation index, Buffer *buf);
 extern void SegvecMutableBulkDelete(Relation index,
 									IndexBulkDeleteResult *stats,
 									IndexBulkDeleteCallback callback,

@@ -1,8 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * segvecbuild.c
- *	  CREATE INDEX for segvec: the metapage, the mutable segment, and every
- *	  heap row with a non-NULL vector.
+ *	  CREATE INDEX for segvec.
+ *
+ * Every heap row with a non-NULL vector is collected in memory, up to what
+ * maintenance_work_mem allows; each time that fills up, the docs become an
+ * immutable HNSW segment, written straight away, so a table bigger than
+ * memory gives several segments.  A table smaller than
+ * segvec.compact_threshold docs is written to the mutable segment instead,
+ * where scans are exact.  The segments are installed in the manifest at the
+ * end, in one WAL record.
  *
  * src/segvecbuild.c
  *
@@ -21,13 +28,76 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "graph.h"
 #include "segvec.h"
 
 typedef struct SegvecBuildState
 {
+	Relation	index;
 	MemoryContext tmpCtx;		/* reset after every heap row */
 	double		indtuples;
+	SegvecMetric metric;
+	SegvecFrozenOptions opts;
+	HnswBuilder *builder;		/* docs not yet in a segment */
+	int			maxdocs;
+	SegvecSegment *segs;		/* written, not installed */
+	int			nsegs;
 } SegvecBuildState;
+
+static void
+report_graph_progress(int done)
+{
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, done);
+}
+
+/*
+ * Turn the builder's docs into a segment: build the graph, write it.
+ */
+static void
+flush_segment(SegvecBuildState *bs)
+{
+	int			n = HnswBuilderCount(bs->builder);
+
+	if (n > 0)
+	{
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
+									 SEGVEC_PHASE_GRAPH);
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, n);
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, 0);
+		HnswBuilderFinish(bs->builder, report_graph_progress);
+
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
+									 SEGVEC_PHASE_WRITE);
+		bs->segs = bs->nsegs == 0 ? palloc(sizeof(SegvecSegment)) :
+			repalloc(bs->segs, sizeof(SegvecSegment) * (bs->nsegs + 1));
+		HnswBuilderWrite(bs->builder, bs->index, &bs->segs[bs->nsegs]);
+		bs->nsegs++;
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
+									 SEGVEC_PHASE_SCAN);
+	}
+	HnswBuilderFree(bs->builder);
+	bs->builder = NULL;
+}
+
+/*
+ * A small table: append the builder's docs to the mutable segment.
+ */
+static void
+flush_mutable(SegvecBuildState *bs, int dim)
+{
+	int			n = HnswBuilderCount(bs->builder);
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		ItemPointerData tid;
+		const float *v = HnswBuilderGetDoc(bs->builder, i, &tid);
+
+		SegvecMutableAppend(bs->index, &tid, v, dim);
+	}
+	HnswBuilderFree(bs->builder);
+	bs->builder = NULL;
+}
 
 static void
 frozen_options(Relation index, SegvecFrozenOptions *opts)
@@ -98,9 +168,26 @@ build_callback(Relation index, ItemPointer tid, Datum *values,
 
 	oldCtx = MemoryContextSwitchTo(buildstate->tmpCtx);
 	vector = SegvecDatumGetVector(index, values[0], &dim);
-	SegvecMutableAppend(index, tid, vector, dim);
-	buildstate->indtuples += 1;
 	MemoryContextSwitchTo(oldCtx);
+
+	if (buildstate->builder == NULL)
+	{
+		buildstate->maxdocs = SegvecMaxBuildDocs(dim, buildstate->opts.m);
+		buildstate->builder = HnswBuilderCreate(buildstate->metric, dim,
+												buildstate->opts.m,
+												buildstate->opts.ef_construction,
+												buildstate->maxdocs);
+	}
+	if (!HnswBuilderAdd(buildstate->builder, tid, vector))
+	{
+		flush_segment(buildstate);
+		buildstate->builder = HnswBuilderCreate(buildstate->metric, dim,
+												buildstate->opts.m,
+												buildstate->opts.ef_construction,
+												buildstate->maxdocs);
+		HnswBuilderAdd(buildstate->builder, tid, vector);
+	}
+	buildstate->indtuples += 1;
 	MemoryContextReset(buildstate->tmpCtx);
 }
 
@@ -120,14 +207,34 @@ segvecbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	init_index_fork(index, MAIN_FORKNUM);
 
-	buildstate.indtuples = 0;
+	memset(&buildstate, 0, sizeof(buildstate));
+	buildstate.index = index;
+	buildstate.metric = SegvecGetMetric(index);
+	frozen_options(index, &buildstate.opts);
 	buildstate.tmpCtx = AllocSetContextCreate(CurrentMemoryContext,
 											  "segvec build temporary context",
 											  ALLOCSET_DEFAULT_SIZES);
 
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
+								 SEGVEC_PHASE_SCAN);
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   build_callback, (void *) &buildstate,
 									   NULL);
+
+	if (buildstate.builder != NULL)
+	{
+		if (buildstate.nsegs == 0 &&
+			buildstate.indtuples < segvec_compact_threshold)
+		{
+			SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+
+			SegvecGetMetaInfo(index, info);
+			flush_mutable(&buildstate, info->dimensions);
+		}
+		else
+			flush_segment(&buildstate);
+	}
+	SegvecInstallSegments(index, buildstate.segs, buildstate.nsegs);
 
 	MemoryContextDelete(buildstate.tmpCtx);
 
@@ -145,4 +252,25 @@ void
 segvecbuildempty(Relation index)
 {
 	init_index_fork(index, INIT_FORKNUM);
+}
+
+/*
+ * segvecbuildphasename: ambuildphasename callback.
+ */
+char *
+segvecbuildphasename(int64 phasenum)
+{
+	switch (phasenum)
+	{
+		case PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE:
+			return "initializing";
+		case SEGVEC_PHASE_SCAN:
+			return "scanning table";
+		case SEGVEC_PHASE_GRAPH:
+			return "building graph";
+		case SEGVEC_PHASE_WRITE:
+			return "writing segment";
+		default:
+			return NULL;
+	}
 }

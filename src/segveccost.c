@@ -3,13 +3,16 @@
  * segveccost.c
  *	  amcostestimate for segvec.
  *
- * An ordered scan does its work before returning the first row: it reads
- * the mutable segment's pages and scores every doc.  So the startup cost
- * is the pages read plus one distance per doc, and each row returned after
- * that is nearly free.  With LIMIT k the planner then charges startup plus
- * k/N of the heap fetches, which beats sorting the whole table for small k
- * and loses to it when every row is wanted, as it should.  An index scan
- * without ORDER BY is never useful and gets a disabling cost.
+ * An ordered scan does most of its work before returning the first row: it
+ * scores every doc of the mutable segment, and searches each immutable
+ * segment's graph, which computes about ef_search * 2M distances (the
+ * candidates expanded times their layer-0 neighbours) and reads the pages
+ * those nodes live on.  So the startup cost is those distances plus those
+ * pages, and each row returned after that is nearly free.  With LIMIT k
+ * the planner then charges startup plus k/N of the heap fetches, which
+ * beats sorting the whole table for small k and loses to it when every
+ * row is wanted, as it should.  An index scan without ORDER BY is never
+ * useful and gets a disabling cost.
  *
  * src/segveccost.c
  *
@@ -17,10 +20,16 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "utils/selfuncs.h"
 #include "utils/spccache.h"
+
+#include "access/genam.h"
+#include "access/relation.h"
+#include "utils/rel.h"
 
 #include "segvec.h"
 
@@ -35,6 +44,13 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		spc_seq_page_cost;
 	QualCost	orderby_cost;
 	Cost		startup;
+	Relation	indexRel;
+	SegvecMetaInfo *info;
+	double		graph_docs = 0;
+	double		mutable_docs;
+	double		distances = 0;
+	double		pages = 0;
+	int			i;
 
 	if (path->indexorderbys == NIL)
 	{
@@ -53,8 +69,32 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	get_tablespace_page_costs(index->reltablespace, NULL, &spc_seq_page_cost);
 	cost_qual_eval(&orderby_cost, path->indexorderbys, root);
 
-	startup = index->pages * spc_seq_page_cost +
-		ntuples * (cpu_index_tuple_cost + orderby_cost.per_tuple) +
+	/* what the metapage says about the segments */
+	indexRel = index_open(index->indexoid, NoLock);
+	info = palloc(sizeof(SegvecMetaInfo));
+	SegvecGetMetaInfo(indexRel, info);
+	index_close(indexRel, NoLock);
+
+	for (i = 0; i < info->nsegments; i++)
+	{
+		SegvecSegment *seg = &info->segments[i];
+		double		live = seg->ndocs - seg->ntombstones;
+		double		visits;
+
+		graph_docs += live;
+		visits = Min((double) seg->ndocs,
+					 (segvec_ef_search + log(Max(live, 2.0))) * 2 * seg->m);
+		distances += visits;
+		pages += visits * Min(1.0, (double) seg->node_size / BLCKSZ);
+	}
+	mutable_docs = Max(ntuples - graph_docs, 0);
+	distances += mutable_docs;
+	if (info->dimensions > 0)
+		pages += mutable_docs * (info->dimensions * sizeof(float4) + 32) / BLCKSZ;
+	pfree(info);
+
+	startup = pages * spc_seq_page_cost +
+		distances * (cpu_index_tuple_cost + orderby_cost.per_tuple) +
 		orderby_cost.startup;
 
 	*indexStartupCost = startup;

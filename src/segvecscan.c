@@ -3,11 +3,13 @@
  * segvecscan.c
  *	  Ordered index scans: ORDER BY vector <op> query.
  *
- * A scan reads the metapage once (its view of the segments), asks every
- * segment for candidates (heap TID and exact distance), and returns them in
- * distance order.  The mutable segment is scored exactly, doc by doc.
- * Tuples keep coming for as long as the executor asks, so a WHERE filter
- * above the scan still gets LIMIT rows when that many qualify.
+ * A scan reads the manifest once (its view of the segments) and merges
+ * streams of candidates (heap TID and distance), one per segment, each in
+ * non-decreasing distance: the mutable segment is scored exactly, doc by
+ * doc, and sorted; each immutable segment is searched through its HNSW
+ * graph (graphsearch.c), batch after batch for as long as the executor
+ * asks, so a WHERE filter above the scan still gets LIMIT rows when that
+ * many qualify (up to segvec.max_scan_tuples rows per segment).
  *
  * Rules for odd queries (see README.md, "NULLs, zero vectors"):
  *	- rows whose vector is NULL are not in the index, so no index scan
@@ -15,7 +17,8 @@
  *	- a NULL query vector (or a scan without ORDER BY) returns every
  *	  indexed row, in index order;
  *	- with cosine distance, a zero vector's distance is NaN and NaN sorts
- *	  after every number, as float8 comparison does.
+ *	  after every number, as float8 comparison does; a zero query vector
+ *	  makes every distance NaN, so it is treated like a NULL query.
  *
  * src/segvecscan.c
  *
@@ -31,6 +34,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "graph.h"
 #include "segvec.h"
 
 /* float8 order with NaN after every number (float8_cmp_internal's order) */
@@ -47,6 +51,19 @@ candidate_cmp(const SegvecCandidate *a, const SegvecCandidate *b)
 #define ST_SCOPE static
 #define ST_DEFINE
 #include "lib/sort_template.h"
+
+/* Release the graph sources' buffers */
+static void
+end_graphs(SegvecScanOpaque so)
+{
+	int			i;
+
+	for (i = 0; i < so->ngraphs; i++)
+		if (!so->graphs[i].done)
+			GraphScanEnd(so->graphs[i].scan);
+	so->ngraphs = 0;
+	so->graphs = NULL;
+}
 
 /*
  * segvecbeginscan: ambeginscan callback.
@@ -82,6 +99,7 @@ segvecrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 		memmove(scan->orderByData, orderbys,
 				scan->numberOfOrderBys * sizeof(ScanKeyData));
 
+	end_graphs(so);
 	MemoryContextReset(so->scanCtx);
 	so->started = false;
 	so->query = NULL;
@@ -128,18 +146,55 @@ score_doc(ItemPointer heaptid, const float *vector, int dim, void *arg)
 	add_candidate(so, heaptid, distance);
 }
 
+/* SegvecDocCallback listing docs in index order (NULL query) */
+static void
+list_doc(ItemPointer heaptid, const float *vector, int dim, void *arg)
+{
+	add_candidate((SegvecScanOpaque) arg, heaptid, 0);
+}
+
+static bool
+is_zero_vector(const float *v, int dim)
+{
+	int			i;
+
+	for (i = 0; i < dim; i++)
+		if (v[i] != 0)
+			return false;
+	return true;
+}
+
+/* Get the next candidate of graph source i into its head */
+static void
+advance_graph(SegvecScanOpaque so, int i)
+{
+	SegvecGraphSource *src = &so->graphs[i];
+
+	if (src->done)
+		return;
+	if (src->returned >= segvec_max_scan_tuples ||
+		!GraphScanNext(src->scan, &src->head.distance, &src->head.heaptid))
+	{
+		src->done = true;
+		GraphScanEnd(src->scan);
+		return;
+	}
+	src->returned++;
+}
+
 /*
- * Compute the candidates of every segment for the current keys.
+ * Read the manifest and set up one source per segment for the current keys.
  */
 static void
 start_scan(IndexScanDesc scan)
 {
 	SegvecScanOpaque so = (SegvecScanOpaque) scan->opaque;
 	MemoryContext oldCtx = MemoryContextSwitchTo(so->scanCtx);
-	SegvecMetaInfo info;
+	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+	int			i;
 
-	SegvecGetMetaInfo(scan->indexRelation, &info);
-	so->dimensions = info.dimensions;
+	SegvecGetMetaInfo(scan->indexRelation, info);
+	so->dimensions = info->dimensions;
 
 	so->query_isnull = true;
 	if (scan->numberOfOrderBys > 0 &&
@@ -150,18 +205,54 @@ start_scan(IndexScanDesc scan)
 
 		array = DatumGetArrayTypePCopy(scan->orderByData[0].sk_argument);
 		so->query = SegvecArrayGetVector(array, &dim);
-		if (info.dimensions > 0)
-			SegvecCheckSameDim(info.dimensions, dim);
-		so->query_isnull = false;
+		if (info->dimensions > 0)
+			SegvecCheckSameDim(info->dimensions, dim);
+		so->query_isnull = (so->metric == SEGVEC_METRIC_COSINE &&
+							is_zero_vector(so->query, dim));
 	}
 
 	/* an index that has never seen a vector has no docs */
-	if (info.dimensions > 0)
-		SegvecMutableForEachDoc(scan->indexRelation, info.mutable_head,
-								info.dimensions, score_doc, so);
+	if (info->dimensions > 0)
+	{
+		if (so->query_isnull)
+		{
+			/* every doc, in index order */
+			SegvecMutableForEachDoc(scan->indexRelation, info->mutable_head,
+									InvalidBlockNumber, info->dimensions,
+									list_doc, so);
+			for (i = 0; i < info->nsegments; i++)
+			{
+				SegvecSegment *seg = &info->segments[i];
+				uint8	   *tomb = palloc0((seg->ndocs + 7) / 8 + 1);
 
-	if (!so->query_isnull && so->ncands > 1)
-		sort_candidates(so->cands, so->ncands);
+				GraphReadTombstones(scan->indexRelation, seg, tomb);
+				GraphForEachNode(scan->indexRelation, seg, info->dimensions,
+								 tomb, list_doc, so);
+				pfree(tomb);
+			}
+		}
+		else
+		{
+			SegvecMutableForEachDoc(scan->indexRelation, info->mutable_head,
+									InvalidBlockNumber, info->dimensions,
+									score_doc, so);
+			if (so->ncands > 1)
+				sort_candidates(so->cands, so->ncands);
+
+			so->ngraphs = info->nsegments;
+			so->graphs = palloc0(sizeof(SegvecGraphSource) * Max(so->ngraphs, 1));
+			for (i = 0; i < so->ngraphs; i++)
+			{
+				so->graphs[i].scan = GraphScanBegin(scan->indexRelation,
+													&info->segments[i],
+													so->metric,
+													info->dimensions,
+													so->query,
+													segvec_ef_search);
+				advance_graph(so, i);
+			}
+		}
+	}
 
 	pgstat_count_index_scan(scan->indexRelation);
 	MemoryContextSwitchTo(oldCtx);
@@ -184,13 +275,42 @@ segvecgettuple(IndexScanDesc scan, ScanDirection dir)
 	if (!so->started)
 		start_scan(scan);
 
-	if (so->next >= so->ncands)
-		return false;
+	/* the source whose head is nearest: the mutable segment or a graph */
+	{
+		SegvecCandidate *best = NULL;
+		int			best_graph = -1;
+		MemoryContext oldCtx;
+		int			i;
 
-	scan->xs_heaptid = so->cands[so->next].heaptid;
-	scan->xs_recheck = false;
-	scan->xs_recheckorderby = false;
-	so->next++;
+		if (so->next < so->ncands)
+			best = &so->cands[so->next];
+		for (i = 0; i < so->ngraphs; i++)
+		{
+			if (so->graphs[i].done)
+				continue;
+			if (best == NULL ||
+				candidate_cmp(&so->graphs[i].head, best) < 0)
+			{
+				best = &so->graphs[i].head;
+				best_graph = i;
+			}
+		}
+		if (best == NULL)
+			return false;
+
+		scan->xs_heaptid = best->heaptid;
+		scan->xs_recheck = false;
+		scan->xs_recheckorderby = false;
+
+		if (best_graph < 0)
+			so->next++;
+		else
+		{
+			oldCtx = MemoryContextSwitchTo(so->scanCtx);
+			advance_graph(so, best_graph);
+			MemoryContextSwitchTo(oldCtx);
+		}
+	}
 	return true;
 }
 
@@ -202,6 +322,7 @@ segvecendscan(IndexScanDesc scan)
 {
 	SegvecScanOpaque so = (SegvecScanOpaque) scan->opaque;
 
+	end_graphs(so);
 	MemoryContextDelete(so->scanCtx);
 	pfree(so);
 	scan->opaque = NULL;

@@ -115,11 +115,18 @@ SegvecInitMetaPage(Page page, SegvecMetric metric, SegvecFrozenOptions *opts)
 	meta->mutable_head = SEGVEC_METAPAGE_BLKNO + 1;
 	meta->mutable_tail = SEGVEC_METAPAGE_BLKNO + 1;
 	meta->next_seqno = 1;		/* the head page has seqno 0 */
+	meta->next_segno = 1;
+	meta->ngarbage = 0;
+	meta->nsegments = 0;
 
 	/* so that the metapage survives a full-page image's hole compression */
 	((PageHeader) page)->pd_lower =
 		((char *) meta + sizeof(SegvecMetaPageData)) - (char *) page;
 }
+
+StaticAssertDecl(MAXALIGN(SizeOfPageHeaderData) + sizeof(SegvecMetaPageData) <=
+				 BLCKSZ - MAXALIGN(sizeof(SegvecPageOpaqueData)),
+				 "segvec metapage does not fit in a page");
 
 static void
 check_metapage(Relation index, SegvecMetaPage meta)
@@ -156,6 +163,10 @@ SegvecGetMetaInfo(Relation index, SegvecMetaInfo *info)
 	info->metric = (SegvecMetric) meta->metric;
 	info->mutable_head = meta->mutable_head;
 	info->mutable_tail = meta->mutable_tail;
+	info->opts = meta->opts;
+	info->nsegments = meta->nsegments;
+	memcpy(info->segments, meta->segments,
+		   sizeof(SegvecSegment) * meta->nsegments);
 	UnlockReleaseBuffer(buf);
 
 	if (info->dimensions > 0)
@@ -277,4 +288,30 @@ SegvecNewBuffer(Relation index)
 		UnlockRelationForExtension(index, ExclusiveLock);
 
 	return buf;
+}
+
+/*
+ * SegvecGetFrozenOptions: the options the index was built with.
+ */
+void
+SegvecGetFrozenOptions(Relation index, SegvecFrozenOptions *opts)
+{
+	Buffer		buf;
+	SegvecMetaPage meta;
+
+	buf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	meta = SegvecPageGetMeta(BufferGetPage(buf));
+	check_metapage(index, meta);
+	*opts = meta->opts;
+	UnlockReleaseBuffer(buf);
+}
+
+int
+SegvecGetFrozenM(Relation index)
+{
+	SegvecFrozenOptions opts;
+
+	SegvecGetFrozenOptions(index, &opts);
+	return opts.m;
 }

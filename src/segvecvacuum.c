@@ -10,29 +10,120 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/generic_xlog.h"
 #include "access/transam.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/indexfsm.h"
+#include "storage/lmgr.h"
 #include "utils/snapmgr.h"
 
+#include "graph.h"
 #include "segvec.h"
 
 /*
+ * Tombstone the docs of one immutable segment whose heap rows are dead:
+ * per tombstone page, one WAL record on that page and the metapage (whose
+ * manifest counts the segment's tombstones).  Lock order: tombstone page,
+ * then metapage.
+ */
+static void
+tombstone_segment(Relation index, SegvecSegment *seg,
+				  IndexBulkDeleteResult *stats,
+				  IndexBulkDeleteCallback callback, void *callback_state)
+{
+	uint8	   *tomb = palloc0((seg->ndocs + 7) / 8 + 1);
+	ItemPointerData *tids = palloc(sizeof(ItemPointerData) * SEGVEC_TOMB_PER_PAGE);
+	uint32	   *dead = palloc(sizeof(uint32) * SEGVEC_TOMB_PER_PAGE);
+	uint32		first;
+
+	GraphReadTombstones(index, seg, tomb);
+
+	for (first = 0; first < seg->ndocs; first += SEGVEC_TOMB_PER_PAGE)
+	{
+		uint32		count = Min((uint32) SEGVEC_TOMB_PER_PAGE, seg->ndocs - first);
+		uint32		ndead = 0;
+		uint32		i;
+
+		vacuum_delay_point();
+		GraphReadTids(index, seg, first, count, tids);
+		for (i = 0; i < count; i++)
+		{
+			uint32		node = first + i;
+
+			if ((tomb[node >> 3] >> (node & 7)) & 1)
+				continue;
+			if (callback(&tids[i], callback_state))
+				dead[ndead++] = i;
+			else
+				stats->num_index_tuples += 1;
+		}
+
+		if (ndead > 0)
+		{
+			Buffer		buf,
+						metabuf;
+			GenericXLogState *state;
+			uint8	   *bits;
+			SegvecMetaPage meta;
+			uint32		j;
+
+			buf = ReadBuffer(index, seg->start + first / SEGVEC_TOMB_PER_PAGE);
+			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+			LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+
+			state = GenericXLogStart(index);
+			bits = (uint8 *) PageGetContents(GenericXLogRegisterBuffer(state, buf, 0));
+			meta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+			for (j = 0; j < ndead; j++)
+				bits[dead[j] >> 3] |= (uint8) (1 << (dead[j] & 7));
+			for (j = 0; j < meta->nsegments; j++)
+				if (meta->segments[j].segno == seg->segno)
+					meta->segments[j].ntombstones += ndead;
+			GenericXLogFinish(state);
+
+			UnlockReleaseBuffer(metabuf);
+			UnlockReleaseBuffer(buf);
+			stats->tuples_removed += ndead;
+		}
+	}
+	pfree(dead);
+	pfree(tids);
+	pfree(tomb);
+}
+
+/*
  * segvecbulkdelete: ambulkdelete callback.  Deletes the docs whose heap
- * rows are dead from the mutable segment and unlinks pages it empties.
+ * rows are dead from the mutable segment (unlinking pages it empties) and
+ * tombstones them in the immutable segments.  Holds the compaction lock,
+ * so the manifest does not change meanwhile.
  */
 IndexBulkDeleteResult *
 segvecbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				 IndexBulkDeleteCallback callback, void *callback_state)
 {
+	Relation	index = info->index;
+	SegvecMetaInfo *meta = palloc(sizeof(SegvecMetaInfo));
+	int			i;
+
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
 
+	LockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+
 	/* counted afresh by every pass */
 	stats->num_index_tuples = 0;
-	SegvecMutableBulkDelete(info->index, stats, callback, callback_state);
+	SegvecMutableBulkDelete(index, stats, callback, callback_state);
+
+	SegvecGetMetaInfo(index, meta);
+	for (i = 0; i < meta->nsegments; i++)
+		tombstone_segment(index, &meta->segments[i], stats,
+						  callback, callback_state);
+
+	UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+	pfree(meta);
 	return stats;
 }
 
@@ -56,19 +147,39 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 				blkno;
 	BlockNumber nfree = 0;
 
+	SegvecMetaInfo *meta;
+	double		nmutable = 0;
+	int			i;
+
 	if (info->analyze_only)
 		return stats;
 
-	if (stats == NULL)
+	/*
+	 * Without background workers, VACUUM is where a big mutable segment gets
+	 * compacted.
+	 */
+	meta = palloc(sizeof(SegvecMetaInfo));
+	SegvecGetMetaInfo(index, meta);
+	if (meta->dimensions > 0)
+		SegvecMutableForEachDoc(index, meta->mutable_head, InvalidBlockNumber,
+								meta->dimensions, count_doc, &nmutable);
+	if (nmutable >= segvec_compact_threshold && nmutable > 0)
 	{
-		SegvecMetaInfo meta;
-
-		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
-		SegvecGetMetaInfo(index, &meta);
-		if (meta.dimensions > 0)
-			SegvecMutableForEachDoc(index, meta.mutable_head, meta.dimensions,
-									count_doc, &stats->num_index_tuples);
+		SegvecCompact(index, NULL);
+		SegvecGetMetaInfo(index, meta);
+		nmutable = 0;
+		if (meta->dimensions > 0)
+			SegvecMutableForEachDoc(index, meta->mutable_head,
+									InvalidBlockNumber, meta->dimensions,
+									count_doc, &nmutable);
 	}
+
+	if (stats == NULL)
+		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
+	stats->num_index_tuples = nmutable;
+	for (i = 0; i < meta->nsegments; i++)
+		stats->num_index_tuples += meta->segments[i].ndocs -
+			meta->segments[i].ntombstones;
 
 	npages = RelationGetNumberOfBlocks(index);
 	stats->pages_deleted = 0;

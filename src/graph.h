@@ -1,0 +1,105 @@
+/*-------------------------------------------------------------------------
+ *
+ * graph.h
+ *	  Immutable segments: HNSW graphs written once by a build or compaction.
+ *
+ * The graph is Hierarchical Navigable Small World (Malkov & Yashunin,
+ * "Efficient and robust approximate nearest neighbor search using
+ * Hierarchical Navigable Small World graphs", 2016/2018): M neighbours per
+ * node on the upper layers, 2*M on layer 0, neighbours chosen by the
+ * paper's heuristic (algorithm 4), search by algorithm 2 with ef.
+ *
+ * A segment occupies one contiguous extent of blocks, laid out as
+ *
+ *	 [tombstone pages][TID pages][upper-layer pages][node pages]
+ *
+ * Node records have a fixed size per segment, so node i is found by
+ * arithmetic, without a directory.  A node record is its layer-0 neighbour
+ * list followed by its vector, so expanding a node touches one page; a
+ * record bigger than a page spans consecutive pages.  Only the tombstone
+ * pages ever change after install.  See src/README.md.
+ *
+ * src/graph.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SEGVEC_GRAPH_H
+#define SEGVEC_GRAPH_H
+
+#include "postgres.h"
+
+#include "common/pg_prng.h"
+#include "storage/itemptr.h"
+#include "utils/relcache.h"
+
+#include "segvec.h"
+
+/* Highest HNSW layer a node can get */
+#define SEGVEC_MAX_LEVEL		15
+
+/*
+ * Node record header.  It is followed by neighbours[2*M] (uint32 node
+ * numbers, the first nneighbors valid) and then the vector (dim float4).
+ * The node's upper-layer neighbour lists, for layers 1..level, start at
+ * upper_off in the upper-layer area; each is a count and M node numbers.
+ */
+typedef struct SegvecNodeHeader
+{
+	uint32		upper_off;
+	uint8		level;
+	uint8		unused;
+	uint16		nneighbors;
+} SegvecNodeHeader;
+
+#define SEGVEC_UPPER_LIST_SIZE(m)	((m) + 1)
+
+/* Entries of each per-page array */
+#define SEGVEC_TIDS_PER_PAGE	((int) (SEGVEC_SEGPAGE_USABLE / sizeof(ItemPointerData)))
+#define SEGVEC_UPPER_PER_PAGE	((int) (SEGVEC_SEGPAGE_USABLE / sizeof(uint32)))
+#define SEGVEC_TOMB_PER_PAGE	((int) (SEGVEC_SEGPAGE_USABLE * 8))
+
+/* ----------------
+ * In-memory HNSW builder (graphbuild.c)
+ * ----------------
+ */
+typedef struct HnswBuilder HnswBuilder;
+
+extern HnswBuilder *HnswBuilderCreate(SegvecMetric metric, int dim, int m,
+									  int ef_construction, int maxdocs);
+extern Size HnswBuilderNodeBytes(int dim, int m);
+extern bool HnswBuilderAdd(HnswBuilder *builder, ItemPointer heaptid,
+						   const float *vector);
+extern const float *HnswBuilderGetDoc(HnswBuilder *builder, int i,
+									  ItemPointer heaptid);
+extern int	HnswBuilderCount(HnswBuilder *builder);
+extern void HnswBuilderFinish(HnswBuilder *builder,
+							  void (*progress) (int done));
+extern void HnswBuilderWrite(HnswBuilder *builder, Relation index,
+							 SegvecSegment *seg);
+extern void HnswBuilderFree(HnswBuilder *builder);
+
+/* ----------------
+ * Search over a written segment (graphsearch.c)
+ * ----------------
+ */
+
+typedef struct GraphScan GraphScan;
+
+extern GraphScan *GraphScanBegin(Relation index, const SegvecSegment *seg,
+								 SegvecMetric metric, int dim,
+								 const float *query, int ef_search);
+extern bool GraphScanNext(GraphScan *gs, double *distance,
+						  ItemPointer heaptid);
+extern void GraphScanEnd(GraphScan *gs);
+extern void GraphReadTombstones(Relation index, const SegvecSegment *seg,
+								uint8 *bitmap);
+extern void GraphForEachNode(Relation index, const SegvecSegment *seg,
+							 int dim, const uint8 *tombstones,
+							 void (*callback) (ItemPointer heaptid,
+											   const float *vector, int dim,
+											   void *arg),
+							 void *arg);
+extern void GraphReadTids(Relation index, const SegvecSegment *seg,
+						  uint32 first, uint32 count, ItemPointer tids);
+
+#endif							/* SEGVEC_GRAPH_H */

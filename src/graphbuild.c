@@ -1,0 +1,785 @@
+/*-------------------------------------------------------------------------
+ *
+ * graphbuild.c
+ *	  Build an HNSW graph in memory and write it out as an immutable
+ *	  segment.
+ *
+ * The algorithms are those of Malkov & Yashunin (2016/2018): INSERT
+ * (algorithm 1) with SEARCH-LAYER (algorithm 2) and the neighbour selection
+ * heuristic SELECT-NEIGHBORS-HEURISTIC (algorithm 4, without extending the
+ * candidates or keeping pruned connections).  Level assignment uses
+ * mL = 1 / ln(M).  Layer 0 keeps up to 2*M neighbours, the others M.
+ *
+ * The builder holds every vector in memory; callers bound the number of
+ * docs (HnswBuilderCreate's maxdocs) from maintenance_work_mem with
+ * HnswBuilderNodeBytes and start another segment when it is reached.
+ *
+ * src/graphbuild.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/xloginsert.h"
+#include "common/pg_prng.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "utils/float.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "graph.h"
+#include "segvec.h"
+
+/* a node and its distance to some query */
+typedef struct HnswCand
+{
+	double		distance;
+	uint32		id;
+} HnswCand;
+
+/* a binary heap of HnswCand, min- or max-ordered */
+typedef struct HnswHeap
+{
+	HnswCand   *items;
+	int			count;
+	int			capacity;
+	bool		max;			/* max-heap (else min-heap) */
+} HnswHeap;
+
+struct HnswBuilder
+{
+	MemoryContext ctx;
+	SegvecMetric metric;
+	int			dim;
+	int			m;				/* neighbours on layers >= 1 */
+	int			m0;				/* neighbours on layer 0 (2*M) */
+	int			ef_construction;
+	double		ml;				/* level multiplier, 1 / ln(M) */
+
+	int			n;
+	int			maxn;
+	float	   *vectors;		/* maxn * dim */
+	ItemPointerData *tids;
+	uint8	   *levels;
+	uint32	   *nbr0;			/* maxn * m0 */
+	uint16	   *nnbr0;
+	uint32	  **upper;			/* per node: level lists of (count, M ids) */
+
+	int			entry;			/* entry point, -1 while empty */
+	int			maxlevel;
+
+	uint32	   *visited;		/* visited[i] == stamp: seen in this search */
+	uint32		stamp;
+	pg_prng_state rng;
+
+	/* scratch space of the insertion, reused */
+	HnswHeap	cand;
+	HnswHeap	result;
+	HnswCand   *found;
+	HnswCand   *selected;
+};
+
+/* ----------------
+ * Binary heap
+ * ----------------
+ */
+static inline bool
+heap_before(const HnswHeap *h, const HnswCand *a, const HnswCand *b)
+{
+	return h->max ? a->distance > b->distance : a->distance < b->distance;
+}
+
+static void
+heap_init(HnswHeap *h, int capacity, bool max)
+{
+	h->items = palloc(sizeof(HnswCand) * capacity);
+	h->count = 0;
+	h->capacity = capacity;
+	h->max = max;
+}
+
+static void
+heap_push(HnswHeap *h, double distance, uint32 id)
+{
+	int			i;
+
+	if (h->count >= h->capacity)
+	{
+		h->capacity *= 2;
+		h->items = repalloc(h->items, sizeof(HnswCand) * h->capacity);
+	}
+	i = h->count++;
+	h->items[i].distance = distance;
+	h->items[i].id = id;
+	while (i > 0)
+	{
+		int			parent = (i - 1) / 2;
+		HnswCand	tmp;
+
+		if (!heap_before(h, &h->items[i], &h->items[parent]))
+			break;
+		tmp = h->items[i];
+		h->items[i] = h->items[parent];
+		h->items[parent] = tmp;
+		i = parent;
+	}
+}
+
+static HnswCand
+heap_pop(HnswHeap *h)
+{
+	HnswCand	top = h->items[0];
+	int			i = 0;
+
+	h->items[0] = h->items[--h->count];
+	for (;;)
+	{
+		int			l = 2 * i + 1;
+		int			r = l + 1;
+		int			best = i;
+		HnswCand	tmp;
+
+		if (l < h->count && heap_before(h, &h->items[l], &h->items[best]))
+			best = l;
+		if (r < h->count && heap_before(h, &h->items[r], &h->items[best]))
+			best = r;
+		if (best == i)
+			break;
+		tmp = h->items[i];
+		h->items[i] = h->items[best];
+		h->items[best] = tmp;
+		i = best;
+	}
+	return top;
+}
+
+static int
+cand_cmp(const void *a, const void *b)
+{
+	double		da = ((const HnswCand *) a)->distance;
+	double		db = ((const HnswCand *) b)->distance;
+
+	if (da < db)
+		return -1;
+	if (da > db)
+		return 1;
+	return 0;
+}
+
+/* ----------------
+ * Graph access
+ * ----------------
+ */
+
+/* distance for navigation: NaN (zero vector with cosine) counts as farthest */
+static inline double
+node_distance(HnswBuilder *b, const float *q, uint32 id)
+{
+	double		d = SegvecDistance(b->metric, q, b->vectors + (Size) id * b->dim,
+								   b->dim);
+
+	return isnan(d) ? get_float8_infinity() : d;
+}
+
+static inline uint32 *
+neighbors(HnswBuilder *b, uint32 id, int layer, int *count, int *max)
+{
+	if (layer == 0)
+	{
+		*count = b->nnbr0[id];
+		*max = b->m0;
+		return b->nbr0 + (Size) id * b->m0;
+	}
+	else
+	{
+		uint32	   *list = b->upper[id] + (layer - 1) * SEGVEC_UPPER_LIST_SIZE(b->m);
+
+		*count = list[0];
+		*max = b->m;
+		return list + 1;
+	}
+}
+
+static inline void
+set_count(HnswBuilder *b, uint32 id, int layer, int count)
+{
+	if (layer == 0)
+		b->nnbr0[id] = count;
+	else
+		b->upper[id][(layer - 1) * SEGVEC_UPPER_LIST_SIZE(b->m)] = count;
+}
+
+/*
+ * SEARCH-LAYER: the ef nodes of the given layer nearest to q, found from the
+ * entry points, into b->found (sorted ascending); returns their count.
+ */
+static int
+search_layer(HnswBuilder *b, const float *q, HnswCand *eps, int nep, int ef,
+			 int layer)
+{
+	HnswHeap   *cand = &b->cand;
+	HnswHeap   *result = &b->result;
+	int			i,
+				n;
+
+	if (++b->stamp == 0)
+	{
+		memset(b->visited, 0, sizeof(uint32) * b->maxn);
+		b->stamp = 1;
+	}
+	cand->count = 0;
+	result->count = 0;
+
+	for (i = 0; i < nep; i++)
+	{
+		b->visited[eps[i].id] = b->stamp;
+		heap_push(cand, eps[i].distance, eps[i].id);
+		heap_push(result, eps[i].distance, eps[i].id);
+		if (result->count > ef)
+			heap_pop(result);
+	}
+
+	while (cand->count > 0)
+	{
+		HnswCand	c = heap_pop(cand);
+		uint32	   *nbrs;
+		int			count,
+					max;
+
+		if (result->count >= ef && c.distance > result->items[0].distance)
+			break;
+
+		nbrs = neighbors(b, c.id, layer, &count, &max);
+		for (i = 0; i < count; i++)
+		{
+			uint32		e = nbrs[i];
+			double		d;
+
+			if (b->visited[e] == b->stamp)
+				continue;
+			b->visited[e] = b->stamp;
+			d = node_distance(b, q, e);
+			if (result->count < ef || d < result->items[0].distance)
+			{
+				heap_push(cand, d, e);
+				heap_push(result, d, e);
+				if (result->count > ef)
+					heap_pop(result);
+			}
+		}
+	}
+
+	n = result->count;
+	for (i = 0; i < n; i++)
+		b->found[i] = result->items[i];
+	qsort(b->found, n, sizeof(HnswCand), cand_cmp);
+	return n;
+}
+
+/*
+ * SELECT-NEIGHBORS-HEURISTIC: from candidates sorted by distance to the
+ * base node, keep a candidate only if it is nearer to the base than to every
+ * candidate kept so far; at most max.  Writes ids to out, returns the count.
+ */
+static int
+select_neighbors(HnswBuilder *b, HnswCand *cands, int ncands, int max,
+				 uint32 *out)
+{
+	int			nout = 0;
+	int			i,
+				j;
+
+	for (i = 0; i < ncands && nout < max; i++)
+	{
+		const float *v = b->vectors + (Size) cands[i].id * b->dim;
+		bool		good = true;
+
+		for (j = 0; j < nout; j++)
+		{
+			if (node_distance(b, v, out[j]) < cands[i].distance)
+			{
+				good = false;
+				break;
+			}
+		}
+		if (good)
+			out[nout++] = cands[i].id;
+	}
+	return nout;
+}
+
+/*
+ * Add a link from node e to node q on the layer, pruning e's neighbour list
+ * with the heuristic when it is full.
+ */
+static void
+add_link(HnswBuilder *b, uint32 e, uint32 q, double dist_eq, int layer)
+{
+	int			count,
+				max,
+				i;
+	uint32	   *nbrs = neighbors(b, e, layer, &count, &max);
+	const float *ev;
+	HnswCand   *cands = b->selected;
+	uint32		kept[2 * SEGVEC_MAX_M];
+	int			nkept;
+
+	if (count < max)
+	{
+		nbrs[count] = q;
+		set_count(b, e, layer, count + 1);
+		return;
+	}
+
+	ev = b->vectors + (Size) e * b->dim;
+	for (i = 0; i < count; i++)
+	{
+		cands[i].id = nbrs[i];
+		cands[i].distance = node_distance(b, ev, nbrs[i]);
+	}
+	cands[count].id = q;
+	cands[count].distance = dist_eq;
+	qsort(cands, count + 1, sizeof(HnswCand), cand_cmp);
+	nkept = select_neighbors(b, cands, count + 1, max, kept);
+	memcpy(nbrs, kept, sizeof(uint32) * nkept);
+	set_count(b, e, layer, nkept);
+}
+
+/* ----------------
+ * Public interface
+ * ----------------
+ */
+
+/*
+ * HnswBuilderNodeBytes: memory one doc takes in a builder (for sizing
+ * maxdocs from maintenance_work_mem).
+ */
+Size
+HnswBuilderNodeBytes(int dim, int m)
+{
+	return sizeof(float) * dim + sizeof(ItemPointerData) + 1 +
+		sizeof(uint32) * 2 * m + sizeof(uint16) + sizeof(uint32 *) +
+		sizeof(uint32) +		/* visited */
+		sizeof(uint32) * SEGVEC_UPPER_LIST_SIZE(m) / 4 + 8;
+}
+
+/*
+ * HnswBuilderCreate: an empty builder for up to maxdocs vectors of dim
+ * floats, in its own memory context under the current one.
+ */
+HnswBuilder *
+HnswBuilderCreate(SegvecMetric metric, int dim, int m, int ef_construction,
+				  int maxdocs)
+{
+	MemoryContext ctx;
+	MemoryContext oldctx;
+	HnswBuilder *b;
+
+	ctx = AllocSetContextCreate(CurrentMemoryContext, "segvec graph build",
+								ALLOCSET_DEFAULT_SIZES);
+	oldctx = MemoryContextSwitchTo(ctx);
+
+	b = palloc0(sizeof(HnswBuilder));
+	b->ctx = ctx;
+	b->metric = metric;
+	b->dim = dim;
+	b->m = m;
+	b->m0 = 2 * m;
+	b->ef_construction = ef_construction;
+	b->ml = 1.0 / log((double) m);
+	b->maxn = Max(maxdocs, 1);
+	b->vectors = MemoryContextAllocHuge(ctx, mul_size(mul_size(b->maxn, dim),
+													  sizeof(float)));
+	b->tids = MemoryContextAllocHuge(ctx, mul_size(b->maxn,
+												   sizeof(ItemPointerData)));
+	b->levels = MemoryContextAllocHuge(ctx, b->maxn);
+	b->nbr0 = MemoryContextAllocHuge(ctx, mul_size(mul_size(b->maxn, b->m0),
+												   sizeof(uint32)));
+	b->nnbr0 = MemoryContextAllocHuge(ctx, mul_size(b->maxn, sizeof(uint16)));
+	b->upper = MemoryContextAllocHuge(ctx, mul_size(b->maxn, sizeof(uint32 *)));
+	b->visited = MemoryContextAllocHuge(ctx, mul_size(b->maxn, sizeof(uint32)));
+	memset(b->visited, 0, sizeof(uint32) * b->maxn);
+	b->stamp = 0;
+	b->entry = -1;
+	b->maxlevel = -1;
+	pg_prng_seed(&b->rng, 0x5e6f3c);
+
+	heap_init(&b->cand, Max(ef_construction, b->m0) * 4, false);
+	heap_init(&b->result, Max(ef_construction, b->m0) + 2, true);
+	b->found = palloc(sizeof(HnswCand) * (Max(ef_construction, b->m0) + 2));
+	b->selected = palloc(sizeof(HnswCand) * (b->m0 + 2));
+
+	MemoryContextSwitchTo(oldctx);
+	return b;
+}
+
+int
+HnswBuilderCount(HnswBuilder *b)
+{
+	return b->n;
+}
+
+/*
+ * HnswBuilderAdd: store one doc (heap TID and dim floats).  The graph is
+ * built by HnswBuilderFinish.  Returns false, storing nothing, when the
+ * builder is full.
+ */
+bool
+HnswBuilderAdd(HnswBuilder *b, ItemPointer heaptid, const float *vector)
+{
+	uint32		q;
+
+	if (b->n >= b->maxn)
+		return false;
+	q = b->n++;
+	memcpy(b->vectors + (Size) q * b->dim, vector, sizeof(float) * b->dim);
+	b->tids[q] = *heaptid;
+	return true;
+}
+
+/*
+ * HnswBuilderGetDoc: the stored vector of doc i, and its heap TID.
+ */
+const float *
+HnswBuilderGetDoc(HnswBuilder *b, int i, ItemPointer heaptid)
+{
+	*heaptid = b->tids[i];
+	return b->vectors + (Size) i * b->dim;
+}
+
+/*
+ * Insert stored doc q into the graph (INSERT, algorithm 1).
+ */
+static void
+insert_node(HnswBuilder *b, uint32 q, HnswCand *eps)
+{
+	int			level;
+	int			layer;
+	const float *qv = b->vectors + (Size) q * b->dim;
+	HnswCand	ep;
+	int			neps;
+
+	b->nnbr0[q] = 0;
+	b->visited[q] = 0;
+
+	level = (int) floor(-log(1.0 - pg_prng_double(&b->rng)) * b->ml);
+	level = Min(level, SEGVEC_MAX_LEVEL);
+	b->levels[q] = level;
+	if (level > 0)
+		b->upper[q] = palloc0(sizeof(uint32) * SEGVEC_UPPER_LIST_SIZE(b->m) * level);
+	else
+		b->upper[q] = NULL;
+
+	if (b->entry < 0)
+	{
+		b->entry = q;
+		b->maxlevel = level;
+		return;
+	}
+
+	ep.id = b->entry;
+	ep.distance = node_distance(b, qv, ep.id);
+
+	/* greedy descent through the layers above the new node's level */
+	for (layer = b->maxlevel; layer > level; layer--)
+	{
+		bool		changed = true;
+
+		while (changed)
+		{
+			int			count,
+						max,
+						i;
+			uint32	   *nbrs = neighbors(b, ep.id, layer, &count, &max);
+
+			changed = false;
+			for (i = 0; i < count; i++)
+			{
+				double		d = node_distance(b, qv, nbrs[i]);
+
+				if (d < ep.distance)
+				{
+					ep.distance = d;
+					ep.id = nbrs[i];
+					changed = true;
+				}
+			}
+		}
+	}
+
+	/* connect on every layer from min(level, maxlevel) down to 0 */
+	eps[0] = ep;
+	neps = 1;
+	for (layer = Min(level, b->maxlevel); layer >= 0; layer--)
+	{
+		int			nfound;
+		int			count,
+					max,
+					i;
+		uint32	   *nbrs;
+
+		nfound = search_layer(b, qv, eps, neps, b->ef_construction, layer);
+		nbrs = neighbors(b, q, layer, &count, &max);
+		count = select_neighbors(b, b->found, nfound, max, nbrs);
+		set_count(b, q, layer, count);
+
+		for (i = 0; i < count; i++)
+		{
+			double		d = 0;
+			int			j;
+
+			for (j = 0; j < nfound; j++)
+			{
+				if (b->found[j].id == nbrs[i])
+				{
+					d = b->found[j].distance;
+					break;
+				}
+			}
+			add_link(b, nbrs[i], q, d, layer);
+		}
+
+		/* the found nodes are the next layer's entry points */
+		memcpy(eps, b->found, sizeof(HnswCand) * nfound);
+		neps = nfound;
+	}
+
+	if (level > b->maxlevel)
+	{
+		b->maxlevel = level;
+		b->entry = q;
+	}
+}
+
+/*
+ * HnswBuilderFinish: build the graph over every stored doc, in the order
+ * they were added.  progress, if not NULL, is called every 1,000 docs with
+ * the number inserted so far.
+ */
+void
+HnswBuilderFinish(HnswBuilder *b, void (*progress) (int done))
+{
+	MemoryContext oldctx = MemoryContextSwitchTo(b->ctx);
+	HnswCand   *eps = palloc(sizeof(HnswCand) * (Max(b->ef_construction, b->m0) + 2));
+	int			i;
+
+	for (i = 0; i < b->n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		insert_node(b, i, eps);
+		if (progress && (i + 1) % 1000 == 0)
+			progress(i + 1);
+	}
+	pfree(eps);
+	MemoryContextSwitchTo(oldctx);
+}
+
+/* ----------------
+ * Writing a segment
+ * ----------------
+ */
+
+/* Work out where everything goes in the extent (all but seg->start) */
+static void
+plan_layout(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off)
+{
+	uint32		ntomb,
+				ntid,
+				nupper,
+				nnode;
+	Size		upper = 0;
+	int			i;
+
+	memset(seg, 0, sizeof(SegvecSegment));
+	seg->ndocs = b->n;
+	seg->entry_point = b->entry;
+	seg->max_level = Max(b->maxlevel, 0);
+	seg->m = b->m;
+	seg->node_size = sizeof(SegvecNodeHeader) + sizeof(uint32) * b->m0 +
+		sizeof(float) * b->dim;
+
+	for (i = 0; i < b->n; i++)
+	{
+		upper_off[i] = upper;
+		upper += (Size) b->levels[i] * SEGVEC_UPPER_LIST_SIZE(b->m);
+	}
+	seg->upper_size = upper;
+
+	if (seg->node_size <= SEGVEC_SEGPAGE_USABLE)
+	{
+		seg->nodes_per_page = SEGVEC_SEGPAGE_USABLE / seg->node_size;
+		seg->pages_per_node = 0;
+		nnode = (b->n + seg->nodes_per_page - 1) / seg->nodes_per_page;
+	}
+	else
+	{
+		seg->nodes_per_page = 0;
+		seg->pages_per_node = (seg->node_size + SEGVEC_SEGPAGE_USABLE - 1) /
+			SEGVEC_SEGPAGE_USABLE;
+		nnode = b->n * seg->pages_per_node;
+	}
+	ntomb = (b->n + SEGVEC_TOMB_PER_PAGE - 1) / SEGVEC_TOMB_PER_PAGE;
+	ntid = (b->n + SEGVEC_TIDS_PER_PAGE - 1) / SEGVEC_TIDS_PER_PAGE;
+	nupper = (upper + SEGVEC_UPPER_PER_PAGE - 1) / SEGVEC_UPPER_PER_PAGE;
+
+	/* relative positions for now; HnswBuilderWrite adds the start */
+	seg->tid_start = ntomb;
+	seg->upper_start = ntomb + ntid;
+	seg->node_start = ntomb + ntid + nupper;
+	seg->npages = ntomb + ntid + nupper + nnode;
+}
+
+/* Serialise node i's record into buf (seg->node_size bytes) */
+static void
+node_record(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off, uint32 i,
+			char *buf)
+{
+	SegvecNodeHeader *hdr = (SegvecNodeHeader *) buf;
+	uint32	   *nbrs = (uint32 *) (buf + sizeof(SegvecNodeHeader));
+	float	   *vec = (float *) (nbrs + b->m0);
+
+	memset(buf, 0, seg->node_size);
+	hdr->upper_off = upper_off[i];
+	hdr->level = b->levels[i];
+	hdr->nneighbors = b->nnbr0[i];
+	memcpy(nbrs, b->nbr0 + (Size) i * b->m0, sizeof(uint32) * b->nnbr0[i]);
+	memcpy(vec, b->vectors + (Size) i * b->dim, sizeof(float) * b->dim);
+}
+
+/* Fill page k (relative to the extent) of the segment */
+static void
+fill_page(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off,
+		  uint32 *flat_upper, uint32 k, Page page, char *nodebuf)
+{
+	char	   *data;
+
+	SegvecInitPage(page, SEGVEC_PAGE_SEGMENT);
+	data = PageGetContents(page);
+	memset(data, 0, SEGVEC_SEGPAGE_USABLE);
+
+	if (k < seg->tid_start)
+	{
+		/* tombstone page: no tombstones yet */
+	}
+	else if (k < seg->upper_start)
+	{
+		uint32		first = (k - seg->tid_start) * SEGVEC_TIDS_PER_PAGE;
+		uint32		count = Min((uint32) SEGVEC_TIDS_PER_PAGE, b->n - first);
+
+		memcpy(data, b->tids + first, sizeof(ItemPointerData) * count);
+	}
+	else if (k < seg->node_start)
+	{
+		Size		first = (Size) (k - seg->upper_start) * SEGVEC_UPPER_PER_PAGE;
+		Size		count = Min((Size) SEGVEC_UPPER_PER_PAGE,
+								seg->upper_size - first);
+
+		memcpy(data, flat_upper + first, sizeof(uint32) * count);
+	}
+	else if (seg->nodes_per_page > 0)
+	{
+		uint32		first = (k - seg->node_start) * seg->nodes_per_page;
+		uint32		i;
+
+		for (i = first; i < first + seg->nodes_per_page && i < b->n; i++)
+			node_record(b, seg, upper_off, i,
+						data + (Size) (i - first) * seg->node_size);
+	}
+	else
+	{
+		uint32		node = (k - seg->node_start) / seg->pages_per_node;
+		uint32		part = (k - seg->node_start) % seg->pages_per_node;
+		Size		off = (Size) part * SEGVEC_SEGPAGE_USABLE;
+
+		node_record(b, seg, upper_off, node, nodebuf);
+		memcpy(data, nodebuf + off,
+			   Min(SEGVEC_SEGPAGE_USABLE, seg->node_size - off));
+	}
+
+	/* no hole: the whole page is data */
+	((PageHeader) page)->pd_lower = ((PageHeader) page)->pd_upper;
+}
+
+/*
+ * HnswBuilderWrite: write the graph as a new extent at the end of the
+ * relation, every page logged as a full page image, and describe it in
+ * *seg.  Nothing points at the extent yet: the caller installs *seg in the
+ * manifest with one metapage WAL record (until then a crash leaves only
+ * unreachable pages).  The extension lock is held while the extent is
+ * written so that its blocks are contiguous.
+ */
+void
+HnswBuilderWrite(HnswBuilder *b, Relation index, SegvecSegment *seg)
+{
+	uint32	   *upper_off;
+	uint32	   *flat_upper;
+	char	   *nodebuf;
+	uint32		k;
+	int			i;
+	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKWRITE);
+	bool		needLock = !RELATION_IS_LOCAL(index);
+	MemoryContext oldctx = MemoryContextSwitchTo(b->ctx);
+
+	upper_off = MemoryContextAllocHuge(b->ctx,
+									   mul_size(Max(b->n, 1), sizeof(uint32)));
+	plan_layout(b, seg, upper_off);
+	nodebuf = palloc(seg->node_size);
+
+	/* the upper-layer lists of all nodes, back to back */
+	flat_upper = MemoryContextAllocHuge(b->ctx,
+										mul_size(Max(seg->upper_size, 1),
+												 sizeof(uint32)));
+	for (i = 0; i < b->n; i++)
+		if (b->levels[i] > 0)
+			memcpy(flat_upper + upper_off[i], b->upper[i],
+				   sizeof(uint32) * b->levels[i] * SEGVEC_UPPER_LIST_SIZE(b->m));
+
+	if (needLock)
+		LockRelationForExtension(index, ExclusiveLock);
+
+	for (k = 0; k < seg->npages; k++)
+	{
+		Buffer		buf;
+
+		CHECK_FOR_INTERRUPTS();
+
+		buf = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW, RBM_NORMAL,
+								 strategy);
+		if (k == 0)
+			seg->start = BufferGetBlockNumber(buf);
+		else if (BufferGetBlockNumber(buf) != seg->start + k)
+			elog(ERROR, "segvec index \"%s\": segment extent is not contiguous",
+				 RelationGetRelationName(index));
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+
+		START_CRIT_SECTION();
+		fill_page(b, seg, upper_off, flat_upper, k, BufferGetPage(buf),
+				  nodebuf);
+		MarkBufferDirty(buf);
+		if (RelationNeedsWAL(index))
+			log_newpage_buffer(buf, true);
+		END_CRIT_SECTION();
+
+		UnlockReleaseBuffer(buf);
+	}
+
+	if (needLock)
+		UnlockRelationForExtension(index, ExclusiveLock);
+
+	seg->tid_start += seg->start;
+	seg->upper_start += seg->start;
+	seg->node_start += seg->start;
+
+	FreeAccessStrategy(strategy);
+	MemoryContextSwitchTo(oldctx);
+}
+
+void
+HnswBuilderFree(HnswBuilder *b)
+{
+	MemoryContextDelete(b->ctx);
+}

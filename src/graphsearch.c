@@ -1,0 +1,561 @@
+/*-------------------------------------------------------------------------
+ *
+ * graphsearch.c
+ *	  Searching and reading an immutable segment.
+ *
+ * Segment pages never change after install except the tombstone pages, so
+ * node, TID and upper-layer pages are read with a pin and no content lock.
+ * Tombstone pages are copied under a share lock when a scan starts.
+ *
+ * A search descends the upper layers greedily from the entry point, then
+ * runs SEARCH-LAYER (Malkov & Yashunin, algorithm 2) on layer 0 with
+ * ef = segvec.ef_search.  To serve WHERE filters it can go on: every node
+ * discovered stays a candidate, and each further batch finds the next ef
+ * nearest nodes not yet returned.  Results always come out in
+ * non-decreasing distance; a node found later that is nearer than one
+ * already returned is skipped, never returned out of order.
+ *
+ * src/graphsearch.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/float.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "graph.h"
+#include "segvec.h"
+
+typedef struct GraphCand
+{
+	double		distance;
+	uint32		id;
+} GraphCand;
+
+typedef struct GraphHeap
+{
+	GraphCand  *items;
+	int			count;
+	int			capacity;
+	bool		max;
+} GraphHeap;
+
+struct GraphScan
+{
+	Relation	index;
+	SegvecSegment seg;
+	SegvecMetric metric;
+	int			dim;
+	const float *query;
+	int			ef;
+	int			m0;
+
+	uint8	   *visited;		/* bitmap: distance computed */
+	uint8	   *emitted;		/* bitmap: returned or skipped */
+	uint8	   *tombstones;		/* bitmap copied at start */
+
+	GraphHeap	cand;			/* min-heap: discovered, not expanded */
+	GraphCand  *found;			/* discovered live nodes, any order */
+	int			nfound;
+	int			maxfound;
+
+	GraphCand  *batch;			/* current batch, ascending */
+	int			nbatch;
+	int			batchpos;
+	double		last;			/* distance last returned */
+	bool		exhausted;
+
+	char	   *nodebuf;		/* for nodes that span pages */
+	Buffer		buf;			/* pinned page, or InvalidBuffer */
+};
+
+#define BIT_IS_SET(map, i)	(((map)[(i) >> 3] >> ((i) & 7)) & 1)
+#define BIT_SET(map, i)		((map)[(i) >> 3] |= (uint8) (1 << ((i) & 7)))
+
+static inline bool
+heap_before(const GraphHeap *h, const GraphCand *a, const GraphCand *b)
+{
+	return h->max ? a->distance > b->distance : a->distance < b->distance;
+}
+
+static void
+heap_push(GraphHeap *h, double distance, uint32 id)
+{
+	int			i;
+
+	if (h->count >= h->capacity)
+	{
+		h->capacity *= 2;
+		h->items = repalloc_huge(h->items, sizeof(GraphCand) * h->capacity);
+	}
+	i = h->count++;
+	h->items[i].distance = distance;
+	h->items[i].id = id;
+	while (i > 0)
+	{
+		int			parent = (i - 1) / 2;
+		GraphCand	tmp;
+
+		if (!heap_before(h, &h->items[i], &h->items[parent]))
+			break;
+		tmp = h->items[i];
+		h->items[i] = h->items[parent];
+		h->items[parent] = tmp;
+		i = parent;
+	}
+}
+
+static GraphCand
+heap_pop(GraphHeap *h)
+{
+	GraphCand	top = h->items[0];
+	int			i = 0;
+
+	h->items[0] = h->items[--h->count];
+	for (;;)
+	{
+		int			l = 2 * i + 1;
+		int			r = l + 1;
+		int			best = i;
+		GraphCand	tmp;
+
+		if (l < h->count && heap_before(h, &h->items[l], &h->items[best]))
+			best = l;
+		if (r < h->count && heap_before(h, &h->items[r], &h->items[best]))
+			best = r;
+		if (best == i)
+			break;
+		tmp = h->items[i];
+		h->items[i] = h->items[best];
+		h->items[best] = tmp;
+		i = best;
+	}
+	return top;
+}
+
+static int
+cand_cmp(const void *a, const void *b)
+{
+	double		da = ((const GraphCand *) a)->distance;
+	double		db = ((const GraphCand *) b)->distance;
+
+	if (da < db)
+		return -1;
+	if (da > db)
+		return 1;
+	return 0;
+}
+
+/*
+ * Pin the block and return its data area; keeps one page pinned between
+ * calls so neighbouring reads of the same page cost nothing.
+ */
+static char *
+read_block(Relation index, Buffer *buf, BlockNumber blkno)
+{
+	if (!BufferIsValid(*buf) || BufferGetBlockNumber(*buf) != blkno)
+	{
+		if (BufferIsValid(*buf))
+			ReleaseBuffer(*buf);
+		*buf = ReadBuffer(index, blkno);
+	}
+	return PageGetContents(BufferGetPage(*buf));
+}
+
+/* The record of node id: header, layer-0 neighbours, vector */
+static const char *
+read_node(GraphScan *gs, uint32 id)
+{
+	const SegvecSegment *seg = &gs->seg;
+
+	if (seg->nodes_per_page > 0)
+	{
+		char	   *data = read_block(gs->index, &gs->buf,
+									  seg->node_start + id / seg->nodes_per_page);
+
+		return data + (Size) (id % seg->nodes_per_page) * seg->node_size;
+	}
+	else
+	{
+		BlockNumber blk = seg->node_start + id * seg->pages_per_node;
+		Size		done = 0;
+
+		while (done < seg->node_size)
+		{
+			Size		len = Min(SEGVEC_SEGPAGE_USABLE, seg->node_size - done);
+
+			memcpy(gs->nodebuf + done, read_block(gs->index, &gs->buf, blk++),
+				   len);
+			done += len;
+		}
+		return gs->nodebuf;
+	}
+}
+
+static inline const float *
+node_vector(const GraphScan *gs, const char *rec)
+{
+	return (const float *) (rec + sizeof(SegvecNodeHeader) +
+							sizeof(uint32) * gs->m0);
+}
+
+static inline const uint32 *
+node_neighbors(const char *rec, int *count)
+{
+	*count = ((const SegvecNodeHeader *) rec)->nneighbors;
+	return (const uint32 *) (rec + sizeof(SegvecNodeHeader));
+}
+
+/* distance for navigation: NaN counts as farthest */
+static inline double
+nav_distance(GraphScan *gs, const float *v)
+{
+	double		d = SegvecDistance(gs->metric, gs->query, v, gs->dim);
+
+	return isnan(d) ? get_float8_infinity() : d;
+}
+
+static double
+distance_to(GraphScan *gs, uint32 id)
+{
+	return nav_distance(gs, node_vector(gs, read_node(gs, id)));
+}
+
+/* Read entry pos of the upper-layer area */
+static uint32
+read_upper(GraphScan *gs, Size pos)
+{
+	const SegvecSegment *seg = &gs->seg;
+	char	   *data = read_block(gs->index, &gs->buf,
+								  seg->upper_start + pos / SEGVEC_UPPER_PER_PAGE);
+
+	return ((uint32 *) data)[pos % SEGVEC_UPPER_PER_PAGE];
+}
+
+/*
+ * GraphReadTombstones: copy the segment's tombstone bitmap (ndocs bits)
+ * into bitmap, page by page under a share lock.
+ */
+void
+GraphReadTombstones(Relation index, const SegvecSegment *seg, uint8 *bitmap)
+{
+	Size		nbytes = (seg->ndocs + 7) / 8;
+	Size		done = 0;
+	BlockNumber blk = seg->start;
+
+	while (done < nbytes)
+	{
+		Size		len = Min(SEGVEC_SEGPAGE_USABLE, nbytes - done);
+		Buffer		buf = ReadBuffer(index, blk++);
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		memcpy(bitmap + done, PageGetContents(BufferGetPage(buf)), len);
+		UnlockReleaseBuffer(buf);
+		done += len;
+	}
+}
+
+/*
+ * GraphReadTids: the heap TIDs of nodes first .. first + count - 1.
+ */
+void
+GraphReadTids(Relation index, const SegvecSegment *seg, uint32 first,
+			  uint32 count, ItemPointer tids)
+{
+	Buffer		buf = InvalidBuffer;
+	uint32		i;
+
+	for (i = 0; i < count; i++)
+	{
+		uint32		node = first + i;
+		char	   *data = read_block(index, &buf,
+									  seg->tid_start + node / SEGVEC_TIDS_PER_PAGE);
+
+		memcpy(&tids[i],
+			   data + (node % SEGVEC_TIDS_PER_PAGE) * sizeof(ItemPointerData),
+			   sizeof(ItemPointerData));
+	}
+	if (BufferIsValid(buf))
+		ReleaseBuffer(buf);
+}
+
+/*
+ * GraphForEachNode: call callback for every node not in tombstones (may be
+ * NULL), in node order, with its heap TID and vector.
+ */
+void
+GraphForEachNode(Relation index, const SegvecSegment *seg, int dim,
+				 const uint8 *tombstones,
+				 void (*callback) (ItemPointer heaptid, const float *vector,
+								   int dim, void *arg),
+				 void *arg)
+{
+	GraphScan	gs;
+	uint32		i;
+	ItemPointerData tid;
+
+	memset(&gs, 0, sizeof(gs));
+	gs.index = index;
+	gs.seg = *seg;
+	gs.dim = dim;
+	gs.m0 = 2 * seg->m;
+	gs.buf = InvalidBuffer;
+	if (seg->pages_per_node > 0)
+		gs.nodebuf = palloc(seg->node_size);
+
+	for (i = 0; i < seg->ndocs; i++)
+	{
+		if (tombstones && BIT_IS_SET(tombstones, i))
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		GraphReadTids(index, seg, i, 1, &tid);
+		callback(&tid, node_vector(&gs, read_node(&gs, i)), dim, arg);
+	}
+	if (BufferIsValid(gs.buf))
+		ReleaseBuffer(gs.buf);
+	if (gs.nodebuf)
+		pfree(gs.nodebuf);
+}
+
+/*
+ * GraphScanBegin: start a search of the segment for the query (dim floats,
+ * must stay valid during the scan), descending the upper layers at once.
+ */
+GraphScan *
+GraphScanBegin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
+			   int dim, const float *query, int ef_search)
+{
+	GraphScan  *gs = palloc0(sizeof(GraphScan));
+	Size		mapbytes = (seg->ndocs + 7) / 8 + 1;
+	GraphCand	ep;
+	int			layer;
+
+	gs->index = index;
+	gs->seg = *seg;
+	gs->metric = metric;
+	gs->dim = dim;
+	gs->query = query;
+	gs->ef = Max(ef_search, 1);
+	gs->m0 = 2 * seg->m;
+	gs->buf = InvalidBuffer;
+	gs->last = -get_float8_infinity();
+	if (seg->pages_per_node > 0)
+		gs->nodebuf = palloc(seg->node_size);
+
+	gs->visited = palloc0(mapbytes);
+	gs->emitted = palloc0(mapbytes);
+	gs->tombstones = palloc0(mapbytes);
+	GraphReadTombstones(index, seg, gs->tombstones);
+
+	gs->cand.capacity = 256;
+	gs->cand.items = palloc(sizeof(GraphCand) * gs->cand.capacity);
+	gs->cand.max = false;
+	gs->maxfound = 256;
+	gs->found = palloc(sizeof(GraphCand) * gs->maxfound);
+	gs->batch = palloc(sizeof(GraphCand) * gs->ef);
+
+	if (seg->entry_point < 0 || seg->ndocs == 0)
+	{
+		gs->exhausted = true;
+		return gs;
+	}
+
+	ep.id = seg->entry_point;
+	ep.distance = distance_to(gs, ep.id);
+
+	/* greedy descent to layer 1 */
+	for (layer = seg->max_level; layer >= 1; layer--)
+	{
+		bool		changed = true;
+
+		while (changed)
+		{
+			const SegvecNodeHeader *hdr;
+			Size		list;
+			uint32		count,
+						i;
+
+			changed = false;
+			hdr = (const SegvecNodeHeader *) read_node(gs, ep.id);
+			if (hdr->level < layer)
+				break;
+			list = hdr->upper_off + (Size) (layer - 1) * SEGVEC_UPPER_LIST_SIZE(seg->m);
+			count = read_upper(gs, list);
+			for (i = 0; i < count && i < seg->m; i++)
+			{
+				uint32		e = read_upper(gs, list + 1 + i);
+				double		d;
+
+				if (e >= seg->ndocs)
+					continue;
+				d = distance_to(gs, e);
+				if (d < ep.distance)
+				{
+					ep.distance = d;
+					ep.id = e;
+					changed = true;
+				}
+			}
+		}
+	}
+
+	BIT_SET(gs->visited, ep.id);
+	heap_push(&gs->cand, ep.distance, ep.id);
+	if (!BIT_IS_SET(gs->tombstones, ep.id))
+		gs->found[gs->nfound++] = ep;
+
+	return gs;
+}
+
+static void
+add_found(GraphScan *gs, double distance, uint32 id)
+{
+	if (gs->nfound >= gs->maxfound)
+	{
+		gs->maxfound *= 2;
+		gs->found = repalloc_huge(gs->found, sizeof(GraphCand) * gs->maxfound);
+	}
+	gs->found[gs->nfound].distance = distance;
+	gs->found[gs->nfound].id = id;
+	gs->nfound++;
+}
+
+/*
+ * Compute the next batch: the ef nearest live nodes not yet emitted, going
+ * on with SEARCH-LAYER from where the last batch stopped.
+ */
+static void
+next_batch(GraphScan *gs)
+{
+	GraphHeap	result;
+	int			i,
+				keep;
+
+	result.capacity = gs->ef + 1;
+	result.items = palloc(sizeof(GraphCand) * result.capacity);
+	result.count = 0;
+	result.max = true;
+
+	/* start from what is known: the best ef discovered, not emitted */
+	keep = 0;
+	for (i = 0; i < gs->nfound; i++)
+	{
+		GraphCand	c = gs->found[i];
+
+		if (BIT_IS_SET(gs->emitted, c.id))
+			continue;
+		gs->found[keep++] = c;
+		if (result.count < gs->ef || c.distance < result.items[0].distance)
+		{
+			heap_push(&result, c.distance, c.id);
+			if (result.count > gs->ef)
+				heap_pop(&result);
+		}
+	}
+	gs->nfound = keep;
+
+	while (gs->cand.count > 0)
+	{
+		GraphCand	c = gs->cand.items[0];
+		const char *rec;
+		const uint32 *nbrs;
+		uint32		ids[2 * SEGVEC_MAX_M];
+		int			count;
+
+		if (result.count >= gs->ef && c.distance > result.items[0].distance)
+			break;
+		heap_pop(&gs->cand);
+		CHECK_FOR_INTERRUPTS();
+
+		rec = read_node(gs, c.id);
+		nbrs = node_neighbors(rec, &count);
+		count = Min(count, gs->m0);
+		memcpy(ids, nbrs, sizeof(uint32) * count);
+
+		for (i = 0; i < count; i++)
+		{
+			uint32		e = ids[i];
+			double		d;
+
+			if (e >= gs->seg.ndocs || BIT_IS_SET(gs->visited, e))
+				continue;
+			BIT_SET(gs->visited, e);
+			d = distance_to(gs, e);
+
+			/* every discovered node stays a candidate for later batches */
+			heap_push(&gs->cand, d, e);
+			if (BIT_IS_SET(gs->tombstones, e))
+				continue;
+			add_found(gs, d, e);
+			if (result.count < gs->ef || d < result.items[0].distance)
+			{
+				heap_push(&result, d, e);
+				if (result.count > gs->ef)
+					heap_pop(&result);
+			}
+		}
+	}
+
+	/* sorted, the part not below what was already returned */
+	qsort(result.items, result.count, sizeof(GraphCand), cand_cmp);
+	gs->nbatch = 0;
+	gs->batchpos = 0;
+	for (i = 0; i < result.count; i++)
+	{
+		GraphCand	c = result.items[i];
+
+		BIT_SET(gs->emitted, c.id);
+		if (c.distance >= gs->last)
+			gs->batch[gs->nbatch++] = c;
+	}
+	if (result.count == 0)
+		gs->exhausted = true;
+	pfree(result.items);
+}
+
+/*
+ * GraphScanNext: the next node in distance order: its distance (as the
+ * SQL operator computes it; NaN reported as +Infinity) and heap TID.
+ * Returns false when the segment has nothing more.
+ */
+bool
+GraphScanNext(GraphScan *gs, double *distance, ItemPointer heaptid)
+{
+	while (gs->batchpos >= gs->nbatch)
+	{
+		if (gs->exhausted)
+		{
+			if (BufferIsValid(gs->buf))
+			{
+				ReleaseBuffer(gs->buf);
+				gs->buf = InvalidBuffer;
+			}
+			return false;
+		}
+		next_batch(gs);
+	}
+
+	*distance = gs->batch[gs->batchpos].distance;
+	gs->last = *distance;
+	GraphReadTids(gs->index, &gs->seg, gs->batch[gs->batchpos].id, 1, heaptid);
+	gs->batchpos++;
+	return true;
+}
+
+/*
+ * GraphScanEnd: release what the scan holds (its memory is the caller's
+ * context's).
+ */
+void
+GraphScanEnd(GraphScan *gs)
+{
+	if (BufferIsValid(gs->buf))
+		ReleaseBuffer(gs->buf);
+	gs->buf = InvalidBuffer;
+}
