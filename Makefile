@@ -11,7 +11,9 @@
 EXTENSION = segvec
 MODULE_big = segvec
 OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
-DATA = sql/segvec--0.1.0.sql
+# The install script is put together from src/sql/*.sql, one part per
+# subsystem, in file name order.
+DATA_built = sql/segvec--0.1.0.sql
 
 REGRESS = $(patsubst sql/%.sql,%,$(filter-out sql/segvec--%.sql,$(sort $(wildcard sql/*.sql))))
 REGRESS_OPTS = --inputdir=.
@@ -31,6 +33,11 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 $(OBJS): $(wildcard src/*.h)
+
+sql/segvec--0.1.0.sql: $(sort $(wildcard src/sql/*.sql))
+	cat $^ > $@
+
+all: sql/segvec--0.1.0.sql
 
 .PHONY: test demo bench
 

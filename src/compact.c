@@ -158,7 +158,7 @@ SegvecProcessGarbage(Relation index)
  */
 static void
 install(Relation index, SegvecSegment *add, int nadd,
-		uint32 *drop, int ndrop, BlockNumber new_head)
+		uint32 *drop, int ndrop, BlockNumber new_head, uint64 new_head_seqno)
 {
 	Buffer		metabuf;
 	GenericXLogState *state;
@@ -231,6 +231,7 @@ install(Relation index, SegvecSegment *add, int nadd,
 		g->npages = 0;
 		g->xid = xid;
 		meta->mutable_head = new_head;
+		meta->mutable_head_seqno = new_head_seqno;
 	}
 
 	GenericXLogFinish(state);
@@ -244,7 +245,7 @@ void
 SegvecInstallSegments(Relation index, SegvecSegment *segs, int nsegs)
 {
 	if (nsegs > 0)
-		install(index, segs, nsegs, NULL, 0, InvalidBlockNumber);
+		install(index, segs, nsegs, NULL, 0, InvalidBlockNumber, 0);
 }
 
 /* State of feeding docs into graph builders, a segment per full builder */
@@ -392,7 +393,7 @@ merge_segments(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop)
 		}
 	}
 	writer_flush(&w);
-	install(index, w.segs, w.nsegs, drop, ndrop, InvalidBlockNumber);
+	install(index, w.segs, w.nsegs, drop, ndrop, InvalidBlockNumber, 0);
 	SegvecProcessGarbage(index);
 }
 
@@ -409,6 +410,7 @@ SegvecCompact(Relation index, SegvecCompactStats *stats)
 				oldctx;
 	Buffer		buf;
 	BlockNumber frozen_stop;
+	uint64		frozen_seqno = 0;
 	SegmentWriter w;
 	uint32		drop[SEGVEC_MAX_SEGMENTS];
 	int			ndrop;
@@ -439,6 +441,7 @@ SegvecCompact(Relation index, SegvecCompactStats *stats)
 	{
 		SegvecMutableAppendPage(index, &buf);
 		frozen_stop = BufferGetBlockNumber(buf);
+		frozen_seqno = SegvecPageGetOpaque(BufferGetPage(buf))->seqno;
 		UnlockReleaseBuffer(buf);
 	}
 
@@ -453,7 +456,7 @@ SegvecCompact(Relation index, SegvecCompactStats *stats)
 		writer_flush(&w);
 
 		/* 3. install, 4. mark the frozen pages deleted */
-		install(index, w.segs, w.nsegs, NULL, 0, frozen_stop);
+		install(index, w.segs, w.nsegs, NULL, 0, frozen_stop, frozen_seqno);
 		SegvecProcessGarbage(index);
 
 		if (stats)

@@ -25,6 +25,7 @@
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 
+#include "jobs.h"
 #include "segvec.h"
 
 /*
@@ -108,6 +109,36 @@ SegvecMutableAppendPage(Relation index, Buffer *buf)
 	UnlockReleaseBuffer(metabuf);
 	UnlockReleaseBuffer(*buf);
 	*buf = newbuf;
+
+	/* a mutable segment over the threshold asks for a compaction */
+	if (SegvecJobsEnabled())
+	{
+		SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+
+		SegvecGetMetaInfo(index, info);
+		if (SegvecMutableDocsEstimate(index, info) >= SegvecCompactThreshold(index))
+			SegvecSubmitJob(RelationGetRelid(index), SEGVEC_JOB_COMPACT);
+		pfree(info);
+	}
+}
+
+/*
+ * SegvecMutableDocsEstimate: about how many docs the mutable segment holds,
+ * from its page count and how many docs of the index's dimension fit in a
+ * page (without reading the pages).
+ */
+double
+SegvecMutableDocsEstimate(Relation index, SegvecMetaInfo *info)
+{
+	Size		itemsz;
+	double		per_page;
+
+	if (info->dimensions <= 0)
+		return 0;
+	itemsz = MAXALIGN(SEGVEC_MUTABLE_HDRSZ + sizeof(float4) * info->dimensions) +
+		sizeof(ItemIdData);
+	per_page = (double) SEGVEC_MAX_ITEMSZ / itemsz;
+	return info->mutable_pages * per_page;
 }
 
 /*

@@ -18,6 +18,7 @@
 #include "fmgr.h"
 #include "utils/guc.h"
 
+#include "jobs.h"
 #include "segvec.h"
 
 PG_MODULE_MAGIC;
@@ -50,6 +51,9 @@ _PG_init(void)
 	add_int_reloption(segvec_relopt_kind, "dimensions",
 					  "Vector dimension (0: taken from the first vector)",
 					  0, 0, SEGVEC_MAX_DIM, AccessExclusiveLock);
+	add_int_reloption(segvec_relopt_kind, "compact_threshold",
+					  "Docs in the mutable segment that trigger a compaction (-1: segvec.compact_threshold)",
+					  -1, -1, INT_MAX, ShareUpdateExclusiveLock);
 
 	DefineCustomIntVariable("segvec.ef_search",
 							"Size of the candidate list when searching a graph segment.",
@@ -70,6 +74,7 @@ _PG_init(void)
 	MarkGUCPrefixReserved("segvec");
 
 	SegvecInitKernels();
+	SegvecJobsInit();
 }
 
 /*
@@ -83,6 +88,8 @@ segvecoptions(Datum reloptions, bool validate)
 		{"ef_construction", RELOPT_TYPE_INT,
 		offsetof(SegvecOptions, ef_construction)},
 		{"dimensions", RELOPT_TYPE_INT, offsetof(SegvecOptions, dimensions)},
+		{"compact_threshold", RELOPT_TYPE_INT,
+		offsetof(SegvecOptions, compact_threshold)},
 	};
 
 	return (bytea *) build_reloptions(reloptions, validate,

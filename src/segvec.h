@@ -166,6 +166,7 @@ typedef struct SegvecMetaPageData
 	BlockNumber mutable_head;	/* first page of the mutable segment */
 	BlockNumber mutable_tail;	/* page new docs are appended to */
 	uint64		next_seqno;		/* sequence number of the next mutable page */
+	uint64		mutable_head_seqno; /* sequence number of mutable_head */
 	uint32		next_segno;		/* number of the next immutable segment */
 	uint32		ngarbage;		/* entries used in garbage[] */
 	SegvecGarbage garbage[SEGVEC_MAX_GARBAGE];
@@ -220,6 +221,7 @@ typedef struct SegvecOptions
 	int			m;				/* HNSW M: neighbours per node */
 	int			ef_construction;	/* HNSW candidate list size at build */
 	int			dimensions;		/* 0: taken from the first vector */
+	int			compact_threshold;	/* -1: segvec.compact_threshold */
 } SegvecOptions;
 
 /* ----------------
@@ -234,6 +236,7 @@ typedef struct SegvecMetaInfo
 	SegvecMetric metric;
 	BlockNumber mutable_head;
 	BlockNumber mutable_tail;
+	uint64		mutable_pages;	/* pages appended since the head (about) */
 	SegvecFrozenOptions opts;
 	uint32		nsegments;
 	SegvecSegment segments[SEGVEC_MAX_SEGMENTS];
@@ -368,6 +371,7 @@ extern Relation SegvecOpenIndex(Oid relid, LOCKMODE lockmode, bool owner);
 extern SegvecMetric SegvecGetMetric(Relation index);
 extern void SegvecGetFrozenOptions(Relation index, SegvecFrozenOptions *opts);
 extern int	SegvecGetFrozenM(Relation index);
+extern int	SegvecCompactThreshold(Relation index);
 extern void SegvecInitPage(Page page, uint16 flags);
 extern void SegvecInitMetaPage(Page page, SegvecMetric metric,
 							   SegvecFrozenOptions *opts);
@@ -384,6 +388,7 @@ extern void SegvecMutableForEachDoc(Relation index, BlockNumber head,
 									SegvecDocCallback callback, void *arg);
 extern Buffer SegvecMutableLockTail(Relation index);
 extern void SegvecMutableAppendPage(Relation index, Buffer *buf);
+extern double SegvecMutableDocsEstimate(Relation index, SegvecMetaInfo *info);
 extern void SegvecMutableBulkDelete(Relation index,
 									IndexBulkDeleteResult *stats,
 									IndexBulkDeleteCallback callback,

@@ -224,7 +224,7 @@ segvecbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (buildstate.builder != NULL)
 	{
 		if (buildstate.nsegs == 0 &&
-			buildstate.indtuples < segvec_compact_threshold)
+			buildstate.indtuples < SegvecCompactThreshold(index))
 		{
 			SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
 

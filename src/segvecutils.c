@@ -115,6 +115,7 @@ SegvecInitMetaPage(Page page, SegvecMetric metric, SegvecFrozenOptions *opts)
 	meta->mutable_head = SEGVEC_METAPAGE_BLKNO + 1;
 	meta->mutable_tail = SEGVEC_METAPAGE_BLKNO + 1;
 	meta->next_seqno = 1;		/* the head page has seqno 0 */
+	meta->mutable_head_seqno = 0;
 	meta->next_segno = 1;
 	meta->ngarbage = 0;
 	meta->nsegments = 0;
@@ -164,6 +165,7 @@ SegvecGetMetaInfo(Relation index, SegvecMetaInfo *info)
 	info->mutable_head = meta->mutable_head;
 	info->mutable_tail = meta->mutable_tail;
 	info->opts = meta->opts;
+	info->mutable_pages = meta->next_seqno - meta->mutable_head_seqno;
 	info->nsegments = meta->nsegments;
 	memcpy(info->segments, meta->segments,
 		   sizeof(SegvecSegment) * meta->nsegments);
@@ -314,4 +316,18 @@ SegvecGetFrozenM(Relation index)
 
 	SegvecGetFrozenOptions(index, &opts);
 	return opts.m;
+}
+
+/*
+ * SegvecCompactThreshold: docs in the mutable segment that make compaction
+ * worthwhile: the index's compact_threshold option, else the GUC.
+ */
+int
+SegvecCompactThreshold(Relation index)
+{
+	SegvecOptions *opts = (SegvecOptions *) index->rd_options;
+
+	if (opts && opts->compact_threshold >= 0)
+		return opts->compact_threshold;
+	return segvec_compact_threshold;
 }

@@ -163,7 +163,7 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	if (meta->dimensions > 0)
 		SegvecMutableForEachDoc(index, meta->mutable_head, InvalidBlockNumber,
 								meta->dimensions, count_doc, &nmutable);
-	if (nmutable >= segvec_compact_threshold && nmutable > 0)
+	if (nmutable >= SegvecCompactThreshold(index) && nmutable > 0)
 	{
 		SegvecCompact(index, NULL);
 		SegvecGetMetaInfo(index, meta);

@@ -1,8 +1,3 @@
-/* segvec--0.1.0.sql: install script */
-
--- complain if script is sourced in psql, rather than via CREATE EXTENSION
-\echo Use "CREATE EXTENSION segvec" to load this file. \quit
-
 /*
  * Distance functions on real[].  Every argument must be a one-dimensional
  * real[] with no NULL element and only finite values; two-argument functions
@@ -54,43 +49,3 @@ CREATE OPERATOR <#> (
 	COMMUTATOR = '<#>'
 );
 
-/* The segvec index access method */
-CREATE FUNCTION segvechandler(internal) RETURNS index_am_handler
-	AS 'MODULE_PATHNAME'
-	LANGUAGE C;
-
-CREATE ACCESS METHOD segvec TYPE INDEX HANDLER segvechandler;
-
-COMMENT ON ACCESS METHOD segvec IS 'log-structured vector index';
-
-/*
- * Operator classes: operator 1 is the ordering operator, support function 1
- * the distance function it calls (the index computes the same value).
- */
-CREATE OPERATOR CLASS vector_l2_ops
-	DEFAULT FOR TYPE real[] USING segvec AS
-	OPERATOR 1 <-> (real[], real[]) FOR ORDER BY float_ops,
-	FUNCTION 1 l2_distance(real[], real[]);
-
-CREATE OPERATOR CLASS vector_cosine_ops
-	FOR TYPE real[] USING segvec AS
-	OPERATOR 1 <=> (real[], real[]) FOR ORDER BY float_ops,
-	FUNCTION 1 cosine_distance(real[], real[]);
-
-CREATE OPERATOR CLASS vector_ip_ops
-	FOR TYPE real[] USING segvec AS
-	OPERATOR 1 <#> (real[], real[]) FOR ORDER BY float_ops,
-	FUNCTION 1 negative_inner_product(real[], real[]);
-
-/* The RediSearch-style API lives in schema ft */
-CREATE SCHEMA ft;
-
-/*
- * ft.compact(index): move every doc of the mutable segment into immutable
- * graph segments now, then merge segments by the tiered policy.
- */
-CREATE FUNCTION ft.compact(index regclass,
-	OUT docs_compacted bigint, OUT segments_created int,
-	OUT segments_merged int)
-	AS 'MODULE_PATHNAME', 'ft_compact'
-	LANGUAGE C STRICT;
