@@ -122,7 +122,7 @@ segvechandler(PG_FUNCTION_ARGS)
 	amroutine->amclusterable = false;
 	amroutine->ampredlocks = false;
 	amroutine->amcanparallel = false;
-	amroutine->amcaninclude = false;
+	amroutine->amcaninclude = true;	/* INCLUDE (id): the doc's id key */
 	amroutine->amusemaintenanceworkmem = false;
 #if PG_VERSION_NUM >= 160000
 	amroutine->amsummarizing = false;
