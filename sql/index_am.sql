@@ -1,0 +1,65 @@
+-- The segvec access method and its operator classes
+-- quietly: an earlier suite may have created it
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS segvec;
+RESET client_min_messages;
+
+SELECT amname, amtype, obj_description(oid, 'pg_am') AS description
+FROM pg_am WHERE amname = 'segvec';
+
+-- the three operator classes, their operator and distance function, and
+-- amvalidate's verdict on each
+SELECT c.opcname, c.opcdefault, c.opcintype::regtype,
+       o.amopopr::regoperator AS operator, o.amoppurpose AS purpose,
+       (SELECT opfname FROM pg_opfamily WHERE oid = o.amopsortfamily) AS sort_family,
+       p.amproc::regprocedure AS distance_function,
+       amvalidate(c.oid) AS valid
+FROM pg_opclass c
+     JOIN pg_amop o ON o.amopfamily = c.opcfamily
+     JOIN pg_amproc p ON p.amprocfamily = c.opcfamily
+WHERE c.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'segvec')
+ORDER BY c.opcname;
+SELECT count(*) AS opclasses, bool_and(amvalidate(oid)) AS all_valid
+FROM pg_opclass
+WHERE opcmethod = (SELECT oid FROM pg_am WHERE amname = 'segvec');
+
+-- operator classes amvalidate must reject: no distance function, and a
+-- distance function of the wrong signature
+CREATE OPERATOR CLASS am_bad1_ops FOR TYPE real[] USING segvec AS
+    OPERATOR 1 <-> (real[], real[]) FOR ORDER BY float_ops;
+CREATE OPERATOR CLASS am_bad2_ops FOR TYPE real[] USING segvec AS
+    OPERATOR 1 <-> (real[], real[]) FOR ORDER BY float_ops,
+    FUNCTION 1 l2_norm(real[]);
+SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'am_bad1_ops';
+SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'am_bad2_ops';
+DROP OPERATOR FAMILY am_bad1_ops USING segvec;
+DROP OPERATOR FAMILY am_bad2_ops USING segvec;
+-- only one strategy and one support function exist
+\set VERBOSITY terse
+CREATE OPERATOR CLASS am_bad3_ops FOR TYPE real[] USING segvec AS
+    OPERATOR 2 <-> (real[], real[]) FOR ORDER BY float_ops;
+CREATE OPERATOR CLASS am_bad4_ops FOR TYPE real[] USING segvec AS
+    OPERATOR 1 <-> (real[], real[]) FOR ORDER BY float_ops,
+    FUNCTION 2 l2_distance(real[], real[]);
+\set VERBOSITY default
+
+-- what the access method says it can do
+SELECT p.name, pg_indexam_has_property(a.oid, p.name) AS value
+FROM pg_am a,
+     unnest(ARRAY['can_order', 'can_unique', 'can_multi_col']) p(name)
+WHERE a.amname = 'segvec';
+CREATE TABLE am_items (id int, embedding real[]);
+CREATE INDEX am_items_idx ON am_items USING segvec (embedding);
+SELECT p.name, pg_index_has_property('am_items_idx'::regclass, p.name) AS value
+FROM unnest(ARRAY['clusterable', 'index_scan', 'bitmap_scan',
+                  'backward_scan']) p(name);
+SELECT p.name, pg_index_column_has_property('am_items_idx'::regclass, 1, p.name) AS value
+FROM unnest(ARRAY['asc', 'desc', 'nulls_first', 'nulls_last', 'orderable',
+                  'returnable', 'search_array', 'search_nulls']) p(name);
+
+-- no CLUSTER
+\set VERBOSITY terse
+CLUSTER am_items USING am_items_idx;
+\set VERBOSITY default
+
+DROP TABLE am_items;
