@@ -220,6 +220,10 @@ install(Relation index, SegvecSegment *add, int nadd,
 		meta->segments[meta->nsegments++] = add[i];
 	}
 
+	/* doc ids given out by a build */
+	if (new_head == InvalidBlockNumber && new_head_seqno > meta->next_seqno)
+		meta->next_seqno = new_head_seqno;
+
 	/* drop the frozen prefix of the mutable segment */
 	if (new_head != InvalidBlockNumber && new_head != meta->mutable_head)
 	{
@@ -242,10 +246,10 @@ install(Relation index, SegvecSegment *add, int nadd,
  * SegvecInstallSegments: install freshly written segments (CREATE INDEX).
  */
 void
-SegvecInstallSegments(Relation index, SegvecSegment *segs, int nsegs)
+SegvecInstallSegments(Relation index, SegvecSegment *segs, int nsegs,
+					  uint64 next_seqno)
 {
-	if (nsegs > 0)
-		install(index, segs, nsegs, NULL, 0, InvalidBlockNumber, 0);
+	install(index, segs, nsegs, NULL, 0, InvalidBlockNumber, next_seqno);
 }
 
 /* State of feeding docs into graph builders, a segment per full builder */
@@ -282,19 +286,19 @@ writer_flush(SegmentWriter *w)
 
 /* SegvecDocCallback: add a doc to the current builder */
 static void
-writer_add(ItemPointer heaptid, const float *vector, int dim, void *arg)
+writer_add(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 {
 	SegmentWriter *w = (SegmentWriter *) arg;
 
 	if (w->builder == NULL)
 		w->builder = HnswBuilderCreate(w->metric, w->dim, w->m,
 									   w->ef_construction, w->maxdocs);
-	if (!HnswBuilderAdd(w->builder, heaptid, vector))
+	if (!HnswBuilderAdd(w->builder, doc, vector))
 	{
 		writer_flush(w);
 		w->builder = HnswBuilderCreate(w->metric, w->dim, w->m,
 									   w->ef_construction, w->maxdocs);
-		HnswBuilderAdd(w->builder, heaptid, vector);
+		HnswBuilderAdd(w->builder, doc, vector);
 	}
 	w->ndocs++;
 }

@@ -11,7 +11,11 @@
  *
  * A segment occupies one contiguous extent of blocks, laid out as
  *
- *	 [tombstone pages][TID pages][upper-layer pages][node pages]
+ *	 [tombstone pages][doc-area pages][upper-layer pages][node pages]
+ *
+ * The doc area holds each node's SegvecDocInfo (doc id, key hash, vector
+ * checksum, heap TID), sorted by doc id, so a doc id is found by binary
+ * search and VACUUM reads TIDs without touching vectors.
  *
  * Node records have a fixed size per segment, so node i is found by
  * arithmetic, without a directory.  A node record is its layer-0 neighbour
@@ -54,7 +58,7 @@ typedef struct SegvecNodeHeader
 #define SEGVEC_UPPER_LIST_SIZE(m)	((m) + 1)
 
 /* Entries of each per-page array */
-#define SEGVEC_TIDS_PER_PAGE	((int) (SEGVEC_SEGPAGE_USABLE / sizeof(ItemPointerData)))
+#define SEGVEC_DOCS_PER_PAGE	((int) (SEGVEC_SEGPAGE_USABLE / sizeof(SegvecDocInfo)))
 #define SEGVEC_UPPER_PER_PAGE	((int) (SEGVEC_SEGPAGE_USABLE / sizeof(uint32)))
 #define SEGVEC_TOMB_PER_PAGE	((int) (SEGVEC_SEGPAGE_USABLE * 8))
 
@@ -67,10 +71,10 @@ typedef struct HnswBuilder HnswBuilder;
 extern HnswBuilder *HnswBuilderCreate(SegvecMetric metric, int dim, int m,
 									  int ef_construction, int maxdocs);
 extern Size HnswBuilderNodeBytes(int dim, int m);
-extern bool HnswBuilderAdd(HnswBuilder *builder, ItemPointer heaptid,
+extern bool HnswBuilderAdd(HnswBuilder *builder, const SegvecDocInfo *doc,
 						   const float *vector);
 extern const float *HnswBuilderGetDoc(HnswBuilder *builder, int i,
-									  ItemPointer heaptid);
+									  SegvecDocInfo *doc);
 extern int	HnswBuilderCount(HnswBuilder *builder);
 extern void HnswBuilderFinish(HnswBuilder *builder,
 							  void (*progress) (int done));
@@ -95,11 +99,12 @@ extern void GraphReadTombstones(Relation index, const SegvecSegment *seg,
 								uint8 *bitmap);
 extern void GraphForEachNode(Relation index, const SegvecSegment *seg,
 							 int dim, const uint8 *tombstones,
-							 void (*callback) (ItemPointer heaptid,
-											   const float *vector, int dim,
-											   void *arg),
-							 void *arg);
-extern void GraphReadTids(Relation index, const SegvecSegment *seg,
-						  uint32 first, uint32 count, ItemPointer tids);
+							 SegvecDocCallback callback, void *arg);
+extern void GraphReadDocs(Relation index, const SegvecSegment *seg,
+						  uint32 first, uint32 count, SegvecDocInfo *docs);
+extern int64 GraphFindDoc(Relation index, const SegvecSegment *seg,
+						  uint64 docid);
+extern void GraphReadVector(Relation index, const SegvecSegment *seg,
+							uint32 node, int dim, float *vector);
 
 #endif							/* SEGVEC_GRAPH_H */

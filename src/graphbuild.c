@@ -63,7 +63,7 @@ struct HnswBuilder
 	int			n;
 	int			maxn;
 	float	   *vectors;		/* maxn * dim */
-	ItemPointerData *tids;
+	SegvecDocInfo *docs;
 	uint8	   *levels;
 	uint32	   *nbr0;			/* maxn * m0 */
 	uint16	   *nnbr0;
@@ -361,7 +361,7 @@ add_link(HnswBuilder *b, uint32 e, uint32 q, double dist_eq, int layer)
 Size
 HnswBuilderNodeBytes(int dim, int m)
 {
-	return sizeof(float) * dim + sizeof(ItemPointerData) + 1 +
+	return sizeof(float) * dim + sizeof(SegvecDocInfo) + 1 +
 		sizeof(uint32) * 2 * m + sizeof(uint16) + sizeof(uint32 *) +
 		sizeof(uint32) +		/* visited */
 		sizeof(uint32) * SEGVEC_UPPER_LIST_SIZE(m) / 4 + 8;
@@ -394,8 +394,8 @@ HnswBuilderCreate(SegvecMetric metric, int dim, int m, int ef_construction,
 	b->maxn = Max(maxdocs, 1);
 	b->vectors = MemoryContextAllocHuge(ctx, mul_size(mul_size(b->maxn, dim),
 													  sizeof(float)));
-	b->tids = MemoryContextAllocHuge(ctx, mul_size(b->maxn,
-												   sizeof(ItemPointerData)));
+	b->docs = MemoryContextAllocHuge(ctx, mul_size(b->maxn,
+												   sizeof(SegvecDocInfo)));
 	b->levels = MemoryContextAllocHuge(ctx, b->maxn);
 	b->nbr0 = MemoryContextAllocHuge(ctx, mul_size(mul_size(b->maxn, b->m0),
 												   sizeof(uint32)));
@@ -429,7 +429,7 @@ HnswBuilderCount(HnswBuilder *b)
  * builder is full.
  */
 bool
-HnswBuilderAdd(HnswBuilder *b, ItemPointer heaptid, const float *vector)
+HnswBuilderAdd(HnswBuilder *b, const SegvecDocInfo *doc, const float *vector)
 {
 	uint32		q;
 
@@ -437,17 +437,17 @@ HnswBuilderAdd(HnswBuilder *b, ItemPointer heaptid, const float *vector)
 		return false;
 	q = b->n++;
 	memcpy(b->vectors + (Size) q * b->dim, vector, sizeof(float) * b->dim);
-	b->tids[q] = *heaptid;
+	b->docs[q] = *doc;
 	return true;
 }
 
 /*
- * HnswBuilderGetDoc: the stored vector of doc i, and its heap TID.
+ * HnswBuilderGetDoc: the stored vector of doc i, and its identity.
  */
 const float *
-HnswBuilderGetDoc(HnswBuilder *b, int i, ItemPointer heaptid)
+HnswBuilderGetDoc(HnswBuilder *b, int i, SegvecDocInfo *doc)
 {
-	*heaptid = b->tids[i];
+	*doc = b->docs[i];
 	return b->vectors + (Size) i * b->dim;
 }
 
@@ -555,6 +555,92 @@ insert_node(HnswBuilder *b, uint32 q, HnswCand *eps)
 	}
 }
 
+/* compare (doc id, position) pairs by doc id */
+static int
+pair_cmp(const void *a, const void *b)
+{
+	uint64		da = ((const uint64 *) a)[0];
+	uint64		db = ((const uint64 *) b)[0];
+
+	return da < db ? -1 : (da > db ? 1 : 0);
+}
+
+/*
+ * Put the docs in doc id order (the doc area of a segment is sorted, for
+ * binary search).  They usually are already; else sort (doc, position)
+ * pairs and move the vectors along the permutation's cycles, one spare
+ * vector at a time.
+ */
+static void
+sort_by_docid(HnswBuilder *b)
+{
+	SegvecDocInfo *sorted;
+	uint32	   *from;
+	bool	   *done;
+	float	   *spare;
+	int			i;
+
+	for (i = 1; i < b->n; i++)
+		if (b->docs[i - 1].docid > b->docs[i].docid)
+			break;
+	if (i >= b->n)
+		return;
+
+	sorted = MemoryContextAllocHuge(b->ctx, mul_size(b->n, sizeof(SegvecDocInfo)));
+	from = MemoryContextAllocHuge(b->ctx, mul_size(b->n, sizeof(uint32)));
+
+	/* sort (doc id, position) pairs */
+	{
+		uint64	   *keys = MemoryContextAllocHuge(b->ctx, mul_size(b->n, sizeof(uint64) * 2));
+
+		for (i = 0; i < b->n; i++)
+		{
+			keys[2 * i] = b->docs[i].docid;
+			keys[2 * i + 1] = i;
+		}
+		qsort(keys, b->n, sizeof(uint64) * 2, pair_cmp);
+		for (i = 0; i < b->n; i++)
+		{
+			from[i] = (uint32) keys[2 * i + 1];
+			sorted[i] = b->docs[from[i]];
+		}
+		pfree(keys);
+	}
+	memcpy(b->docs, sorted, sizeof(SegvecDocInfo) * b->n);
+	pfree(sorted);
+
+	/* vectors: position i must receive the vector now at from[i] */
+	done = palloc0(sizeof(bool) * b->n);
+	spare = palloc(sizeof(float) * b->dim);
+	for (i = 0; i < b->n; i++)
+	{
+		int			j;
+
+		if (done[i] || from[i] == (uint32) i)
+			continue;
+		memcpy(spare, b->vectors + (Size) i * b->dim, sizeof(float) * b->dim);
+		j = i;
+		for (;;)
+		{
+			int			k = from[j];
+
+			done[j] = true;
+			if (k == i)
+			{
+				memcpy(b->vectors + (Size) j * b->dim, spare,
+					   sizeof(float) * b->dim);
+				break;
+			}
+			memcpy(b->vectors + (Size) j * b->dim,
+				   b->vectors + (Size) k * b->dim, sizeof(float) * b->dim);
+			j = k;
+		}
+	}
+	pfree(done);
+	pfree(spare);
+	pfree(from);
+}
+
 /*
  * HnswBuilderFinish: build the graph over every stored doc, in the order
  * they were added.  progress, if not NULL, is called every 1,000 docs with
@@ -566,6 +652,8 @@ HnswBuilderFinish(HnswBuilder *b, void (*progress) (int done))
 	MemoryContext oldctx = MemoryContextSwitchTo(b->ctx);
 	HnswCand   *eps = palloc(sizeof(HnswCand) * (Max(b->ef_construction, b->m0) + 2));
 	int			i;
+
+	sort_by_docid(b);
 
 	for (i = 0; i < b->n; i++)
 	{
@@ -588,7 +676,7 @@ static void
 plan_layout(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off)
 {
 	uint32		ntomb,
-				ntid,
+				ndocpages,
 				nupper,
 				nnode;
 	Size		upper = 0;
@@ -623,14 +711,16 @@ plan_layout(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off)
 		nnode = b->n * seg->pages_per_node;
 	}
 	ntomb = (b->n + SEGVEC_TOMB_PER_PAGE - 1) / SEGVEC_TOMB_PER_PAGE;
-	ntid = (b->n + SEGVEC_TIDS_PER_PAGE - 1) / SEGVEC_TIDS_PER_PAGE;
+	ndocpages = (b->n + SEGVEC_DOCS_PER_PAGE - 1) / SEGVEC_DOCS_PER_PAGE;
 	nupper = (upper + SEGVEC_UPPER_PER_PAGE - 1) / SEGVEC_UPPER_PER_PAGE;
 
 	/* relative positions for now; HnswBuilderWrite adds the start */
-	seg->tid_start = ntomb;
-	seg->upper_start = ntomb + ntid;
-	seg->node_start = ntomb + ntid + nupper;
-	seg->npages = ntomb + ntid + nupper + nnode;
+	seg->doc_start = ntomb;
+	seg->min_docid = b->n > 0 ? b->docs[0].docid : 0;
+	seg->max_docid = b->n > 0 ? b->docs[b->n - 1].docid : 0;
+	seg->upper_start = ntomb + ndocpages;
+	seg->node_start = ntomb + ndocpages + nupper;
+	seg->npages = ntomb + ndocpages + nupper + nnode;
 }
 
 /* Serialise node i's record into buf (seg->node_size bytes) */
@@ -661,16 +751,16 @@ fill_page(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off,
 	data = PageGetContents(page);
 	memset(data, 0, SEGVEC_SEGPAGE_USABLE);
 
-	if (k < seg->tid_start)
+	if (k < seg->doc_start)
 	{
 		/* tombstone page: no tombstones yet */
 	}
 	else if (k < seg->upper_start)
 	{
-		uint32		first = (k - seg->tid_start) * SEGVEC_TIDS_PER_PAGE;
-		uint32		count = Min((uint32) SEGVEC_TIDS_PER_PAGE, b->n - first);
+		uint32		first = (k - seg->doc_start) * SEGVEC_DOCS_PER_PAGE;
+		uint32		count = Min((uint32) SEGVEC_DOCS_PER_PAGE, b->n - first);
 
-		memcpy(data, b->tids + first, sizeof(ItemPointerData) * count);
+		memcpy(data, b->docs + first, sizeof(SegvecDocInfo) * count);
 	}
 	else if (k < seg->node_start)
 	{
@@ -770,7 +860,7 @@ HnswBuilderWrite(HnswBuilder *b, Relation index, SegvecSegment *seg)
 	if (needLock)
 		UnlockRelationForExtension(index, ExclusiveLock);
 
-	seg->tid_start += seg->start;
+	seg->doc_start += seg->start;
 	seg->upper_start += seg->start;
 	seg->node_start += seg->start;
 

@@ -262,11 +262,11 @@ GraphReadTombstones(Relation index, const SegvecSegment *seg, uint8 *bitmap)
 }
 
 /*
- * GraphReadTids: the heap TIDs of nodes first .. first + count - 1.
+ * GraphReadDocs: the doc-area entries of nodes first .. first + count - 1.
  */
 void
-GraphReadTids(Relation index, const SegvecSegment *seg, uint32 first,
-			  uint32 count, ItemPointer tids)
+GraphReadDocs(Relation index, const SegvecSegment *seg, uint32 first,
+			  uint32 count, SegvecDocInfo *docs)
 {
 	Buffer		buf = InvalidBuffer;
 	uint32		i;
@@ -275,30 +275,80 @@ GraphReadTids(Relation index, const SegvecSegment *seg, uint32 first,
 	{
 		uint32		node = first + i;
 		char	   *data = read_block(index, &buf,
-									  seg->tid_start + node / SEGVEC_TIDS_PER_PAGE);
+									  seg->doc_start + node / SEGVEC_DOCS_PER_PAGE);
 
-		memcpy(&tids[i],
-			   data + (node % SEGVEC_TIDS_PER_PAGE) * sizeof(ItemPointerData),
-			   sizeof(ItemPointerData));
+		memcpy(&docs[i],
+			   data + (node % SEGVEC_DOCS_PER_PAGE) * sizeof(SegvecDocInfo),
+			   sizeof(SegvecDocInfo));
 	}
 	if (BufferIsValid(buf))
 		ReleaseBuffer(buf);
 }
 
 /*
+ * GraphFindDoc: the node holding doc id docid, or -1 (binary search of the
+ * sorted doc area).
+ */
+int64
+GraphFindDoc(Relation index, const SegvecSegment *seg, uint64 docid)
+{
+	int64		lo = 0,
+				hi = (int64) seg->ndocs - 1;
+
+	if (seg->ndocs == 0 || docid < seg->min_docid || docid > seg->max_docid)
+		return -1;
+	while (lo <= hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+		SegvecDocInfo doc;
+
+		GraphReadDocs(index, seg, (uint32) mid, 1, &doc);
+		if (doc.docid == docid)
+			return mid;
+		if (doc.docid < docid)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+/*
+ * GraphReadVector: copy node's vector (dim floats) into vector.
+ */
+void
+GraphReadVector(Relation index, const SegvecSegment *seg, uint32 node,
+				int dim, float *vector)
+{
+	GraphScan	gs;
+
+	memset(&gs, 0, sizeof(gs));
+	gs.index = index;
+	gs.seg = *seg;
+	gs.dim = dim;
+	gs.m0 = 2 * seg->m;
+	gs.buf = InvalidBuffer;
+	if (seg->pages_per_node > 0)
+		gs.nodebuf = palloc(seg->node_size);
+	memcpy(vector, node_vector(&gs, read_node(&gs, node)), sizeof(float) * dim);
+	if (BufferIsValid(gs.buf))
+		ReleaseBuffer(gs.buf);
+	if (gs.nodebuf)
+		pfree(gs.nodebuf);
+}
+
+/*
  * GraphForEachNode: call callback for every node not in tombstones (may be
- * NULL), in node order, with its heap TID and vector.
+ * NULL), in node (= doc id) order, with its doc-area entry and vector.
  */
 void
 GraphForEachNode(Relation index, const SegvecSegment *seg, int dim,
-				 const uint8 *tombstones,
-				 void (*callback) (ItemPointer heaptid, const float *vector,
-								   int dim, void *arg),
+				 const uint8 *tombstones, SegvecDocCallback callback,
 				 void *arg)
 {
 	GraphScan	gs;
 	uint32		i;
-	ItemPointerData tid;
+	SegvecDocInfo doc;
 
 	memset(&gs, 0, sizeof(gs));
 	gs.index = index;
@@ -314,8 +364,8 @@ GraphForEachNode(Relation index, const SegvecSegment *seg, int dim,
 		if (tombstones && BIT_IS_SET(tombstones, i))
 			continue;
 		CHECK_FOR_INTERRUPTS();
-		GraphReadTids(index, seg, i, 1, &tid);
-		callback(&tid, node_vector(&gs, read_node(&gs, i)), dim, arg);
+		GraphReadDocs(index, seg, i, 1, &doc);
+		callback(&doc, node_vector(&gs, read_node(&gs, i)), dim, arg);
 	}
 	if (BufferIsValid(gs.buf))
 		ReleaseBuffer(gs.buf);
@@ -543,7 +593,12 @@ GraphScanNext(GraphScan *gs, double *distance, ItemPointer heaptid)
 
 	*distance = gs->batch[gs->batchpos].distance;
 	gs->last = *distance;
-	GraphReadTids(gs->index, &gs->seg, gs->batch[gs->batchpos].id, 1, heaptid);
+	{
+		SegvecDocInfo doc;
+
+		GraphReadDocs(gs->index, &gs->seg, gs->batch[gs->batchpos].id, 1, &doc);
+		*heaptid = doc.heaptid;
+	}
 	gs->batchpos++;
 	return true;
 }

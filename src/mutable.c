@@ -26,6 +26,7 @@
 #include "utils/rel.h"
 
 #include "jobs.h"
+#include "keymap.h"
 #include "segvec.h"
 
 /*
@@ -142,8 +143,9 @@ SegvecMutableDocsEstimate(Relation index, SegvecMetaInfo *info)
 }
 
 /*
- * SegvecMutableAppend: append one doc (heap TID and vector of dim floats) to
- * the tail of the mutable segment.  A vector bigger than a page is written
+ * SegvecMutableAppend: append one doc (its identity from *doc, whose docid
+ * is ignored, and its vector of dim floats) to the tail of the mutable
+ * segment.  Returns the doc id it gets.  A vector bigger than a page is written
  * as several pieces on consecutive pages; the tail lock is coupled forward
  * from page to page, so no other doc's pieces come between them.
  *
@@ -152,8 +154,8 @@ SegvecMutableDocsEstimate(Relation index, SegvecMetaInfo *info)
  * transaction that did not commit, whose heap row VACUUM then removes along
  * with the pieces.
  */
-void
-SegvecMutableAppend(Relation index, ItemPointer heaptid,
+uint64
+SegvecMutableAppend(Relation index, const SegvecDocInfo *doc,
 					const float *vector, int dim)
 {
 	int			npieces;
@@ -190,7 +192,10 @@ SegvecMutableAppend(Relation index, ItemPointer heaptid,
 
 		memset(tup, 0, SEGVEC_MUTABLE_HDRSZ);
 		tup->docid = docid;
-		tup->heaptid = *heaptid;
+		tup->key_hash = doc->key_hash;
+		tup->checksum = doc->checksum;
+		tup->heaptid = doc->heaptid;
+		tup->flags = doc->flags;
 		tup->pieceno = pieceno;
 		tup->npieces = npieces;
 		tup->nfloats = nfloats;
@@ -208,6 +213,18 @@ SegvecMutableAppend(Relation index, ItemPointer heaptid,
 
 	UnlockReleaseBuffer(buf);
 	pfree(tup);
+	return docid;
+}
+
+/* the identity of the doc a piece belongs to */
+static inline void
+tuple_doc(SegvecMutableTuple tup, SegvecDocInfo *doc)
+{
+	doc->docid = tup->docid;
+	doc->key_hash = tup->key_hash;
+	doc->checksum = tup->checksum;
+	doc->heaptid = tup->heaptid;
+	doc->flags = tup->flags;
 }
 
 /*
@@ -224,6 +241,7 @@ SegvecMutableForEachDoc(Relation index, BlockNumber head, BlockNumber stop,
 {
 	PGAlignedBlock pagecopy;
 	Page		page = (Page) pagecopy.data;
+	SegvecDocInfo doc;
 	float	   *assembly = NULL;
 	uint64		cur_docid = 0;
 	int			cur_next = -1;	/* next piece expected; -1: none */
@@ -261,7 +279,10 @@ SegvecMutableForEachDoc(Relation index, BlockNumber head, BlockNumber stop,
 			{
 				cur_next = -1;
 				if (tup->nfloats == dim)
-					callback(&tup->heaptid, tup->data, dim, arg);
+				{
+					tuple_doc(tup, &doc);
+					callback(&doc, tup->data, dim, arg);
+				}
 				continue;
 			}
 
@@ -287,7 +308,10 @@ SegvecMutableForEachDoc(Relation index, BlockNumber head, BlockNumber stop,
 			if (cur_next == tup->npieces)
 			{
 				if (cur_done == dim)
-					callback(&tup->heaptid, assembly, dim, arg);
+				{
+					tuple_doc(tup, &doc);
+					callback(&doc, assembly, dim, arg);
+				}
 				cur_next = -1;
 			}
 		}
@@ -347,7 +371,20 @@ SegvecMutableBulkDelete(Relation index, IndexBulkDeleteResult *stats,
 			{
 				deletable[ndeletable++] = off;
 				if (tup->pieceno == 0)
+				{
 					stats->tuples_removed += 1;
+
+					/* the keymap entry goes before its doc */
+					if (tup->flags & SEGVEC_DOC_HAS_KEY)
+					{
+						KeymapEntry entry;
+
+						entry.key_hash = tup->key_hash;
+						entry.docid = tup->docid;
+						entry.checksum = tup->checksum;
+						KeymapRemove(index, &entry);
+					}
+				}
 			}
 			else if (tup->pieceno == 0)
 				stats->num_index_tuples += 1;

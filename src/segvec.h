@@ -69,6 +69,8 @@ typedef SegvecPageOpaqueData *SegvecPageOpaque;
 #define SEGVEC_PAGE_MUTABLE		(1 << 1)
 #define SEGVEC_PAGE_DELETED		(1 << 2)	/* unlinked, awaiting recycling */
 #define SEGVEC_PAGE_SEGMENT		(1 << 3)	/* page of an immutable segment */
+#define SEGVEC_PAGE_KEYMAP_RUN	(1 << 4)	/* keymap snapshot run */
+#define SEGVEC_PAGE_KEYMAP_DELTA (1 << 5)	/* keymap changes since snapshot */
 
 #define SegvecPageGetOpaque(page) \
 	((SegvecPageOpaque) PageGetSpecialPointer(page))
@@ -84,6 +86,22 @@ typedef SegvecPageOpaqueData *SegvecPageOpaque;
  * ----------------
  */
 #define SEGVEC_METAPAGE_BLKNO	0
+
+/* ----------------
+ * A doc's identity, as the mutable segment's pieces and an immutable
+ * segment's doc area store it (32 bytes)
+ * ----------------
+ */
+typedef struct SegvecDocInfo
+{
+	uint64		docid;			/* stable, index-wide doc id */
+	uint64		key_hash;		/* XXH3-64 of the id key's send form */
+	uint64		checksum;		/* XXH3-64 of the vector's float4 bytes */
+	ItemPointerData heaptid;	/* heap row this doc indexes */
+	uint16		flags;			/* SEGVEC_DOC_* */
+} SegvecDocInfo;
+
+#define SEGVEC_DOC_HAS_KEY		(1 << 0)	/* key_hash is set (INCLUDE id) */
 
 /* ----------------
  * Immutable segments (see graph.h for their pages)
@@ -112,9 +130,11 @@ typedef struct SegvecSegment
 	uint32		upper_size;		/* uint32 entries in the upper-layer area */
 	BlockNumber start;			/* first block of the extent */
 	uint32		npages;			/* blocks in the extent */
-	BlockNumber tid_start;		/* first TID page */
+	BlockNumber doc_start;		/* first doc-area page */
 	BlockNumber upper_start;	/* first upper-layer page */
 	BlockNumber node_start;		/* first node page */
+	uint64		min_docid;		/* doc ids held, sorted in the doc area */
+	uint64		max_docid;
 } SegvecSegment;
 
 /* ----------------
@@ -154,7 +174,18 @@ typedef struct SegvecGarbage
 } SegvecGarbage;
 
 #define SEGVEC_MAX_GARBAGE		16
-#define SEGVEC_MAX_SEGMENTS		64
+#define SEGVEC_MAX_SEGMENTS		32
+
+/* The keymap: 256 buckets chosen by key_hash >> 56 (see keymap.h) */
+#define SEGVEC_KEYMAP_BUCKETS	256
+
+/* A bucket's sorted run in the current keymap snapshot */
+typedef struct SegvecBucketRun
+{
+	BlockNumber start;			/* first page, or InvalidBlockNumber */
+	uint32		npages;
+	uint32		nentries;
+} SegvecBucketRun;
 
 typedef struct SegvecMetaPageData
 {
@@ -162,6 +193,7 @@ typedef struct SegvecMetaPageData
 	uint32		version;
 	int32		dimensions;		/* 0 until the first vector is indexed */
 	int32		metric;			/* SegvecMetric */
+	TransactionId dimensions_xid;	/* who set dimensions from a vector */
 	SegvecFrozenOptions opts;
 	BlockNumber mutable_head;	/* first page of the mutable segment */
 	BlockNumber mutable_tail;	/* page new docs are appended to */
@@ -172,6 +204,13 @@ typedef struct SegvecMetaPageData
 	SegvecGarbage garbage[SEGVEC_MAX_GARBAGE];
 	uint32		nsegments;		/* the manifest: live immutable segments */
 	SegvecSegment segments[SEGVEC_MAX_SEGMENTS];
+
+	/* keymap: snapshot directory, and the changes since, per bucket */
+	uint32		keymap_epoch;	/* snapshots installed so far */
+	uint32		keymap_unused;
+	SegvecBucketRun snapshot[SEGVEC_KEYMAP_BUCKETS];
+	BlockNumber delta_head[SEGVEC_KEYMAP_BUCKETS];	/* changes being added */
+	BlockNumber delta_frozen[SEGVEC_KEYMAP_BUCKETS];	/* being snapshotted */
 } SegvecMetaPageData;
 
 typedef SegvecMetaPageData *SegvecMetaPage;
@@ -191,7 +230,10 @@ typedef SegvecMetaPageData *SegvecMetaPage;
 typedef struct SegvecMutableTupleData
 {
 	uint64		docid;			/* page seqno << 16 | offset of piece 0 */
+	uint64		key_hash;		/* XXH3-64 of the id key's send form */
+	uint64		checksum;		/* XXH3-64 of the vector's float4 bytes */
 	ItemPointerData heaptid;	/* heap row this doc indexes */
+	uint16		flags;			/* SEGVEC_DOC_* */
 	uint16		pieceno;		/* 0 .. npieces - 1 */
 	uint16		npieces;
 	uint16		nfloats;		/* float4 elements in this piece */
@@ -253,8 +295,8 @@ typedef struct SegvecCandidate
  * Callback for SegvecMutableForEachDoc: called once per complete doc with
  * its heap TID and vector (dim floats, valid only during the call).
  */
-typedef void (*SegvecDocCallback) (ItemPointer heaptid, const float *vector,
-								   int dim, void *arg);
+typedef void (*SegvecDocCallback) (const SegvecDocInfo *doc,
+								   const float *vector, int dim, void *arg);
 
 /* An immutable segment's stream of candidates in a scan */
 typedef struct SegvecGraphSource
@@ -361,7 +403,7 @@ extern bool segvecvalidate(Oid opclassoid);
 extern void SegvecCompact(Relation index, SegvecCompactStats *stats);
 extern void SegvecProcessGarbage(Relation index);
 extern void SegvecInstallSegments(Relation index, SegvecSegment *segs,
-								  int nsegs);
+								  int nsegs, uint64 next_seqno);
 extern int	SegvecMaxBuildDocs(int dim, int m);
 
 /* ft.c */
@@ -369,6 +411,7 @@ extern Relation SegvecOpenIndex(Oid relid, LOCKMODE lockmode, bool owner);
 
 /* segvecutils.c */
 extern SegvecMetric SegvecGetMetric(Relation index);
+extern FmgrInfo *SegvecKeySendProc(Relation index);
 extern void SegvecGetFrozenOptions(Relation index, SegvecFrozenOptions *opts);
 extern int	SegvecGetFrozenM(Relation index);
 extern int	SegvecCompactThreshold(Relation index);
@@ -381,8 +424,8 @@ extern float *SegvecDatumGetVector(Relation index, Datum value, int *dim);
 extern void SegvecSetDimensions(Relation index, int dim);
 
 /* mutable.c */
-extern void SegvecMutableAppend(Relation index, ItemPointer heaptid,
-								const float *vector, int dim);
+extern uint64 SegvecMutableAppend(Relation index, const SegvecDocInfo *doc,
+								  const float *vector, int dim);
 extern void SegvecMutableForEachDoc(Relation index, BlockNumber head,
 									BlockNumber stop, int dim,
 									SegvecDocCallback callback, void *arg);

@@ -29,6 +29,7 @@
 #include "utils/rel.h"
 
 #include "graph.h"
+#include "keymap.h"
 #include "segvec.h"
 
 typedef struct SegvecBuildState
@@ -42,7 +43,41 @@ typedef struct SegvecBuildState
 	int			maxdocs;
 	SegvecSegment *segs;		/* written, not installed */
 	int			nsegs;
+	bool		haskey;
+	KeymapEntry *entries;		/* keymap of the docs so far */
+	int64		nentries;
+	int64		maxentries;
+	int64		ndocs;			/* doc ids given so far */
 } SegvecBuildState;
+
+/*
+ * Doc ids of a build: the metapage's mutable head page has sequence number
+ * 0, so the build numbers its docs from sequence number 1 on, 65,535 docs
+ * per sequence number, and moves next_seqno past them at install.
+ */
+#define BUILD_DOCS_PER_SEQNO	65535
+#define BuildDocId(n) \
+	SegvecMakeDocId(1 + (n) / BUILD_DOCS_PER_SEQNO, 1 + (n) % BUILD_DOCS_PER_SEQNO)
+#define BuildNextSeqno(n)	(2 + (n) / BUILD_DOCS_PER_SEQNO)
+
+static void
+add_entry(SegvecBuildState *bs, const SegvecDocInfo *doc)
+{
+	if (!(doc->flags & SEGVEC_DOC_HAS_KEY))
+		return;
+	if (bs->nentries >= bs->maxentries)
+	{
+		bs->maxentries = Max(1024, bs->maxentries * 2);
+		bs->entries = bs->entries == NULL ?
+			MemoryContextAllocHuge(CurrentMemoryContext,
+								   sizeof(KeymapEntry) * bs->maxentries) :
+			repalloc_huge(bs->entries, sizeof(KeymapEntry) * bs->maxentries);
+	}
+	bs->entries[bs->nentries].key_hash = doc->key_hash;
+	bs->entries[bs->nentries].docid = doc->docid;
+	bs->entries[bs->nentries].checksum = doc->checksum;
+	bs->nentries++;
+}
 
 static void
 report_graph_progress(int done)
@@ -60,6 +95,15 @@ flush_segment(SegvecBuildState *bs)
 
 	if (n > 0)
 	{
+		int			i;
+
+		for (i = 0; i < n; i++)
+		{
+			SegvecDocInfo doc;
+
+			HnswBuilderGetDoc(bs->builder, i, &doc);
+			add_entry(bs, &doc);
+		}
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
 									 SEGVEC_PHASE_GRAPH);
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, n);
@@ -90,10 +134,11 @@ flush_mutable(SegvecBuildState *bs, int dim)
 
 	for (i = 0; i < n; i++)
 	{
-		ItemPointerData tid;
-		const float *v = HnswBuilderGetDoc(bs->builder, i, &tid);
+		SegvecDocInfo doc;
+		const float *v = HnswBuilderGetDoc(bs->builder, i, &doc);
 
-		SegvecMutableAppend(bs->index, &tid, v, dim);
+		doc.docid = SegvecMutableAppend(bs->index, &doc, v, dim);
+		add_entry(bs, &doc);
 	}
 	HnswBuilderFree(bs->builder);
 	bs->builder = NULL;
@@ -161,6 +206,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values,
 	MemoryContext oldCtx;
 	float	   *vector;
 	int			dim;
+	SegvecDocInfo doc;
 
 	/* NULL vectors are not indexed */
 	if (isnull[0])
@@ -168,7 +214,18 @@ build_callback(Relation index, ItemPointer tid, Datum *values,
 
 	oldCtx = MemoryContextSwitchTo(buildstate->tmpCtx);
 	vector = SegvecDatumGetVector(index, values[0], &dim);
+
+	memset(&doc, 0, sizeof(doc));
+	doc.docid = BuildDocId(buildstate->ndocs);
+	doc.heaptid = *tid;
+	doc.checksum = SegvecVectorChecksum(vector, dim);
+	if (buildstate->haskey && !isnull[1])
+	{
+		doc.key_hash = SegvecKeyHash(index, values[1]);
+		doc.flags |= SEGVEC_DOC_HAS_KEY;
+	}
 	MemoryContextSwitchTo(oldCtx);
+	buildstate->ndocs++;
 
 	if (buildstate->builder == NULL)
 	{
@@ -178,14 +235,14 @@ build_callback(Relation index, ItemPointer tid, Datum *values,
 												buildstate->opts.ef_construction,
 												buildstate->maxdocs);
 	}
-	if (!HnswBuilderAdd(buildstate->builder, tid, vector))
+	if (!HnswBuilderAdd(buildstate->builder, &doc, vector))
 	{
 		flush_segment(buildstate);
 		buildstate->builder = HnswBuilderCreate(buildstate->metric, dim,
 												buildstate->opts.m,
 												buildstate->opts.ef_construction,
 												buildstate->maxdocs);
-		HnswBuilderAdd(buildstate->builder, tid, vector);
+		HnswBuilderAdd(buildstate->builder, &doc, vector);
 	}
 	buildstate->indtuples += 1;
 	MemoryContextReset(buildstate->tmpCtx);
@@ -210,6 +267,7 @@ segvecbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	memset(&buildstate, 0, sizeof(buildstate));
 	buildstate.index = index;
 	buildstate.metric = SegvecGetMetric(index);
+	buildstate.haskey = SegvecIndexHasKey(index);
 	frozen_options(index, &buildstate.opts);
 	buildstate.tmpCtx = AllocSetContextCreate(CurrentMemoryContext,
 											  "segvec build temporary context",
@@ -234,7 +292,9 @@ segvecbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		else
 			flush_segment(&buildstate);
 	}
-	SegvecInstallSegments(index, buildstate.segs, buildstate.nsegs);
+	SegvecInstallSegments(index, buildstate.segs, buildstate.nsegs,
+						  BuildNextSeqno(buildstate.ndocs));
+	KeymapWriteInitialSnapshot(index, buildstate.entries, buildstate.nentries);
 
 	MemoryContextDelete(buildstate.tmpCtx);
 

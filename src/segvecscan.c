@@ -134,7 +134,7 @@ add_candidate(SegvecScanOpaque so, ItemPointer heaptid, double distance)
 
 /* SegvecDocCallback of the mutable segment's exact scan */
 static void
-score_doc(ItemPointer heaptid, const float *vector, int dim, void *arg)
+score_doc(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 {
 	SegvecScanOpaque so = (SegvecScanOpaque) arg;
 	double		distance;
@@ -143,14 +143,14 @@ score_doc(ItemPointer heaptid, const float *vector, int dim, void *arg)
 		distance = 0;
 	else
 		distance = SegvecDistance(so->metric, so->query, vector, dim);
-	add_candidate(so, heaptid, distance);
+	add_candidate(so, (ItemPointer) &doc->heaptid, distance);
 }
 
 /* SegvecDocCallback listing docs in index order (NULL query) */
 static void
-list_doc(ItemPointer heaptid, const float *vector, int dim, void *arg)
+list_doc(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 {
-	add_candidate((SegvecScanOpaque) arg, heaptid, 0);
+	add_candidate((SegvecScanOpaque) arg, (ItemPointer) &doc->heaptid, 0);
 }
 
 static bool

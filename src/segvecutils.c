@@ -13,10 +13,13 @@
 #include "access/genam.h"
 #include "access/generic_xlog.h"
 #include "access/transam.h"
+#include "access/xact.h"
+#include "storage/procarray.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "utils/array.h"
 #include "utils/rel.h"
+#include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 
 #include "segvec.h"
@@ -36,6 +39,8 @@ typedef struct SegvecRelCache
 {
 	SegvecMetric metric;
 	int			dimensions;
+	bool		key_ready;		/* keysend filled in? */
+	FmgrInfo	keysend;		/* send function of the id key's type */
 } SegvecRelCache;
 
 static SegvecRelCache *
@@ -71,6 +76,29 @@ get_relcache(Relation index)
 }
 
 /*
+ * SegvecKeySendProc: the send function of the index's id key (its first
+ * INCLUDE column), looked up once per relcache entry.  Errors if the type
+ * has none.
+ */
+FmgrInfo *
+SegvecKeySendProc(Relation index)
+{
+	SegvecRelCache *cache = get_relcache(index);
+
+	if (!cache->key_ready)
+	{
+		Oid			typid = TupleDescAttr(RelationGetDescr(index), 1)->atttypid;
+		Oid			sendfn;
+		bool		isvarlena;
+
+		getTypeBinaryOutputInfo(typid, &sendfn, &isvarlena);
+		fmgr_info_cxt(sendfn, &cache->keysend, index->rd_indexcxt);
+		cache->key_ready = true;
+	}
+	return &cache->keysend;
+}
+
+/*
  * SegvecGetMetric: the metric of the index, from its operator class.
  */
 SegvecMetric
@@ -103,6 +131,7 @@ void
 SegvecInitMetaPage(Page page, SegvecMetric metric, SegvecFrozenOptions *opts)
 {
 	SegvecMetaPage meta;
+	int			b;
 
 	SegvecInitPage(page, SEGVEC_PAGE_META);
 	meta = SegvecPageGetMeta(page);
@@ -110,6 +139,7 @@ SegvecInitMetaPage(Page page, SegvecMetric metric, SegvecFrozenOptions *opts)
 	meta->magic = SEGVEC_MAGIC;
 	meta->version = SEGVEC_VERSION;
 	meta->dimensions = opts->dimensions;	/* 0: the first vector decides */
+	meta->dimensions_xid = InvalidTransactionId;
 	meta->metric = metric;
 	meta->opts = *opts;
 	meta->mutable_head = SEGVEC_METAPAGE_BLKNO + 1;
@@ -119,6 +149,15 @@ SegvecInitMetaPage(Page page, SegvecMetric metric, SegvecFrozenOptions *opts)
 	meta->next_segno = 1;
 	meta->ngarbage = 0;
 	meta->nsegments = 0;
+	meta->keymap_epoch = 0;
+	for (b = 0; b < SEGVEC_KEYMAP_BUCKETS; b++)
+	{
+		meta->snapshot[b].start = InvalidBlockNumber;
+		meta->snapshot[b].npages = 0;
+		meta->snapshot[b].nentries = 0;
+		meta->delta_head[b] = InvalidBlockNumber;
+		meta->delta_frozen[b] = InvalidBlockNumber;
+	}
 
 	/* so that the metapage survives a full-page image's hole compression */
 	((PageHeader) page)->pd_lower =
@@ -155,12 +194,14 @@ SegvecGetMetaInfo(Relation index, SegvecMetaInfo *info)
 {
 	Buffer		buf;
 	SegvecMetaPage meta;
+	TransactionId dimensions_xid;
 
 	buf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	meta = SegvecPageGetMeta(BufferGetPage(buf));
 	check_metapage(index, meta);
 	info->dimensions = meta->dimensions;
+	dimensions_xid = meta->dimensions_xid;
 	info->metric = (SegvecMetric) meta->metric;
 	info->mutable_head = meta->mutable_head;
 	info->mutable_tail = meta->mutable_tail;
@@ -171,7 +212,10 @@ SegvecGetMetaInfo(Relation index, SegvecMetaInfo *info)
 		   sizeof(SegvecSegment) * meta->nsegments);
 	UnlockReleaseBuffer(buf);
 
-	if (info->dimensions > 0)
+	/* cache the dimension once it can no longer be reset (see below) */
+	if (info->dimensions > 0 && get_relcache(index)->dimensions == 0 &&
+		(!TransactionIdIsNormal(dimensions_xid) ||
+		 TransactionIdDidCommit(dimensions_xid)))
 		get_relcache(index)->dimensions = info->dimensions;
 }
 
@@ -186,17 +230,24 @@ get_dimensions(Relation index)
 
 	if (cache->dimensions == 0)
 	{
-		SegvecMetaInfo info;
+		SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+		int			dim;
 
-		SegvecGetMetaInfo(index, &info);
+		SegvecGetMetaInfo(index, info);
+		dim = info->dimensions;
+		pfree(info);
+		return dim;
 	}
 	return cache->dimensions;
 }
 
 /*
  * SegvecSetDimensions: fix the dimension of an index that has none yet (the
- * first vector decides).  If another backend got there first with another
- * dimension, raise the usual mismatch error.
+ * first vector decides), remembering the transaction that did it.  The
+ * metapage is not transactional, so if that transaction (or
+ * subtransaction) did not commit, the dimension it set did not count
+ * either, and a vector of another length may set it again.  Otherwise a
+ * vector of another length gets the usual mismatch error.
  */
 void
 SegvecSetDimensions(Relation index, int dim)
@@ -210,18 +261,24 @@ SegvecSetDimensions(Relation index, int dim)
 	meta = SegvecPageGetMeta(BufferGetPage(buf));
 	check_metapage(index, meta);
 	current = meta->dimensions;
-	if (current == 0)
+	if (current != dim &&
+		(current == 0 ||
+		 (TransactionIdIsNormal(meta->dimensions_xid) &&
+		  !TransactionIdIsCurrentTransactionId(meta->dimensions_xid) &&
+		  !TransactionIdIsInProgress(meta->dimensions_xid) &&
+		  !TransactionIdDidCommit(meta->dimensions_xid))))
 	{
 		GenericXLogState *state = GenericXLogStart(index);
-		Page		page = GenericXLogRegisterBuffer(state, buf, 0);
+		SegvecMetaPage wmeta;
 
-		SegvecPageGetMeta(page)->dimensions = dim;
+		wmeta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, buf, 0));
+		wmeta->dimensions = dim;
+		wmeta->dimensions_xid = GetCurrentTransactionIdIfAny();
 		GenericXLogFinish(state);
 		current = dim;
 	}
 	UnlockReleaseBuffer(buf);
 
-	get_relcache(index)->dimensions = current;
 	SegvecCheckSameDim(current, dim);
 }
 
@@ -238,10 +295,9 @@ SegvecDatumGetVector(Relation index, Datum value, int *dim)
 	float	   *vector = SegvecArrayGetVector(array, dim);
 	int			expected = get_dimensions(index);
 
-	if (expected == 0)
+	/* set, or (after an aborted first insert) reset, or complain */
+	if (expected != *dim)
 		SegvecSetDimensions(index, *dim);
-	else
-		SegvecCheckSameDim(expected, *dim);
 	return vector;
 }
 

@@ -20,6 +20,7 @@
 #include "utils/snapmgr.h"
 
 #include "graph.h"
+#include "keymap.h"
 #include "segvec.h"
 
 /*
@@ -34,7 +35,7 @@ tombstone_segment(Relation index, SegvecSegment *seg,
 				  IndexBulkDeleteCallback callback, void *callback_state)
 {
 	uint8	   *tomb = palloc0((seg->ndocs + 7) / 8 + 1);
-	ItemPointerData *tids = palloc(sizeof(ItemPointerData) * SEGVEC_TOMB_PER_PAGE);
+	SegvecDocInfo *docs = palloc(sizeof(SegvecDocInfo) * SEGVEC_TOMB_PER_PAGE);
 	uint32	   *dead = palloc(sizeof(uint32) * SEGVEC_TOMB_PER_PAGE);
 	uint32		first;
 
@@ -47,15 +48,27 @@ tombstone_segment(Relation index, SegvecSegment *seg,
 		uint32		i;
 
 		vacuum_delay_point();
-		GraphReadTids(index, seg, first, count, tids);
+		GraphReadDocs(index, seg, first, count, docs);
 		for (i = 0; i < count; i++)
 		{
 			uint32		node = first + i;
 
 			if ((tomb[node >> 3] >> (node & 7)) & 1)
 				continue;
-			if (callback(&tids[i], callback_state))
+			if (callback(&docs[i].heaptid, callback_state))
+			{
+				/* the keymap entry goes before its doc */
+				if (docs[i].flags & SEGVEC_DOC_HAS_KEY)
+				{
+					KeymapEntry entry;
+
+					entry.key_hash = docs[i].key_hash;
+					entry.docid = docs[i].docid;
+					entry.checksum = docs[i].checksum;
+					KeymapRemove(index, &entry);
+				}
 				dead[ndead++] = i;
+			}
 			else
 				stats->num_index_tuples += 1;
 		}
@@ -90,7 +103,7 @@ tombstone_segment(Relation index, SegvecSegment *seg,
 		}
 	}
 	pfree(dead);
-	pfree(tids);
+	pfree(docs);
 	pfree(tomb);
 }
 
@@ -129,7 +142,7 @@ segvecbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 /* SegvecDocCallback that counts docs */
 static void
-count_doc(ItemPointer heaptid, const float *vector, int dim, void *arg)
+count_doc(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 {
 	*(double *) arg += 1;
 }
