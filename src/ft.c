@@ -22,6 +22,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
+#include "keymap.h"
 #include "segvec.h"
 
 /*
@@ -66,7 +67,8 @@ SegvecOpenIndex(Oid relid, LOCKMODE lockmode, bool owner)
  *
  * Compacts the index now, in this backend: every doc in the mutable
  * segment when the call starts goes into immutable graph segments, then
- * segments are merged by the tiered policy.  Requires ownership of the
+ * segments are merged by the tiered policy, then a keymap snapshot is
+ * written.  Requires ownership of the
  * table.  Waits for a VACUUM or another compaction of the index to end.
  */
 PG_FUNCTION_INFO_V1(ft_compact);
@@ -89,6 +91,9 @@ ft_compact(PG_FUNCTION_ARGS)
 	index = SegvecOpenIndex(relid, RowExclusiveLock, true);
 
 	SegvecCompact(index, &stats);
+
+	/* the keymap snapshot, once, after the drain */
+	SegvecKeymapSnapshot(index);
 
 	relation_close(index, RowExclusiveLock);
 	relation_close(heap, AccessShareLock);

@@ -75,10 +75,19 @@ SegvecKeyHash(Relation index, Datum value)
 {
 	FmgrInfo   *send = SegvecKeySendProc(index);
 	bytea	   *bin = SendFunctionCall(send, value);
-	uint64		hash = XXH3_64bits(VARDATA(bin), VARSIZE(bin) - VARHDRSZ);
+	uint64		hash = SegvecKeyHashBytes(bin);
 
 	pfree(bin);
 	return hash;
+}
+
+/*
+ * SegvecKeyHashBytes: XXH3-64 of an id's send form (a bytea).
+ */
+uint64
+SegvecKeyHashBytes(bytea *bin)
+{
+	return XXH3_64bits(VARDATA(bin), VARSIZE(bin) - VARHDRSZ);
 }
 
 /*

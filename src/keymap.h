@@ -57,6 +57,7 @@ typedef struct KeymapBucketStat
 /* keys and checksums */
 extern bool SegvecIndexHasKey(Relation index);
 extern uint64 SegvecKeyHash(Relation index, Datum value);
+extern uint64 SegvecKeyHashBytes(bytea *bin);
 extern uint64 SegvecVectorChecksum(const float *vector, int dim);
 
 /* changes */

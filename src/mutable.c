@@ -180,7 +180,10 @@ SegvecMutableAppend(Relation index, const SegvecDocInfo *doc,
 		Page		page;
 		OffsetNumber off;
 
-		if (PageGetFreeSpace(BufferGetPage(buf)) < itemsz)
+		/* a page numbers at most 65,535 docs in its life (doc id bits) */
+		if (PageGetFreeSpace(BufferGetPage(buf)) < itemsz ||
+			(pieceno == 0 &&
+			 SegvecPageGetOpaque(BufferGetPage(buf))->next_docno > PG_UINT16_MAX))
 			SegvecMutableAppendPage(index, &buf);
 
 		state = GenericXLogStart(index);
@@ -188,7 +191,7 @@ SegvecMutableAppend(Relation index, const SegvecDocInfo *doc,
 
 		if (pieceno == 0)
 			docid = SegvecMakeDocId(SegvecPageGetOpaque(page)->seqno,
-									PageGetMaxOffsetNumber(page) + 1);
+									SegvecPageGetOpaque(page)->next_docno++);
 
 		memset(tup, 0, SEGVEC_MUTABLE_HDRSZ);
 		tup->docid = docid;

@@ -29,6 +29,7 @@ static relopt_kind segvec_relopt_kind;
 int			segvec_ef_search = 40;
 int			segvec_max_scan_tuples = 20000;
 int			segvec_compact_threshold = 10000;
+extern bool segvec_enable_test_hooks;	/* ftverify.c */
 
 /*
  * Module load: register the reloptions and pick the distance kernels.
@@ -70,6 +71,12 @@ _PG_init(void)
 							"CREATE INDEX keeps smaller tables in the mutable segment, searched exactly.",
 							&segvec_compact_threshold, 10000, 0, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("segvec.enable_test_hooks",
+							 "Allows the test-only functions that break an index on purpose.",
+							 NULL,
+							 &segvec_enable_test_hooks, false,
+							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("segvec");
 

@@ -59,6 +59,8 @@ typedef struct SegvecPageOpaqueData
 	uint64		seqno;			/* mutable page: page sequence number;
 								 * deleted page: FullTransactionId after
 								 * which it may be recycled */
+	uint32		next_docno;		/* mutable page: doc number of its next doc */
+	uint32		unused;
 } SegvecPageOpaqueData;
 
 typedef SegvecPageOpaqueData *SegvecPageOpaque;
@@ -229,7 +231,7 @@ typedef SegvecMetaPageData *SegvecMetaPage;
  */
 typedef struct SegvecMutableTupleData
 {
-	uint64		docid;			/* page seqno << 16 | offset of piece 0 */
+	uint64		docid;			/* page seqno << 16 | doc number in page */
 	uint64		key_hash;		/* XXH3-64 of the id key's send form */
 	uint64		checksum;		/* XXH3-64 of the vector's float4 bytes */
 	ItemPointerData heaptid;	/* heap row this doc indexes */
@@ -322,6 +324,7 @@ typedef struct SegvecScanOpaqueData
 	int64		ncands;
 	int64		maxcands;
 	int64		next;			/* next candidate to return */
+	double		last_distance;	/* distance of the row last returned */
 
 	/* one source per immutable segment */
 	SegvecGraphSource *graphs;

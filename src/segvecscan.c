@@ -299,6 +299,7 @@ segvecgettuple(IndexScanDesc scan, ScanDirection dir)
 			return false;
 
 		scan->xs_heaptid = best->heaptid;
+		so->last_distance = best->distance;
 		scan->xs_recheck = false;
 		scan->xs_recheckorderby = false;
 

@@ -121,6 +121,8 @@ SegvecInitPage(Page page, uint16 flags)
 	opaque->flags = flags;
 	opaque->page_id = SEGVEC_PAGE_ID;
 	opaque->seqno = 0;
+	opaque->next_docno = 1;
+	opaque->unused = 0;
 }
 
 /*

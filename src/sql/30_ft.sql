@@ -10,3 +10,95 @@ CREATE FUNCTION ft.compact(index regclass,
 	OUT segments_merged int)
 	AS 'MODULE_PATHNAME', 'ft_compact'
 	LANGUAGE C STRICT;
+
+/*
+ * ft.info(index): what the index holds.  See README.md ("ft.info") for
+ * each column.
+ */
+CREATE FUNCTION ft.info(index regclass,
+	OUT num_docs bigint, OUT mutable_docs bigint, OUT immutable_docs bigint,
+	OUT tombstones bigint, OUT num_segments int, OUT segments jsonb,
+	OUT keymap_entries bigint, OUT keymap_epoch int,
+	OUT keymap_buckets_changed int, OUT index_bytes bigint,
+	OUT dimensions int, OUT metric text, OUT m int, OUT ef_construction int,
+	OUT compact_threshold int, OUT background_work boolean)
+	AS 'MODULE_PATHNAME', 'ft_index_stats'
+	LANGUAGE C STRICT;
+
+/*
+ * ft.get(index, id): the indexed vector of the row with this id (as the
+ * caller's snapshot sees the table), and where it is stored.
+ */
+CREATE FUNCTION ft.get(index regclass, id text)
+	RETURNS TABLE (id text, vector real[], segment text, docid bigint)
+	AS 'MODULE_PATHNAME', 'ft_get'
+	LANGUAGE C STRICT;
+
+/* ft.keymap_buckets(index): each keymap bucket's snapshot run and changes */
+CREATE FUNCTION ft.keymap_buckets(index regclass)
+	RETURNS TABLE (bucket int, snapshot_block bigint, snapshot_pages int,
+				   snapshot_entries int, changes int)
+	AS 'MODULE_PATHNAME', 'ft_keymap_buckets'
+	LANGUAGE C STRICT;
+
+/* ft.snapshot(index): write a keymap snapshot now; returns its epoch */
+CREATE FUNCTION ft.snapshot(index regclass) RETURNS int
+	AS 'MODULE_PATHNAME', 'ft_snapshot'
+	LANGUAGE C STRICT;
+
+/*
+ * ft.verify(index, repair, search_limit): check the index against its
+ * table and its invariants; with repair => true, fix what it finds.
+ */
+CREATE FUNCTION ft.verify(index regclass, repair boolean DEFAULT false,
+	search_limit bigint DEFAULT 10000,
+	OUT heap_rows bigint, OUT indexed_docs bigint, OUT missing_docs bigint,
+	OUT duplicate_docs bigint, OUT docs_in_two_segments bigint,
+	OUT keymap_entries bigint, OUT phantom_entries bigint,
+	OUT checksum_mismatches bigint, OUT missing_keymap_entries bigint,
+	OUT search_checked bigint, OUT search_misses bigint,
+	OUT repaired bigint, OUT examples text[])
+	AS 'MODULE_PATHNAME', 'ft_verify'
+	LANGUAGE C;
+
+/* test hook, needs segvec.enable_test_hooks: lose a doc, keep its entry */
+CREATE FUNCTION ft._stage_phantom(index regclass, id text) RETURNS bigint
+	AS 'MODULE_PATHNAME', 'ft_stage_phantom'
+	LANGUAGE C STRICT;
+
+/*
+ * ft.similar(index, key, k): "more like this": the k rows nearest to the
+ * row whose id is key, by the index's metric, without passing its vector
+ * (the row itself is left out).
+ */
+CREATE FUNCTION ft.similar(index regclass, key text, k int DEFAULT 10)
+	RETURNS TABLE (id text, distance float8)
+	LANGUAGE plpgsql STABLE
+	AS $$
+DECLARE
+	v real[];
+	tbl regclass;
+	idcol name;
+	veccol name;
+	op text;
+BEGIN
+	SELECT g.vector INTO v FROM ft.get(index, key) g;
+	IF v IS NULL THEN
+		RETURN;
+	END IF;
+	SELECT i.indrelid::regclass,
+		   (SELECT attname FROM pg_attribute WHERE attrelid = i.indrelid AND attnum = i.indkey[1]),
+		   (SELECT attname FROM pg_attribute WHERE attrelid = i.indrelid AND attnum = i.indkey[0]),
+		   CASE c.opcname WHEN 'vector_cosine_ops' THEN '<=>'
+						  WHEN 'vector_ip_ops' THEN '<#>' ELSE '<->' END
+	  INTO tbl, idcol, veccol, op
+	  FROM pg_index i JOIN pg_opclass c ON c.oid = i.indclass[0]
+	 WHERE i.indexrelid = index;
+	RETURN QUERY EXECUTE format(
+		'SELECT t.%1$I::text, t.%2$I %3$s $1 FROM %4$s t '
+		'WHERE t.%1$I::text IS DISTINCT FROM $2 '
+		'ORDER BY t.%2$I %3$s $1 LIMIT $3',
+		idcol, veccol, op, tbl)
+		USING v, key, k;
+END
+$$;
