@@ -280,10 +280,12 @@ typedef struct SegvecMetaInfo
 	SegvecMetric metric;
 	BlockNumber mutable_head;
 	BlockNumber mutable_tail;
+	uint64		mutable_head_seqno;
 	uint64		mutable_pages;	/* pages appended since the head (about) */
 	SegvecFrozenOptions opts;
 	uint32		nsegments;
 	SegvecSegment segments[SEGVEC_MAX_SEGMENTS];
+	SegvecBucketRun snapshot[SEGVEC_KEYMAP_BUCKETS];
 } SegvecMetaInfo;
 
 /* One candidate of an ordered scan: distance and heap TID */

@@ -209,6 +209,8 @@ SegvecGetMetaInfo(Relation index, SegvecMetaInfo *info)
 	info->mutable_tail = meta->mutable_tail;
 	info->opts = meta->opts;
 	info->mutable_pages = meta->next_seqno - meta->mutable_head_seqno;
+	info->mutable_head_seqno = meta->mutable_head_seqno;
+	memcpy(info->snapshot, meta->snapshot, sizeof(info->snapshot));
 	info->nsegments = meta->nsegments;
 	memcpy(info->segments, meta->segments,
 		   sizeof(SegvecSegment) * meta->nsegments);

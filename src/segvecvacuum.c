@@ -147,6 +147,77 @@ count_doc(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 	*(double *) arg += 1;
 }
 
+/* The blocks of every keymap delta chain (head and frozen) */
+static List *
+delta_pages(Relation index)
+{
+	Buffer		metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	BlockNumber *heads = palloc(sizeof(BlockNumber) * 2 * SEGVEC_KEYMAP_BUCKETS);
+	SegvecMetaPage meta;
+	List	   *result = NIL;
+	int			b;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	meta = SegvecPageGetMeta(BufferGetPage(metabuf));
+	memcpy(heads, meta->delta_head, sizeof(BlockNumber) * SEGVEC_KEYMAP_BUCKETS);
+	memcpy(heads + SEGVEC_KEYMAP_BUCKETS, meta->delta_frozen,
+		   sizeof(BlockNumber) * SEGVEC_KEYMAP_BUCKETS);
+	UnlockReleaseBuffer(metabuf);
+
+	for (b = 0; b < 2 * SEGVEC_KEYMAP_BUCKETS; b++)
+	{
+		BlockNumber blkno = heads[b];
+
+		while (blkno != InvalidBlockNumber)
+		{
+			Buffer		buf = ReadBuffer(index, blkno);
+
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			result = lappend_int(result, (int) blkno);
+			blkno = SegvecPageGetOpaque(BufferGetPage(buf))->nextblkno;
+			UnlockReleaseBuffer(buf);
+		}
+	}
+	pfree(heads);
+	return result;
+}
+
+/*
+ * Is this live (not deleted) page reachable from the metapage?  Mutable
+ * pages are, from the head's sequence number on; segment and keymap run
+ * pages when inside a live extent; delta pages when in a chain.
+ */
+static bool
+reachable(Page page, BlockNumber blkno, SegvecMetaInfo *meta, List *delta)
+{
+	SegvecPageOpaque opaque = SegvecPageGetOpaque(page);
+	int			i;
+
+	if (opaque->flags & SEGVEC_PAGE_META)
+		return true;
+	if (opaque->flags & SEGVEC_PAGE_MUTABLE)
+		return opaque->seqno >= meta->mutable_head_seqno;
+	if (opaque->flags & SEGVEC_PAGE_SEGMENT)
+	{
+		for (i = 0; i < meta->nsegments; i++)
+			if (blkno >= meta->segments[i].start &&
+				blkno < meta->segments[i].start + meta->segments[i].npages)
+				return true;
+		return false;
+	}
+	if (opaque->flags & SEGVEC_PAGE_KEYMAP_RUN)
+	{
+		for (i = 0; i < SEGVEC_KEYMAP_BUCKETS; i++)
+			if (blkno >= meta->snapshot[i].start &&
+				blkno < meta->snapshot[i].start + meta->snapshot[i].npages)
+				return true;
+		return false;
+	}
+	if (opaque->flags & SEGVEC_PAGE_KEYMAP_DELTA)
+		return list_member_int(delta, (int) blkno);
+	return true;				/* unknown: leave it alone */
+}
+
 /*
  * segvecvacuumcleanup: amvacuumcleanup callback.  Gives the free space map
  * every page that is unused or was unlinked long enough ago that no scan
@@ -163,6 +234,8 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	SegvecMetaInfo *meta;
 	double		nmutable = 0;
 	int			i;
+	List	   *delta_before;
+	List	   *unreachable = NIL;
 
 	if (info->analyze_only)
 		return stats;
@@ -194,7 +267,21 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		stats->num_index_tuples += meta->segments[i].ndocs -
 			meta->segments[i].ntombstones;
 
+	/*
+	 * The physical scan runs under the compaction lock, so no compaction or
+	 * snapshot is writing pages that nothing points at yet, and counts the
+	 * pages under the extension lock, so every page it sees has been locked
+	 * by whoever added it (as nbtree does).
+	 */
+	LockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+	SegvecGetMetaInfo(index, meta);	/* what is reachable, now */
+	if (!RELATION_IS_LOCAL(index))
+		LockRelationForExtension(index, ExclusiveLock);
 	npages = RelationGetNumberOfBlocks(index);
+	if (!RELATION_IS_LOCAL(index))
+		UnlockRelationForExtension(index, ExclusiveLock);
+
+	delta_before = delta_pages(index);
 	stats->pages_deleted = 0;
 	for (blkno = SEGVEC_METAPAGE_BLKNO + 1; blkno < npages; blkno++)
 	{
@@ -223,8 +310,47 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 				nfree++;
 			}
 		}
+		else if (!reachable(page, blkno, meta, delta_before))
+			unreachable = lappend_int(unreachable, (int) blkno);
 		UnlockReleaseBuffer(buf);
 	}
+
+	/*
+	 * Pages nothing points at: what a crash between an install and the
+	 * marking of what it replaced leaves.  A delta page is linked in the
+	 * same WAL record that initialises it, so one that is linked now was in
+	 * a chain when we saw it; look again before marking.
+	 */
+	if (unreachable != NIL)
+	{
+		List	   *delta_after = delta_pages(index);
+		uint64		xid = U64FromFullTransactionId(ReadNextFullTransactionId());
+		ListCell   *lc;
+
+		foreach(lc, unreachable)
+		{
+			BlockNumber b = (BlockNumber) lfirst_int(lc);
+			Buffer		buf = ReadBuffer(index, b);
+			Page		page;
+
+			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			page = BufferGetPage(buf);
+			if (!PageIsNew(page) && !SegvecPageIsDeleted(page) &&
+				!reachable(page, b, meta, delta_after))
+			{
+				GenericXLogState *state = GenericXLogStart(index);
+				Page		wpage = GenericXLogRegisterBuffer(state, buf, 0);
+
+				SegvecPageGetOpaque(wpage)->flags |= SEGVEC_PAGE_DELETED;
+				SegvecPageGetOpaque(wpage)->seqno = xid;
+				GenericXLogFinish(state);
+				stats->pages_newly_deleted++;
+				stats->pages_deleted++;
+			}
+			UnlockReleaseBuffer(buf);
+		}
+	}
+	UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
 
 	IndexFreeSpaceMapVacuum(index);
 
