@@ -1,0 +1,44 @@
+-- An index built without WITH (dimensions) takes its dimension from the
+-- first vector.  A vector whose transaction or statement fails leaves no
+-- trace: it does not fix the dimension of an empty index.
+-- quietly: an earlier suite may have created it
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS segvec;
+RESET client_min_messages;
+-- disabling a plan type makes it cost 1e10, which would JIT-compile these
+-- small queries
+SET jit = off;
+SET enable_seqscan = off;
+
+-- a rolled back insert
+CREATE TABLE dimrb_items (id bigint PRIMARY KEY, embedding real[]);
+CREATE INDEX dimrb_items_idx ON dimrb_items USING segvec (embedding);
+BEGIN;
+INSERT INTO dimrb_items VALUES (1, '{1,2}');
+ROLLBACK;
+INSERT INTO dimrb_items VALUES (1, '{1,2,3}');
+SELECT id FROM dimrb_items ORDER BY embedding <-> '{1,2,3}' LIMIT 10;
+
+-- an insert rejected by another index of the table
+CREATE TABLE dimrb_two (id bigint, embedding real[]);
+CREATE INDEX dimrb_two_l2_idx ON dimrb_two USING segvec (embedding);
+CREATE INDEX dimrb_two_cos_idx ON dimrb_two
+    USING segvec (embedding vector_cosine_ops) WITH (dimensions = 3);
+\set VERBOSITY terse
+INSERT INTO dimrb_two VALUES (1, '{1,1}');
+\set VERBOSITY default
+INSERT INTO dimrb_two VALUES (1, '{1,1,1}');
+SELECT id FROM dimrb_two ORDER BY embedding <-> '{1,1,1}' LIMIT 10;
+
+-- an insert that fails on a unique violation after its vector was indexed
+CREATE TABLE dimrb_uniq (id bigint, embedding real[]);
+CREATE INDEX dimrb_uniq_idx ON dimrb_uniq USING segvec (embedding);
+CREATE UNIQUE INDEX dimrb_uniq_id ON dimrb_uniq (id);
+\set VERBOSITY terse
+INSERT INTO dimrb_uniq VALUES (1, '{1,2}'), (1, '{3,4}');
+\set VERBOSITY default
+INSERT INTO dimrb_uniq VALUES (1, '{1,2,3}');
+SELECT id FROM dimrb_uniq ORDER BY embedding <-> '{1,2,3}' LIMIT 10;
+
+RESET enable_seqscan;
+DROP TABLE dimrb_items, dimrb_two, dimrb_uniq;
