@@ -38,7 +38,8 @@ if [ "${1:-}" = --inside ]; then
 		'{ printf "rows loaded: %d in %.1f s (%.0f rows/s)\n", $1, t1 - t0, $1 / (t1 - t0) }'
 
 	psql -v nq="$nq" <<'SQL'
-\echo === building the index
+\echo === building the index (maintenance_work_mem = 1GB: one graph segment)
+SET maintenance_work_mem = '1GB';
 SELECT clock_timestamp() AS t0 \gset
 CREATE INDEX fmnist_embedding_idx ON fmnist USING segvec (embedding vector_l2_ops);
 SELECT round(extract(epoch FROM clock_timestamp() - :'t0'::timestamptz)::numeric, 2)
@@ -47,6 +48,8 @@ SELECT round(extract(epoch FROM clock_timestamp() - :'t0'::timestamptz)::numeric
 SELECT pg_size_pretty(pg_relation_size('fmnist_embedding_idx')) AS "index size",
 	pg_size_pretty(pg_relation_size('fmnist')) AS "table size (heap)",
 	pg_size_pretty(pg_total_relation_size('fmnist')) AS "table size (total)";
+SELECT num_docs, num_segments, mutable_docs, dimensions, metric, m, ef_construction
+FROM ft.info('fmnist_embedding_idx');
 
 /*
  * One top-10 search, timed.  The index side turns sequential scans off, so
