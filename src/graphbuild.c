@@ -31,24 +31,9 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "candheap.h"
 #include "graph.h"
 #include "segvec.h"
-
-/* a node and its distance to some query */
-typedef struct HnswCand
-{
-	double		distance;
-	uint32		id;
-} HnswCand;
-
-/* a binary heap of HnswCand, min- or max-ordered */
-typedef struct HnswHeap
-{
-	HnswCand   *items;
-	int			count;
-	int			capacity;
-	bool		max;			/* max-heap (else min-heap) */
-} HnswHeap;
 
 struct HnswBuilder
 {
@@ -77,98 +62,11 @@ struct HnswBuilder
 	pg_prng_state rng;
 
 	/* scratch space of the insertion, reused */
-	HnswHeap	cand;
-	HnswHeap	result;
-	HnswCand   *found;
-	HnswCand   *selected;
+	GraphHeap	cand;
+	GraphHeap	result;
+	GraphCand   *found;
+	GraphCand   *selected;
 };
-
-/* ----------------
- * Binary heap
- * ----------------
- */
-static inline bool
-heap_before(const HnswHeap *h, const HnswCand *a, const HnswCand *b)
-{
-	return h->max ? a->distance > b->distance : a->distance < b->distance;
-}
-
-static void
-heap_init(HnswHeap *h, int capacity, bool max)
-{
-	h->items = palloc(sizeof(HnswCand) * capacity);
-	h->count = 0;
-	h->capacity = capacity;
-	h->max = max;
-}
-
-static void
-heap_push(HnswHeap *h, double distance, uint32 id)
-{
-	int			i;
-
-	if (h->count >= h->capacity)
-	{
-		h->capacity *= 2;
-		h->items = repalloc(h->items, sizeof(HnswCand) * h->capacity);
-	}
-	i = h->count++;
-	h->items[i].distance = distance;
-	h->items[i].id = id;
-	while (i > 0)
-	{
-		int			parent = (i - 1) / 2;
-		HnswCand	tmp;
-
-		if (!heap_before(h, &h->items[i], &h->items[parent]))
-			break;
-		tmp = h->items[i];
-		h->items[i] = h->items[parent];
-		h->items[parent] = tmp;
-		i = parent;
-	}
-}
-
-static HnswCand
-heap_pop(HnswHeap *h)
-{
-	HnswCand	top = h->items[0];
-	int			i = 0;
-
-	h->items[0] = h->items[--h->count];
-	for (;;)
-	{
-		int			l = 2 * i + 1;
-		int			r = l + 1;
-		int			best = i;
-		HnswCand	tmp;
-
-		if (l < h->count && heap_before(h, &h->items[l], &h->items[best]))
-			best = l;
-		if (r < h->count && heap_before(h, &h->items[r], &h->items[best]))
-			best = r;
-		if (best == i)
-			break;
-		tmp = h->items[i];
-		h->items[i] = h->items[best];
-		h->items[best] = tmp;
-		i = best;
-	}
-	return top;
-}
-
-static int
-cand_cmp(const void *a, const void *b)
-{
-	double		da = ((const HnswCand *) a)->distance;
-	double		db = ((const HnswCand *) b)->distance;
-
-	if (da < db)
-		return -1;
-	if (da > db)
-		return 1;
-	return 0;
-}
 
 /* ----------------
  * Graph access
@@ -218,11 +116,11 @@ set_count(HnswBuilder *b, uint32 id, int layer, int count)
  * entry points, into b->found (sorted ascending); returns their count.
  */
 static int
-search_layer(HnswBuilder *b, const float *q, HnswCand *eps, int nep, int ef,
+search_layer(HnswBuilder *b, const float *q, GraphCand *eps, int nep, int ef,
 			 int layer)
 {
-	HnswHeap   *cand = &b->cand;
-	HnswHeap   *result = &b->result;
+	GraphHeap   *cand = &b->cand;
+	GraphHeap   *result = &b->result;
 	int			i,
 				n;
 
@@ -237,15 +135,15 @@ search_layer(HnswBuilder *b, const float *q, HnswCand *eps, int nep, int ef,
 	for (i = 0; i < nep; i++)
 	{
 		b->visited[eps[i].id] = b->stamp;
-		heap_push(cand, eps[i].distance, eps[i].id);
-		heap_push(result, eps[i].distance, eps[i].id);
+		cand_heap_push(cand, eps[i].distance, eps[i].id);
+		cand_heap_push(result, eps[i].distance, eps[i].id);
 		if (result->count > ef)
-			heap_pop(result);
+			cand_heap_pop(result);
 	}
 
 	while (cand->count > 0)
 	{
-		HnswCand	c = heap_pop(cand);
+		GraphCand	c = cand_heap_pop(cand);
 		uint32	   *nbrs;
 		int			count,
 					max;
@@ -265,10 +163,10 @@ search_layer(HnswBuilder *b, const float *q, HnswCand *eps, int nep, int ef,
 			d = node_distance(b, q, e);
 			if (result->count < ef || d < result->items[0].distance)
 			{
-				heap_push(cand, d, e);
-				heap_push(result, d, e);
+				cand_heap_push(cand, d, e);
+				cand_heap_push(result, d, e);
 				if (result->count > ef)
-					heap_pop(result);
+					cand_heap_pop(result);
 			}
 		}
 	}
@@ -276,7 +174,7 @@ search_layer(HnswBuilder *b, const float *q, HnswCand *eps, int nep, int ef,
 	n = result->count;
 	for (i = 0; i < n; i++)
 		b->found[i] = result->items[i];
-	qsort(b->found, n, sizeof(HnswCand), cand_cmp);
+	qsort(b->found, n, sizeof(GraphCand), cand_cmp);
 	return n;
 }
 
@@ -286,7 +184,7 @@ search_layer(HnswBuilder *b, const float *q, HnswCand *eps, int nep, int ef,
  * candidate kept so far; at most max.  Writes ids to out, returns the count.
  */
 static int
-select_neighbors(HnswBuilder *b, HnswCand *cands, int ncands, int max,
+select_neighbors(HnswBuilder *b, GraphCand *cands, int ncands, int max,
 				 uint32 *out)
 {
 	int			nout = 0;
@@ -324,7 +222,7 @@ add_link(HnswBuilder *b, uint32 e, uint32 q, double dist_eq, int layer)
 				i;
 	uint32	   *nbrs = neighbors(b, e, layer, &count, &max);
 	const float *ev;
-	HnswCand   *cands = b->selected;
+	GraphCand   *cands = b->selected;
 	uint32		kept[2 * SEGVEC_MAX_M];
 	int			nkept;
 
@@ -343,7 +241,7 @@ add_link(HnswBuilder *b, uint32 e, uint32 q, double dist_eq, int layer)
 	}
 	cands[count].id = q;
 	cands[count].distance = dist_eq;
-	qsort(cands, count + 1, sizeof(HnswCand), cand_cmp);
+	qsort(cands, count + 1, sizeof(GraphCand), cand_cmp);
 	nkept = select_neighbors(b, cands, count + 1, max, kept);
 	memcpy(nbrs, kept, sizeof(uint32) * nkept);
 	set_count(b, e, layer, nkept);
@@ -408,10 +306,10 @@ HnswBuilderCreate(SegvecMetric metric, int dim, int m, int ef_construction,
 	b->maxlevel = -1;
 	pg_prng_seed(&b->rng, 0x5e6f3c);
 
-	heap_init(&b->cand, Max(ef_construction, b->m0) * 4, false);
-	heap_init(&b->result, Max(ef_construction, b->m0) + 2, true);
-	b->found = palloc(sizeof(HnswCand) * (Max(ef_construction, b->m0) + 2));
-	b->selected = palloc(sizeof(HnswCand) * (b->m0 + 2));
+	cand_heap_init(&b->cand, Max(ef_construction, b->m0) * 4, false);
+	cand_heap_init(&b->result, Max(ef_construction, b->m0) + 2, true);
+	b->found = palloc(sizeof(GraphCand) * (Max(ef_construction, b->m0) + 2));
+	b->selected = palloc(sizeof(GraphCand) * (b->m0 + 2));
 
 	MemoryContextSwitchTo(oldctx);
 	return b;
@@ -455,12 +353,12 @@ HnswBuilderGetDoc(HnswBuilder *b, int i, SegvecDocInfo *doc)
  * Insert stored doc q into the graph (INSERT, algorithm 1).
  */
 static void
-insert_node(HnswBuilder *b, uint32 q, HnswCand *eps)
+insert_node(HnswBuilder *b, uint32 q, GraphCand *eps)
 {
 	int			level;
 	int			layer;
 	const float *qv = b->vectors + (Size) q * b->dim;
-	HnswCand	ep;
+	GraphCand	ep;
 	int			neps;
 
 	b->nnbr0[q] = 0;
@@ -544,7 +442,7 @@ insert_node(HnswBuilder *b, uint32 q, HnswCand *eps)
 		}
 
 		/* the found nodes are the next layer's entry points */
-		memcpy(eps, b->found, sizeof(HnswCand) * nfound);
+		memcpy(eps, b->found, sizeof(GraphCand) * nfound);
 		neps = nfound;
 	}
 
@@ -650,7 +548,7 @@ void
 HnswBuilderFinish(HnswBuilder *b, void (*progress) (int done))
 {
 	MemoryContext oldctx = MemoryContextSwitchTo(b->ctx);
-	HnswCand   *eps = palloc(sizeof(HnswCand) * (Max(b->ef_construction, b->m0) + 2));
+	GraphCand   *eps = palloc(sizeof(GraphCand) * (Max(b->ef_construction, b->m0) + 2));
 	int			i;
 
 	sort_by_docid(b);

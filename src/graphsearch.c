@@ -29,22 +29,9 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "candheap.h"
 #include "graph.h"
 #include "segvec.h"
-
-typedef struct GraphCand
-{
-	double		distance;
-	uint32		id;
-} GraphCand;
-
-typedef struct GraphHeap
-{
-	GraphCand  *items;
-	int			count;
-	int			capacity;
-	bool		max;
-} GraphHeap;
 
 struct GraphScan
 {
@@ -77,80 +64,6 @@ struct GraphScan
 
 #define BIT_IS_SET(map, i)	(((map)[(i) >> 3] >> ((i) & 7)) & 1)
 #define BIT_SET(map, i)		((map)[(i) >> 3] |= (uint8) (1 << ((i) & 7)))
-
-static inline bool
-heap_before(const GraphHeap *h, const GraphCand *a, const GraphCand *b)
-{
-	return h->max ? a->distance > b->distance : a->distance < b->distance;
-}
-
-static void
-heap_push(GraphHeap *h, double distance, uint32 id)
-{
-	int			i;
-
-	if (h->count >= h->capacity)
-	{
-		h->capacity *= 2;
-		h->items = repalloc_huge(h->items, sizeof(GraphCand) * h->capacity);
-	}
-	i = h->count++;
-	h->items[i].distance = distance;
-	h->items[i].id = id;
-	while (i > 0)
-	{
-		int			parent = (i - 1) / 2;
-		GraphCand	tmp;
-
-		if (!heap_before(h, &h->items[i], &h->items[parent]))
-			break;
-		tmp = h->items[i];
-		h->items[i] = h->items[parent];
-		h->items[parent] = tmp;
-		i = parent;
-	}
-}
-
-static GraphCand
-heap_pop(GraphHeap *h)
-{
-	GraphCand	top = h->items[0];
-	int			i = 0;
-
-	h->items[0] = h->items[--h->count];
-	for (;;)
-	{
-		int			l = 2 * i + 1;
-		int			r = l + 1;
-		int			best = i;
-		GraphCand	tmp;
-
-		if (l < h->count && heap_before(h, &h->items[l], &h->items[best]))
-			best = l;
-		if (r < h->count && heap_before(h, &h->items[r], &h->items[best]))
-			best = r;
-		if (best == i)
-			break;
-		tmp = h->items[i];
-		h->items[i] = h->items[best];
-		h->items[best] = tmp;
-		i = best;
-	}
-	return top;
-}
-
-static int
-cand_cmp(const void *a, const void *b)
-{
-	double		da = ((const GraphCand *) a)->distance;
-	double		db = ((const GraphCand *) b)->distance;
-
-	if (da < db)
-		return -1;
-	if (da > db)
-		return 1;
-	return 0;
-}
 
 /*
  * Pin the block and return its data area; keeps one page pinned between
@@ -403,9 +316,7 @@ GraphScanBegin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
 	gs->tombstones = palloc0(mapbytes);
 	GraphReadTombstones(index, seg, gs->tombstones);
 
-	gs->cand.capacity = 256;
-	gs->cand.items = palloc(sizeof(GraphCand) * gs->cand.capacity);
-	gs->cand.max = false;
+	cand_heap_init(&gs->cand, 256, false);
 	gs->maxfound = 256;
 	gs->found = palloc(sizeof(GraphCand) * gs->maxfound);
 	gs->batch = palloc(sizeof(GraphCand) * gs->ef);
@@ -456,7 +367,7 @@ GraphScanBegin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
 	}
 
 	BIT_SET(gs->visited, ep.id);
-	heap_push(&gs->cand, ep.distance, ep.id);
+	cand_heap_push(&gs->cand, ep.distance, ep.id);
 	if (!BIT_IS_SET(gs->tombstones, ep.id))
 		gs->found[gs->nfound++] = ep;
 
@@ -487,10 +398,7 @@ next_batch(GraphScan *gs)
 	int			i,
 				keep;
 
-	result.capacity = gs->ef + 1;
-	result.items = palloc(sizeof(GraphCand) * result.capacity);
-	result.count = 0;
-	result.max = true;
+	cand_heap_init(&result, gs->ef + 1, true);
 
 	/* start from what is known: the best ef discovered, not emitted */
 	keep = 0;
@@ -503,9 +411,9 @@ next_batch(GraphScan *gs)
 		gs->found[keep++] = c;
 		if (result.count < gs->ef || c.distance < result.items[0].distance)
 		{
-			heap_push(&result, c.distance, c.id);
+			cand_heap_push(&result, c.distance, c.id);
 			if (result.count > gs->ef)
-				heap_pop(&result);
+				cand_heap_pop(&result);
 		}
 	}
 	gs->nfound = keep;
@@ -520,7 +428,7 @@ next_batch(GraphScan *gs)
 
 		if (result.count >= gs->ef && c.distance > result.items[0].distance)
 			break;
-		heap_pop(&gs->cand);
+		cand_heap_pop(&gs->cand);
 		CHECK_FOR_INTERRUPTS();
 
 		rec = read_node(gs, c.id);
@@ -539,15 +447,15 @@ next_batch(GraphScan *gs)
 			d = distance_to(gs, e);
 
 			/* every discovered node stays a candidate for later batches */
-			heap_push(&gs->cand, d, e);
+			cand_heap_push(&gs->cand, d, e);
 			if (BIT_IS_SET(gs->tombstones, e))
 				continue;
 			add_found(gs, d, e);
 			if (result.count < gs->ef || d < result.items[0].distance)
 			{
-				heap_push(&result, d, e);
+				cand_heap_push(&result, d, e);
 				if (result.count > gs->ef)
-					heap_pop(&result);
+					cand_heap_pop(&result);
 			}
 		}
 	}
