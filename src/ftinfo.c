@@ -181,6 +181,18 @@ key_from_text(Relation index, text *id)
 	return OidInputFunctionCall(infunc, text_to_cstring(id), ioparam, -1);
 }
 
+/* the id's canonical text form (its type's output function) */
+static char *
+key_to_text(Relation index, Datum key)
+{
+	Oid			typid = TupleDescAttr(RelationGetDescr(index), 1)->atttypid;
+	Oid			outfunc;
+	bool		isvarlena;
+
+	getTypeOutputInfo(typid, &outfunc, &isvarlena);
+	return OidOutputFunctionCall(outfunc, key);
+}
+
 static ArrayType *
 vector_array(const float *v, int dim)
 {
@@ -200,7 +212,7 @@ vector_array(const float *v, int dim)
  * The indexed vector of the row with this id that the caller's snapshot
  * sees, and where it lives ('mutable' or 'segment N'); no row if none.
  * The id is given as text and read with the id column type's input
- * function.  Finds the doc through the keymap, then checks the heap (MVCC,
+ * function; the id returned is its canonical text form.  Finds the doc through the keymap, then checks the heap (MVCC,
  * and hash collisions: the id itself is compared).
  */
 PG_FUNCTION_INFO_V1(ft_get);
@@ -244,7 +256,7 @@ ft_get(PG_FUNCTION_ARGS)
 							  GetActiveSnapshot(), keybin))
 			continue;
 
-		values[0] = PointerGetDatum(idtext);
+		values[0] = CStringGetTextDatum(key_to_text(index, key));
 		values[1] = PointerGetDatum(vector_array(fd.vector, info->dimensions));
 		values[2] = CStringGetTextDatum(fd.segno == 0 ? "mutable" :
 										psprintf("segment %d", fd.segno));

@@ -32,6 +32,7 @@
 #include "access/relation.h"
 #include "access/relscan.h"
 #include "access/tableam.h"
+#include "executor/tuptable.h"
 #include "catalog/index.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -70,6 +71,9 @@ typedef struct VerifyState
 	int64		ndocs;
 	int64		maxdocs;
 	VerifyDoc **bytid;			/* the same, sorted by heap TID */
+	KeymapEntry *entries;		/* the keymap, read first */
+	int64		nentries;
+	int64		maxentries;
 	int32		cur_segno;
 
 	int64		heap_rows;
@@ -163,7 +167,55 @@ find_docid(VerifyState *vs, uint64 docid)
 	return NULL;
 }
 
-/* KeymapForEach callback: is the entry backed by a live doc? */
+/* KeymapForEach callback: keep the entry */
+static void
+collect_entry(const KeymapEntry *entry, void *arg)
+{
+	VerifyState *vs = (VerifyState *) arg;
+
+	if (vs->nentries >= vs->maxentries)
+	{
+		vs->maxentries = Max(1024, vs->maxentries * 2);
+		vs->entries = vs->entries == NULL ?
+			MemoryContextAllocHuge(CurrentMemoryContext, sizeof(KeymapEntry) * vs->maxentries) :
+			repalloc_huge(vs->entries, sizeof(KeymapEntry) * vs->maxentries);
+	}
+	vs->entries[vs->nentries++] = *entry;
+}
+
+/* Does the keymap have this doc's entry now? */
+static bool
+entry_exists(VerifyState *vs, const SegvecDocInfo *doc)
+{
+	KeymapEntry *entries;
+	int			n = KeymapLookup(vs->index, doc->key_hash, &entries);
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (entries[i].docid == doc->docid)
+			return true;
+	return false;
+}
+
+/* Does the snapshot see the heap row (or its HOT chain) at tid? */
+static bool
+row_visible(VerifyState *vs, const ItemPointerData *tid, Snapshot snapshot)
+{
+	IndexFetchTableData *fetch = table_index_fetch_begin(vs->heap);
+	TupleTableSlot *slot = table_slot_create(vs->heap, NULL);
+	ItemPointerData t = *tid;
+	bool		call_again = false;
+	bool		all_dead = false;
+	bool		found;
+
+	found = table_index_fetch_tuple(fetch, &t, snapshot, slot, &call_again,
+									&all_dead);
+	ExecDropSingleTupleTableSlot(slot);
+	table_index_fetch_end(fetch);
+	return found;
+}
+
+/* Is the entry backed by a live doc? */
 static void
 check_entry(const KeymapEntry *entry, void *arg)
 {
@@ -323,8 +375,17 @@ ft_verify(PG_FUNCTION_ARGS)
 							   vs.repair);
 	vs.info = palloc(sizeof(SegvecMetaInfo));
 
-	/* the docs every live segment holds; the compaction lock keeps it still */
+	/*
+	 * The snapshot first: a row it sees committed before it, so its doc was
+	 * appended before we collect the docs.  Then, under the compaction lock
+	 * (no compaction, snapshot or VACUUM moves or removes anything), the
+	 * keymap before the docs: an insert appends its doc before its entry,
+	 * so an entry we read has its doc among those we collect after.
+	 */
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
 	LockPage(vs.index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+	if (SegvecIndexHasKey(vs.index))
+		KeymapForEach(vs.index, collect_entry, &vs);
 	SegvecGetMetaInfo(vs.index, vs.info);
 	if (vs.info->dimensions > 0)
 	{
@@ -365,12 +426,21 @@ ft_verify(PG_FUNCTION_ARGS)
 	/* keymap entries against docs, and docs without an entry */
 	if (SegvecIndexHasKey(vs.index))
 	{
-		KeymapForEach(vs.index, check_entry, &vs);
+		for (i = 0; i < vs.nentries; i++)
+			check_entry(&vs.entries[i], &vs);
 		for (i = 0; i < vs.ndocs; i++)
 		{
 			VerifyDoc  *d = &vs.docs[i];
 
-			if ((d->doc.flags & SEGVEC_DOC_HAS_KEY) && !d->has_entry)
+			/*
+			 * A doc whose entry is not there yet: its insert may still be
+			 * adding it (look again), or it may have been cut short by a
+			 * crash, which only leaves rows that never committed: count
+			 * only docs of rows the snapshot sees.
+			 */
+			if ((d->doc.flags & SEGVEC_DOC_HAS_KEY) && !d->has_entry &&
+				!entry_exists(&vs, &d->doc) &&
+				row_visible(&vs, &d->doc.heaptid, snapshot))
 			{
 				vs.missing_entries++;
 				example(&vs, "doc id " UINT64_FORMAT " has no keymap entry",
@@ -398,7 +468,6 @@ ft_verify(PG_FUNCTION_ARGS)
 	if (vs.ndocs > 1)
 		qsort(vs.bytid, vs.ndocs, sizeof(VerifyDoc *), tid_cmp);
 
-	snapshot = RegisterSnapshot(GetTransactionSnapshot());
 	vs.scan = index_beginscan(vs.heap, vs.index, snapshot, 0, 1);
 	ScanKeyEntryInitialize(&vs.orderby, 0, 1, SEGVEC_ORDERBY_STRATEGY,
 						   InvalidOid, InvalidOid, InvalidOid, (Datum) 0);

@@ -77,12 +77,13 @@ CREATE FUNCTION ft.similar(index regclass, key text, k int DEFAULT 10)
 	AS $$
 DECLARE
 	v real[];
+	canon text;
 	tbl regclass;
 	idcol name;
 	veccol name;
 	op text;
 BEGIN
-	SELECT g.vector INTO v FROM ft.get(index, key) g;
+	SELECT g.id, g.vector INTO canon, v FROM ft.get(index, key) g;
 	IF v IS NULL THEN
 		RETURN;
 	END IF;
@@ -99,6 +100,6 @@ BEGIN
 		'WHERE t.%1$I::text IS DISTINCT FROM $2 '
 		'ORDER BY t.%2$I %3$s $1 LIMIT $3',
 		idcol, veccol, op, tbl)
-		USING v, key, k;
+		USING v, canon, k;
 END
 $$;
