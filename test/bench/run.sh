@@ -1,0 +1,462 @@
+#!/usr/bin/env bash
+# run.sh: what "make bench" runs -- the Fashion-MNIST benchmark of issue 3.
+#
+# As root: install missing packages, build and install segvec, then in a
+# throwaway cluster (pg_virtualenv, as the postgres user,
+# shared_preload_libraries=segvec, shared_buffers=2GB so that everything
+# measured stays in memory):
+#
+#   - load the 60,000 training images (784-dim real[]) and the test images;
+#   - exact top-10 ground truth for 1,000 test queries by sequential scan,
+#     cached in $BENCH_CACHE (default /var/tmp/segvec-bench) for later runs;
+#   - segvec: CREATE INDEX time, index size, peak memory of the building
+#     backend (bench.py polls /proc/<pid>/status); recall@10 over all
+#     queries and single-client QPS (pgbench -M prepared) for ef_search in
+#     10 20 40 80 160 320;
+#   - 10,000 single-row INSERTs and 10,000 UPDATEs of a non-vector column,
+#     each its own transaction (pgbench -c 1), into the indexed table and
+#     into an identical table without a vector index; then QPS at
+#     ef_search 40 after those writes, and for segvec ft.compact's time and
+#     QPS after it;
+#   - the same for a pgvector HNSW index (m 16, ef_construction 64) on a
+#     vector(784) column when the server has the "vector" extension, and the
+#     ratio segvec/pgvector for each figure (skipped without pgvector);
+#   - prints one report (bench.py report), with the targets of issue 3.
+#
+# Takes about 7 minutes on an idle 2-CPU machine once the ground truth is
+# cached (the first run adds 2-3 minutes for it).
+#
+# Knobs (environment):
+#   BENCH_ROWS (60000), BENCH_QUERIES (1000), BENCH_WRITES (10000)
+#   BENCH_QPS_TX      k-NN statements per ef_search value and run (BENCH_QUERIES)
+#   BENCH_QPS_RUNS    runs per ef_search value, best one reported (2)
+#   BENCH_AFTER_QUERIES  queries for the searches after the writes (200)
+#   BENCH_EF          ef_search values ("10 20 40 80 160 320")
+#   BENCH_SHARED_BUFFERS (2GB)
+#   BENCH_MWM         maintenance_work_mem (1GB: one graph segment)
+#   BENCH_PARALLEL_WORKERS  max_parallel_maintenance_workers (0: each build
+#                     runs in one backend, so its memory is the build's)
+#   BENCH_PGVECTOR    auto | off
+#   BENCH_SEGVEC_INCLUDE_ID  1: the segvec index gets INCLUDE (id)
+#   BENCH_CACHE       ground-truth cache directory (/var/tmp/segvec-bench)
+set -euo pipefail
+
+rows=${BENCH_ROWS:-60000}
+nq=${BENCH_QUERIES:-1000}
+nw=${BENCH_WRITES:-10000}
+qtx=${BENCH_QPS_TX:-$nq}
+qruns=${BENCH_QPS_RUNS:-2}
+nafter=${BENCH_AFTER_QUERIES:-200}
+[ "$nafter" -gt "$nq" ] && nafter=$nq
+efs=${BENCH_EF:-10 20 40 80 160 320}
+sb=${BENCH_SHARED_BUFFERS:-2GB}
+mwm=${BENCH_MWM:-1GB}
+pw=${BENCH_PARALLEL_WORKERS:-0}
+use_pgvector=${BENCH_PGVECTOR:-auto}
+include_id=${BENCH_SEGVEC_INCLUDE_ID:-0}
+cache=${BENCH_CACHE:-/var/tmp/segvec-bench}
+dim=784
+idbase=100000 # inserted rows get ids idbase + test-image number
+
+# --- inside the throwaway cluster, as postgres -------------------------------
+if [ "${1:-}" = --inside ]; then
+	cd "$(dirname "${BASH_SOURCE[0]}")"
+	psql() { command psql -X -q -v ON_ERROR_STOP=1 -P pager=off "$@"; }
+	val() { psql -At -c "$1"; }
+	results=$PWD/results.tsv
+	: >"$results"
+	put() { printf '%s\t%s\n' "$1" "$2" >>"$results"; }
+	calc() { awk "BEGIN { printf \"%.${2:-3}f\", $1 }"; }
+	elapsed() { calc "$(date +%s.%N) - $1"; }
+	say() { printf '[%5.0f s] %s\n' "$(elapsed "$t_start")" "$*" >&2; }
+	t_start=$(date +%s.%N)
+
+	ntest=$((nq > nw ? nq : nw))
+	put rows "$rows"; put queries "$nq"; put writes "$nw"; put dim "$dim"
+	put qps_tx "$qtx"; put qps_runs "$qruns"; put after_queries "$nafter"; put ef_list "$efs"
+	put server_version "$(val 'SELECT version()' | sed 's/ on x86_64.*//; s/, compiled by.*//')"
+	put cpu "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+	put ncpu "$(nproc)"
+	put load_start "$(cut -d' ' -f1-3 /proc/loadavg)"
+	put settings "$(val "SELECT string_agg(name || '=' || current_setting(name), ', ' ORDER BY ord)
+		FROM unnest(ARRAY['shared_buffers', 'maintenance_work_mem',
+			'max_parallel_maintenance_workers', 'autovacuum', 'synchronous_commit',
+			'jit', 'max_wal_size', 'checkpoint_timeout']) WITH ORDINALITY AS s(name, ord)")"
+
+	pgv=no
+	if [ "$use_pgvector" != off ] &&
+		[ "$(val "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'")" = 1 ]; then
+		pgv=yes
+	fi
+	put pgvector "$pgv"
+
+	# --- data ---------------------------------------------------------------
+	say "loading $rows training and $ntest test vectors"
+	psql -c 'CREATE EXTENSION segvec' -c 'CREATE EXTENSION pg_prewarm' \
+		-c 'CREATE TABLE train (id int PRIMARY KEY, embedding real[])' \
+		-c 'CREATE TABLE testset (qid int PRIMARY KEY, embedding real[])'
+	python3 fmnist.py train "$rows" | psql -c 'COPY train FROM STDIN'
+	python3 fmnist.py test "$ntest" | psql -c 'COPY testset FROM STDIN'
+	psql -c 'VACUUM ANALYZE train' -c 'VACUUM ANALYZE testset'
+
+	# Prewarm a table with its indexes and its TOAST table and index.
+	psql <<'SQL'
+CREATE FUNCTION bench_prewarm(t regclass) RETURNS bigint LANGUAGE sql AS $$
+	SELECT coalesce(sum(pg_prewarm(r::regclass)), 0)::bigint FROM (
+		SELECT t::oid AS r
+		UNION ALL SELECT indexrelid FROM pg_index WHERE indrelid = t
+		UNION ALL SELECT reltoastrelid FROM pg_class
+			WHERE oid = t AND reltoastrelid <> 0
+		UNION ALL SELECT i.indexrelid FROM pg_class c
+			JOIN pg_index i ON i.indrelid = c.reltoastrelid WHERE c.oid = t) s
+$$;
+SQL
+
+	# --- ground truth -------------------------------------------------------
+	fmdir=${FMNIST_DIR:-/usr/share/datasets/fashion-mnist}
+	key=$(cat "$fmdir/train-images-idx3-ubyte.gz" "$fmdir/t10k-images-idx3-ubyte.gz" |
+		md5sum | cut -c1-12)
+	gtfile=$cache/gt-fmnist-l2-$rows-$nq-$key.tsv
+	if [ -s "$gtfile" ]; then
+		put gt_source "cached from an earlier run ($gtfile)"
+		say "ground truth: cached in $gtfile"
+	else
+		# Uncompressed copies (STORAGE PLAIN) so the exact scans do not
+		# decompress every row for every query; one session per CPU.
+		say "ground truth: computing exact top-10 for $nq queries (cached afterwards)"
+		t0=$(date +%s.%N)
+		psql -c 'CREATE TABLE train_plain (id int, embedding real[])' \
+			-c 'ALTER TABLE train_plain ALTER embedding SET STORAGE PLAIN' \
+			-c "INSERT INTO train_plain SELECT id, embedding || '{}'::real[] FROM train" \
+			-c 'CREATE TABLE q_plain (qid int, embedding real[])' \
+			-c 'ALTER TABLE q_plain ALTER embedding SET STORAGE PLAIN' \
+			-c "INSERT INTO q_plain SELECT qid, embedding || '{}'::real[] FROM testset WHERE qid <= $nq" \
+			-c 'VACUUM ANALYZE train_plain' -c 'VACUUM ANALYZE q_plain' \
+			-c "SELECT pg_prewarm('train_plain')" >/dev/null
+		np=$(nproc)
+		[ "$np" -gt 4 ] && np=4
+		pids=()
+		for p in $(seq 0 $((np - 1))); do
+			psql -c 'SET max_parallel_workers_per_gather = 0' -c 'SET enable_indexscan = off' \
+				-c "\\copy (SELECT q.qid, r.ids, r.dists FROM q_plain q CROSS JOIN LATERAL (SELECT array_agg(id ORDER BY d, id) AS ids, array_agg(d ORDER BY d, id) AS dists FROM (SELECT t.id, t.embedding <-> q.embedding AS d FROM train_plain t ORDER BY 2, 1 LIMIT 11) s) r WHERE q.qid % $np = $p) TO 'gt.part$p'" &
+			pids+=($!)
+		done
+		for pid in "${pids[@]}"; do wait "$pid"; done
+		sort -n gt.part* >"$gtfile.tmp.$$"
+		mv "$gtfile.tmp.$$" "$gtfile"
+		rm -f gt.part*
+		psql -c 'DROP TABLE train_plain, q_plain'
+		put gt_source "computed in this run in $(printf %.0f "$(elapsed "$t0")") s, cached in $gtfile"
+	fi
+	psql -c 'CREATE TABLE gt (qid int PRIMARY KEY, ids int[], dists float8[])' \
+		-c "\\copy gt FROM '$gtfile'" -c 'ANALYZE gt'
+	[ "$(val 'SELECT count(*) FROM gt')" = "$nq" ] || { echo "run.sh: bad ground truth $gtfile" >&2; exit 1; }
+	ties=$(val 'SELECT count(*) FROM gt WHERE dists[10] = dists[11]')
+	sed -i "s|^gt_source\t.*|&; recall = share of the true top-10 ids returned ($ties queries with a tie at rank 10)|" "$results"
+
+	# --- tables -------------------------------------------------------------
+	# fm_X carries the vector index, plain_X is the identical table without.
+	say "creating the tables"
+	psql -c 'CREATE TABLE fm_segvec (id int PRIMARY KEY, hits int NOT NULL DEFAULT 0, embedding real[])' \
+		-c 'CREATE TABLE plain_real (id int PRIMARY KEY, hits int NOT NULL DEFAULT 0, embedding real[])' \
+		-c 'INSERT INTO fm_segvec (id, embedding) SELECT id, embedding FROM train ORDER BY id' \
+		-c 'INSERT INTO plain_real (id, embedding) SELECT id, embedding FROM train ORDER BY id' \
+		-c 'VACUUM ANALYZE fm_segvec' -c 'VACUUM ANALYZE plain_real' \
+		-c "CREATE SEQUENCE qseq MINVALUE 1 MAXVALUE $nq CYCLE"
+	if [ $pgv = yes ]; then
+		psql -c 'CREATE EXTENSION vector' \
+			-c "CREATE TABLE fm_pgvector (id int PRIMARY KEY, hits int NOT NULL DEFAULT 0, embedding vector($dim))" \
+			-c "CREATE TABLE plain_vector (id int PRIMARY KEY, hits int NOT NULL DEFAULT 0, embedding vector($dim))" \
+			-c "CREATE TABLE testset_v (qid int PRIMARY KEY, embedding vector($dim))" \
+			-c "INSERT INTO fm_pgvector (id, embedding) SELECT id, embedding::vector($dim) FROM train ORDER BY id" \
+			-c "INSERT INTO plain_vector (id, embedding) SELECT id, embedding::vector($dim) FROM train ORDER BY id" \
+			-c "INSERT INTO testset_v SELECT qid, embedding::vector($dim) FROM testset ORDER BY qid" \
+			-c 'VACUUM ANALYZE fm_pgvector' -c 'VACUUM ANALYZE plain_vector' -c 'VACUUM ANALYZE testset_v'
+		put pgvector_version "$(val "SELECT extversion FROM pg_extension WHERE extname = 'vector'")"
+	fi
+	psql -c 'DROP TABLE train'
+
+	include=
+	[ "$include_id" = 1 ] && include=' INCLUDE (id)'
+	segvec_ddl="CREATE INDEX fm_segvec_idx ON fm_segvec USING segvec (embedding vector_l2_ops)$include WITH (m = 16, ef_construction = 64)"
+	pgvector_ddl="CREATE INDEX fm_pgvector_idx ON fm_pgvector USING hnsw (embedding vector_l2_ops) WITH (m = 16, ef_construction = 64)"
+	put segvec_ddl "$segvec_ddl"
+	put pgvector_ddl "$pgvector_ddl"
+
+	methods=(segvec)
+	[ $pgv = yes ] && methods+=(pgvector)
+	declare -A tbl src guc plain
+	tbl=([segvec]=fm_segvec [pgvector]=fm_pgvector)
+	src=([segvec]=testset [pgvector]=testset_v)
+	guc=([segvec]=segvec.ef_search [pgvector]=hnsw.ef_search)
+	plain=([segvec]=plain_real [pgvector]=plain_vector)
+
+	# knn_once M EF NTX: mean latency (ms) of the prepared k-NN statement
+	# over queries 1..NTX (cycling past nq), one pgbench run
+	knn_once() {
+		local m=$1 ef=$2 ntx=$3 out lat
+		out=pgbench-knn-$m-$ef.out
+		cat >knn-$m.pgb <<EOF
+SELECT embedding AS q FROM ${src[$m]} WHERE qid = (SELECT nextval('qseq'))::int \\gset
+SELECT id FROM ${tbl[$m]} ORDER BY embedding <-> :q LIMIT 10;
+EOF
+		psql -c 'ALTER SEQUENCE qseq RESTART'
+		PGOPTIONS="${PGOPTIONS:-} -c enable_seqscan=off -c ${guc[$m]}=$ef" \
+			pgbench -n -M prepared -c 1 -t "$ntx" -r -f knn-$m.pgb >"$out" 2>&1 ||
+			{ cat "$out" >&2; exit 1; }
+		read -r _ lat < <(python3 bench.py pgbench "$out" 'ORDER BY embedding')
+		echo "$lat"
+	}
+
+	# qps EF NTX KEY: for every method, the best (lowest) mean latency of
+	# qruns runs, the methods taking turns so that both see the same
+	# background load; puts M_lat_KEY and M_qps_KEY
+	qps() {
+		local ef=$1 ntx=$2 k=$3 m rep lat
+		local -A best=()
+		for rep in $(seq "$qruns"); do
+			for m in "${methods[@]}"; do
+				lat=$(knn_once "$m" "$ef" "$ntx")
+				if [ -z "${best[$m]:-}" ] || awk "BEGIN { exit !($lat < ${best[$m]}) }"; then
+					best[$m]=$lat
+				fi
+			done
+		done
+		for m in "${methods[@]}"; do
+			put "${m}_lat_$k" "${best[$m]}"
+			put "${m}_qps_$k" "$(calc "1000 / ${best[$m]}" 1)"
+		done
+	}
+
+	# selfcheck M KEY: share of queries 1..nafter whose rank-1 row is at
+	# distance 0 (each query's own copy was inserted by the writes)
+	selfcheck() {
+		local m=$1 k=$2
+		put "${m}_$k" "$(val "SET enable_seqscan = off; SET ${guc[$m]} = 40;
+			SELECT round(avg((r.d = 0)::int), 4) FROM ${src[$m]} q CROSS JOIN LATERAL
+				(SELECT t.embedding <-> q.embedding AS d FROM ${tbl[$m]} t
+				 ORDER BY t.embedding <-> q.embedding LIMIT 1) r
+			WHERE q.qid <= $nafter" | tail -1)"
+	}
+
+	# segvec's own view of the index (when this build has ft.info / ft.jobs)
+	has_info=$(val "SELECT to_regprocedure('ft.info(regclass)') IS NOT NULL")
+	has_jobs=$(val "SELECT to_regclass('ft.jobs') IS NOT NULL")
+	put segvec_background "$([ "$has_jobs" = t ] && val 'SELECT ft.background_enabled()' || echo n/a)"
+	segvec_state() {
+		[ "$has_info" = t ] || return 0
+		put "segvec_state_$1" "$(val "SELECT format('%s segment(s), %s docs in the mutable segment, %s in graph segments, %s tombstones',
+			num_segments, mutable_docs, immutable_docs, tombstones) FROM ft.info('fm_segvec_idx')")"
+	}
+	# drain_bg KEY: wait (up to 10 minutes) until no segvec background job is
+	# pending or running; puts segvec_bg_KEY, the seconds waited
+	drain_bg() {
+		[ "$has_jobs" = t ] || return 0
+		local t0 n
+		t0=$(date +%s.%N)
+		n=$(val 'SELECT count(*) FROM ft.jobs')
+		[ "$n" = 0 ] && { put "segvec_bg_$1" 0; return 0; }
+		while n=$(val 'SELECT count(*) FROM ft.jobs') && [ "$n" != 0 ]; do
+			if awk "BEGIN { exit !($(elapsed "$t0") > 600) }"; then
+				echo "run.sh: segvec background jobs still running after 600 s" >&2
+				break
+			fi
+			sleep 0.1
+		done
+		put "segvec_bg_$1" "$(elapsed "$t0")"
+	}
+
+	# --- build ----------------------------------------------------------------
+	for m in "${methods[@]}"; do
+		ddl_var=${m}_ddl
+		say "$m: CREATE INDEX"
+		psql -c CHECKPOINT
+		out=$(psql <<SQL
+SELECT pg_backend_pid() AS pid \gset
+\setenv BENCH_PID :pid
+\! python3 bench.py memwatch start "\$BENCH_PID" mem-$m.out
+SELECT clock_timestamp() AS t0 \gset
+${!ddl_var};
+SELECT extract(epoch FROM clock_timestamp() - :'t0'::timestamptz) AS build_s \gset
+\! python3 bench.py memwatch stop mem-$m.out >mem-$m.txt
+\echo BUILD_S :build_s
+SQL
+)
+		put "${m}_build_s" "$(sed -n 's/^BUILD_S //p' <<<"$out")"
+		read -r anon hwm _ samples <mem-$m.txt
+		put "${m}_build_anon_mb" "$(calc "$anon / 1024" 1)"
+		put "${m}_build_hwm_mb" "$(calc "$hwm / 1024" 1)"
+		put "${m}_index_mb" "$(val "SELECT pg_relation_size('${tbl[$m]}_idx') / 1048576.0")"
+		put "${m}_table_mb" "$(val "SELECT pg_table_size('${tbl[$m]}') / 1048576.0")"
+		say "$m: built in $(sed -n 's/^BUILD_S //p' <<<"$out") s ($samples memory samples)"
+	done
+	segvec_state build
+
+	# --- search ---------------------------------------------------------------
+	for m in "${methods[@]}"; do
+		psql -c "SELECT bench_prewarm('${tbl[$m]}'), bench_prewarm('${src[$m]}')" >/dev/null
+		plan=$(psql -At <<SQL | grep -m1 'Scan' | sed 's/^[ ->]*//'
+SET plan_cache_mode = force_generic_plan;
+PREPARE knn AS SELECT id FROM ${tbl[$m]} ORDER BY embedding <-> \$1 LIMIT 10;
+SELECT embedding AS q FROM ${src[$m]} WHERE qid = 1 \gset
+EXPLAIN (COSTS OFF) EXECUTE knn(:'q');
+SQL
+)
+		put "${m}_plan" "${plan:-no scan node?}"
+	done
+	psql -c "SELECT bench_prewarm('gt')" >/dev/null
+	for ef in $efs; do
+		for m in "${methods[@]}"; do
+			say "$m: ef_search = $ef: recall"
+			read -r recall minrows < <(val "SET enable_seqscan = off; SET ${guc[$m]} = $ef;
+				SELECT round(avg((SELECT count(*) FROM unnest(r.ids) x
+						WHERE x = ANY (g.ids[1:10]))::numeric / 10), 4),
+					min(coalesce(cardinality(r.ids), 0))
+				FROM ${src[$m]} q JOIN gt g USING (qid)
+				CROSS JOIN LATERAL (SELECT array_agg(id) AS ids FROM
+					(SELECT t.id FROM ${tbl[$m]} t ORDER BY t.embedding <-> q.embedding
+					 LIMIT 10) s) r
+				WHERE q.qid <= $nq" | tail -1 | tr '|' ' ')
+			put "${m}_recall_$ef" "$recall"
+			[ "$minrows" = 10 ] || put "${m}_short_$ef" "$minrows"
+		done
+		say "ef_search = $ef: QPS"
+		qps "$ef" "$qtx" "$ef"
+	done
+
+	# --- writes ---------------------------------------------------------------
+	# Each write figure is taken right after a CHECKPOINT, so every table
+	# starts alike (full-page images on first touch); max_wal_size and
+	# checkpoint_timeout are large so no checkpoint falls inside a run.
+	# segvec's background jobs (compaction once the mutable segment passes
+	# segvec.compact_threshold) may run during its own runs, as they would in
+	# use; they are drained before the next run starts, and the wait is
+	# reported.
+	writes() {
+		local t=$1 s=$2 k=$3 out tps
+		say "$t: $nw INSERTs"
+		psql -c "CREATE SEQUENCE ins_$t" -c CHECKPOINT
+		cat >ins-$t.pgb <<EOF
+INSERT INTO $t (id, embedding) SELECT $idbase + qid, embedding FROM $s WHERE qid = (SELECT nextval('ins_$t'))::int;
+EOF
+		out=pgbench-ins-$t.out
+		pgbench -n -M prepared -c 1 -t "$nw" -f ins-$t.pgb >"$out" 2>&1 || { cat "$out" >&2; exit 1; }
+		read -r tps _ < <(python3 bench.py pgbench "$out" -)
+		[ "$(val "SELECT count(*) FROM $t WHERE id > $idbase")" = "$nw" ] ||
+			{ echo "run.sh: $t: inserts missing" >&2; exit 1; }
+		put "${k}insert_s" "$(calc "$nw / $tps")"
+		put "${k}insert_rps" "$tps"
+	}
+	updates() {
+		local t=$1 k=$2 out tps
+		say "$t: $nw UPDATEs"
+		psql -c CHECKPOINT
+		cat >upd-$t.pgb <<EOF
+\\set id random(1, $rows)
+UPDATE $t SET hits = hits + 1 WHERE id = :id;
+EOF
+		out=pgbench-upd-$t.out
+		pgbench -n -M prepared -c 1 -t "$nw" --random-seed=4242 -f upd-$t.pgb >"$out" 2>&1 ||
+			{ cat "$out" >&2; exit 1; }
+		read -r tps _ < <(python3 bench.py pgbench "$out" -)
+		put "${k}update_s" "$(calc "$nw / $tps")"
+		put "${k}update_rps" "$tps"
+		sleep 0.5 # let the pgbench backend's statistics reach shared memory
+		put "${k}update_hot_pct" "$(val "SELECT round(100.0 * n_tup_hot_upd / nullif(n_tup_upd, 0), 1)
+			FROM pg_stat_user_tables WHERE relid = '$t'::regclass")"
+	}
+	for m in "${methods[@]}"; do
+		writes "${plain[$m]}" "${src[$m]}" "${m}_plain_"
+		writes "${tbl[$m]}" "${src[$m]}" "${m}_"
+		[ "$m" = segvec ] && { drain_bg after_insert; segvec_state insert; }
+	done
+	for m in "${methods[@]}"; do
+		updates "${plain[$m]}" "${m}_plain_"
+		updates "${tbl[$m]}" "${m}_"
+		[ "$m" = segvec ] && { drain_bg after_update; segvec_state update; }
+		for w in insert update; do
+			put "${m}_${w}_vs_plain" "$(calc "$(sed -n "s/^${m}_${w}_s\t//p" "$results") / $(sed -n "s/^${m}_plain_${w}_s\t//p" "$results")" 4)"
+		done
+	done
+
+	# --- search after the writes ------------------------------------------------
+	for m in "${methods[@]}"; do
+		say "$m: search after the writes"
+		psql -c "SELECT bench_prewarm('${tbl[$m]}')" >/dev/null
+		selfcheck "$m" after_self
+	done
+	qps 40 "$nafter" after
+	say "segvec: ft.compact"
+	read -r csec cdocs < <(psql -At <<'SQL' | tail -1 | tr '|' ' '
+SELECT clock_timestamp() AS t0 \gset
+SELECT c.docs_compacted AS docs FROM ft.compact('fm_segvec_idx') c \gset
+SELECT extract(epoch FROM clock_timestamp() - :'t0'::timestamptz), :docs;
+SQL
+)
+	put segvec_compact_s "$csec"
+	put segvec_compact_docs "$cdocs"
+	drain_bg after_compact
+	segvec_state compact
+	psql -c "SELECT bench_prewarm('fm_segvec')" >/dev/null
+	selfcheck segvec after_compact_self
+	saved=("${methods[@]}")
+	methods=(segvec)
+	qps 40 "$nafter" after_compact
+	methods=("${saved[@]}")
+
+	put load_end "$(cut -d' ' -f1-3 /proc/loadavg)"
+	put total_s "$(printf %.0f "$(elapsed "$t_start")")"
+	say "done"
+	echo
+	python3 bench.py report "$results"
+	exit 0
+fi
+
+# --- as root: set up, build, install, start the cluster ----------------------
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$here"
+
+if [ "$(id -u)" != 0 ]; then
+	echo "run.sh: run as root (it installs packages and the extension," \
+		"then runs the benchmark as postgres)" >&2
+	exit 1
+fi
+for n in "$rows" "$nq" "$nw" "$qtx" "$qruns" "$nafter"; do
+	case $n in '' | *[!0-9]*) echo "run.sh: sizes must be integers" >&2; exit 1 ;; esac
+done
+if [ "$rows" -lt 11 ] || [ "$rows" -gt 60000 ] || [ "$nq" -lt 1 ] || [ "$nq" -gt 10000 ] ||
+	[ "$nw" -lt 1 ] || [ "$nw" -gt 10000 ]; then
+	echo "run.sh: BENCH_ROWS must be 11..60000, BENCH_QUERIES and BENCH_WRITES 1..10000" >&2
+	exit 1
+fi
+
+export LANG=C.UTF-8 LC_ALL=C.UTF-8
+
+bash test/setup.sh
+make -j"$(nproc)"
+make install
+
+mkdir -p "$cache"
+chown postgres: "$cache"
+
+# The postgres user may not be able to enter the checkout: run from a copy.
+work=$(mktemp -d /tmp/segvec-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cp test/bench/run.sh test/bench/bench.py test/fmnist.py "$work"/
+chmod 755 "$work"
+chown -R postgres:postgres "$work"
+cd "$work"
+
+runuser -u postgres -- env BENCH_ROWS="$rows" BENCH_QUERIES="$nq" BENCH_WRITES="$nw" \
+	BENCH_QPS_TX="$qtx" BENCH_QPS_RUNS="$qruns" BENCH_AFTER_QUERIES="$nafter" BENCH_EF="$efs" BENCH_PGVECTOR="$use_pgvector" \
+	BENCH_SEGVEC_INCLUDE_ID="$include_id" BENCH_CACHE="$cache" \
+	pg_virtualenv -v 15 \
+	-o shared_preload_libraries=segvec \
+	-o shared_buffers="$sb" \
+	-o maintenance_work_mem="$mwm" \
+	-o max_parallel_maintenance_workers="$pw" \
+	-o autovacuum=off \
+	-o jit=off \
+	-o max_wal_size=20GB \
+	-o checkpoint_timeout=1h \
+	bash "$work/run.sh" --inside
