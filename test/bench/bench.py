@@ -242,8 +242,9 @@ def report(path):
       "prepared" % r.get("queries"))
     w("    SELECT id FROM t ORDER BY embedding <-> $1 LIMIT 10  "
       "(pgbench -M prepared -c 1, %s tx;" % r.get("qps_tx"))
-    w("    best of %s runs, the two indexes taking turns) [2]"
-      % r.get("qps_runs"))
+    w("    best of %s run(s)%s) [2]"
+      % (r.get("qps_runs"),
+         ", the two indexes taking turns" if pgv else ""))
     w(head)
     for ef in efs:
         row("ef_search = %-4d recall@10" % ef, "recall_%d" % ef, 4)
@@ -360,7 +361,12 @@ def report(path):
       "primary key, in")
     w("    id order; updates set hits = hits + 1 on random ids (same seed "
       "for every table).")
-    w("    synchronous_commit = on: each transaction waits for its WAL flush.")
+    if "synchronous_commit=off" in r.get("settings", ""):
+        w("    synchronous_commit = off: no transaction waits for its WAL "
+          "flush.")
+    else:
+        w("    synchronous_commit = on: each transaction waits for its WAL "
+          "flush.")
     w("[4] the %s inserted rows are the test images, so each query's own "
       "copy is now in the table" % nw)
     w("    at distance 0; \"own copy found\" checks that freshly inserted "

@@ -33,6 +33,8 @@
 #   BENCH_AFTER_QUERIES  queries for the searches after the writes (200)
 #   BENCH_EF          ef_search values ("10 20 40 80 160 320")
 #   BENCH_SHARED_BUFFERS (2GB)
+#   BENCH_SYNC_COMMIT synchronous_commit (on; off takes the WAL flush of each
+#                     single-row transaction out of the write figures)
 #   BENCH_MWM         maintenance_work_mem (1GB: one graph segment)
 #   BENCH_PARALLEL_WORKERS  max_parallel_maintenance_workers (0: each build
 #                     runs in one backend, so its memory is the build's)
@@ -50,6 +52,7 @@ nafter=${BENCH_AFTER_QUERIES:-200}
 [ "$nafter" -gt "$nq" ] && nafter=$nq
 efs=${BENCH_EF:-10 20 40 80 160 320}
 sb=${BENCH_SHARED_BUFFERS:-2GB}
+sync=${BENCH_SYNC_COMMIT:-on}
 mwm=${BENCH_MWM:-1GB}
 pw=${BENCH_PARALLEL_WORKERS:-0}
 use_pgvector=${BENCH_PGVECTOR:-auto}
@@ -456,6 +459,7 @@ runuser -u postgres -- env BENCH_ROWS="$rows" BENCH_QUERIES="$nq" BENCH_WRITES="
 	-o maintenance_work_mem="$mwm" \
 	-o max_parallel_maintenance_workers="$pw" \
 	-o autovacuum=off \
+	-o synchronous_commit="$sync" \
 	-o jit=off \
 	-o max_wal_size=20GB \
 	-o checkpoint_timeout=1h \
