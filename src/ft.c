@@ -62,6 +62,27 @@ SegvecOpenIndex(Oid relid, LOCKMODE lockmode, bool owner)
 }
 
 /*
+ * SegvecIndexGetHeap: the table of index relid, after checking that relid
+ * is an index at all (so a table or a bad OID gets a clear error, not a
+ * cache lookup failure).  The segvec check comes with SegvecOpenIndex.
+ */
+Oid
+SegvecIndexGetHeap(Oid relid)
+{
+	char		relkind = get_rel_relkind(relid);
+
+	if (relkind == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("relation with OID %u does not exist", relid)));
+	if (relkind != RELKIND_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a segvec index", get_rel_name(relid))));
+	return IndexGetRelation(relid, false);
+}
+
+/*
  * ft.compact(index regclass) -> (docs_compacted bigint,
  *	 segments_created int, segments_merged int)
  *
@@ -87,7 +108,7 @@ ft_compact(PG_FUNCTION_ARGS)
 		elog(ERROR, "return type must be a row type");
 
 	/* the table first, as everything else locks it before its indexes */
-	heap = relation_open(IndexGetRelation(relid, false), AccessShareLock);
+	heap = relation_open(SegvecIndexGetHeap(relid), AccessShareLock);
 	index = SegvecOpenIndex(relid, RowExclusiveLock, true);
 
 	SegvecCompact(index, &stats);

@@ -159,7 +159,7 @@ open_keyed_index(Oid relid, Relation *heap)
 {
 	Relation	index;
 
-	*heap = relation_open(IndexGetRelation(relid, false), AccessShareLock);
+	*heap = relation_open(SegvecIndexGetHeap(relid), AccessShareLock);
 	index = SegvecOpenIndex(relid, AccessShareLock, false);
 	if (!SegvecIndexHasKey(index))
 		ereport(ERROR,
@@ -427,7 +427,7 @@ ft_snapshot(PG_FUNCTION_ARGS)
 	KeymapBucketStat *bstats = palloc(sizeof(KeymapBucketStat) * SEGVEC_KEYMAP_BUCKETS);
 	uint32		epoch;
 
-	heap = relation_open(IndexGetRelation(relid, false), AccessShareLock);
+	heap = relation_open(SegvecIndexGetHeap(relid), AccessShareLock);
 	index = SegvecOpenIndex(relid, RowExclusiveLock, true);
 	SegvecKeymapSnapshot(index);
 	KeymapBucketStats(index, bstats, &epoch);

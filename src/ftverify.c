@@ -370,7 +370,7 @@ ft_verify(PG_FUNCTION_ARGS)
 	memset(&vs, 0, sizeof(vs));
 	vs.repair = PG_GETARG_BOOL(1);
 	vs.search_limit = PG_ARGISNULL(2) ? PG_INT64_MAX : PG_GETARG_INT64(2);
-	vs.heap = relation_open(IndexGetRelation(relid, false), AccessShareLock);
+	vs.heap = relation_open(SegvecIndexGetHeap(relid), AccessShareLock);
 	vs.index = SegvecOpenIndex(relid, vs.repair ? RowExclusiveLock : AccessShareLock,
 							   vs.repair);
 	vs.info = palloc(sizeof(SegvecMetaInfo));
@@ -540,7 +540,7 @@ ft_stage_phantom(PG_FUNCTION_ARGS)
 				 errmsg("ft._stage_phantom is a test hook"),
 				 errhint("Set segvec.enable_test_hooks to use it.")));
 
-	heap = relation_open(IndexGetRelation(relid, false), AccessShareLock);
+	heap = relation_open(SegvecIndexGetHeap(relid), AccessShareLock);
 	index = SegvecOpenIndex(relid, RowExclusiveLock, true);
 	typid = TupleDescAttr(RelationGetDescr(index), 1)->atttypid;
 	getTypeInputInfo(typid, &infunc, &ioparam);

@@ -89,9 +89,13 @@ extern void HnswBuilderFree(HnswBuilder *builder);
 
 typedef struct GraphScan GraphScan;
 
+/* a segment of at most ef_search * M * this many docs is scored exactly */
+#define SEGVEC_EXACT_FACTOR		16
+
 extern GraphScan *GraphScanBegin(Relation index, const SegvecSegment *seg,
 								 SegvecMetric metric, int dim,
-								 const float *query, int ef_search);
+								 const float *query, int ef_search,
+								 int64 exact_limit);
 extern bool GraphScanNext(GraphScan *gs, double *distance,
 						  ItemPointer heaptid);
 extern void GraphScanEnd(GraphScan *gs);

@@ -6,8 +6,8 @@
  *
  * The algorithms are those of Malkov & Yashunin (2016/2018): INSERT
  * (algorithm 1) with SEARCH-LAYER (algorithm 2) and the neighbour selection
- * heuristic SELECT-NEIGHBORS-HEURISTIC (algorithm 4, without extending the
- * candidates or keeping pruned connections).  Level assignment uses
+ * heuristic SELECT-NEIGHBORS-HEURISTIC (algorithm 4, keeping pruned
+ * connections, without extending the candidates).  Level assignment uses
  * mL = 1 / ln(M).  Layer 0 keeps up to 2*M neighbours, the others M.
  *
  * The builder holds every vector in memory; callers bound the number of
@@ -64,8 +64,10 @@ struct HnswBuilder
 	/* scratch space of the insertion, reused */
 	GraphHeap	cand;
 	GraphHeap	result;
+	float	   *extra;			/* ip: each doc's extra coordinate */
 	GraphCand   *found;
 	GraphCand   *selected;
+	uint32	   *pruned;			/* candidates the heuristic set aside */
 };
 
 /* ----------------
@@ -73,13 +75,34 @@ struct HnswBuilder
  * ----------------
  */
 
-/* distance for navigation: NaN (zero vector with cosine) counts as farthest */
+/*
+ * Distance between two stored docs, for building.  NaN (a zero vector with
+ * cosine) counts as farthest.
+ *
+ * Inner product is not a metric (a vector is not its own nearest
+ * neighbour), which hurts a graph built on it.  So for ip the graph is built
+ * on the usual reduction of maximum inner product search to Euclidean search
+ * (Bachrach et al., "Speeding up the Xbox recommender system using a
+ * Euclidean transformation for inner-product spaces", RecSys 2014): each
+ * vector x gets one more coordinate sqrt(N^2 - |x|^2), N the largest norm,
+ * and neighbours are chosen by squared L2 between the extended vectors.  A
+ * query q extended with 0 is at squared L2 |q|^2 + N^2 - 2 q.x from x, which
+ * orders docs exactly as -q.x does, so searches use the ip distance itself.
+ */
 static inline double
-node_distance(HnswBuilder *b, const float *q, uint32 id)
+node_distance(HnswBuilder *b, uint32 a, uint32 c)
 {
-	double		d = SegvecDistance(b->metric, q, b->vectors + (Size) id * b->dim,
-								   b->dim);
+	const float *va = b->vectors + (Size) a * b->dim;
+	const float *vc = b->vectors + (Size) c * b->dim;
+	double		d;
 
+	if (b->metric == SEGVEC_METRIC_IP)
+	{
+		double		e = (double) b->extra[a] - b->extra[c];
+
+		return (double) SegvecL2SquaredKernel(va, vc, b->dim) + e * e;
+	}
+	d = SegvecDistance(b->metric, va, vc, b->dim);
 	return isnan(d) ? get_float8_infinity() : d;
 }
 
@@ -116,7 +139,7 @@ set_count(HnswBuilder *b, uint32 id, int layer, int count)
  * entry points, into b->found (sorted ascending); returns their count.
  */
 static int
-search_layer(HnswBuilder *b, const float *q, GraphCand *eps, int nep, int ef,
+search_layer(HnswBuilder *b, uint32 q, GraphCand *eps, int nep, int ef,
 			 int layer)
 {
 	GraphHeap   *cand = &b->cand;
@@ -188,17 +211,17 @@ select_neighbors(HnswBuilder *b, GraphCand *cands, int ncands, int max,
 				 uint32 *out)
 {
 	int			nout = 0;
+	int			npruned = 0;
 	int			i,
 				j;
 
 	for (i = 0; i < ncands && nout < max; i++)
 	{
-		const float *v = b->vectors + (Size) cands[i].id * b->dim;
 		bool		good = true;
 
 		for (j = 0; j < nout; j++)
 		{
-			if (node_distance(b, v, out[j]) < cands[i].distance)
+			if (node_distance(b, cands[i].id, out[j]) < cands[i].distance)
 			{
 				good = false;
 				break;
@@ -206,7 +229,17 @@ select_neighbors(HnswBuilder *b, GraphCand *cands, int ncands, int max,
 		}
 		if (good)
 			out[nout++] = cands[i].id;
+		else
+			b->pruned[npruned++] = cands[i].id;
 	}
+
+	/*
+	 * keepPrunedConnections: fill what is left with the nearest pruned
+	 * candidates.  More links, better connected graphs (fewer nodes that
+	 * searches cannot reach), for a little more search work.
+	 */
+	for (i = 0; i < npruned && nout < max; i++)
+		out[nout++] = b->pruned[i];
 	return nout;
 }
 
@@ -221,7 +254,6 @@ add_link(HnswBuilder *b, uint32 e, uint32 q, double dist_eq, int layer)
 				max,
 				i;
 	uint32	   *nbrs = neighbors(b, e, layer, &count, &max);
-	const float *ev;
 	GraphCand   *cands = b->selected;
 	uint32		kept[2 * SEGVEC_MAX_M];
 	int			nkept;
@@ -233,11 +265,10 @@ add_link(HnswBuilder *b, uint32 e, uint32 q, double dist_eq, int layer)
 		return;
 	}
 
-	ev = b->vectors + (Size) e * b->dim;
 	for (i = 0; i < count; i++)
 	{
 		cands[i].id = nbrs[i];
-		cands[i].distance = node_distance(b, ev, nbrs[i]);
+		cands[i].distance = node_distance(b, e, nbrs[i]);
 	}
 	cands[count].id = q;
 	cands[count].distance = dist_eq;
@@ -310,6 +341,7 @@ HnswBuilderCreate(SegvecMetric metric, int dim, int m, int ef_construction,
 	cand_heap_init(&b->result, Max(ef_construction, b->m0) + 2, true);
 	b->found = palloc(sizeof(GraphCand) * (Max(ef_construction, b->m0) + 2));
 	b->selected = palloc(sizeof(GraphCand) * (b->m0 + 2));
+	b->pruned = palloc(sizeof(uint32) * (Max(ef_construction, b->m0) + 2));
 
 	MemoryContextSwitchTo(oldctx);
 	return b;
@@ -357,7 +389,6 @@ insert_node(HnswBuilder *b, uint32 q, GraphCand *eps)
 {
 	int			level;
 	int			layer;
-	const float *qv = b->vectors + (Size) q * b->dim;
 	GraphCand	ep;
 	int			neps;
 
@@ -380,7 +411,7 @@ insert_node(HnswBuilder *b, uint32 q, GraphCand *eps)
 	}
 
 	ep.id = b->entry;
-	ep.distance = node_distance(b, qv, ep.id);
+	ep.distance = node_distance(b, q, ep.id);
 
 	/* greedy descent through the layers above the new node's level */
 	for (layer = b->maxlevel; layer > level; layer--)
@@ -397,7 +428,7 @@ insert_node(HnswBuilder *b, uint32 q, GraphCand *eps)
 			changed = false;
 			for (i = 0; i < count; i++)
 			{
-				double		d = node_distance(b, qv, nbrs[i]);
+				double		d = node_distance(b, q, nbrs[i]);
 
 				if (d < ep.distance)
 				{
@@ -420,7 +451,7 @@ insert_node(HnswBuilder *b, uint32 q, GraphCand *eps)
 					i;
 		uint32	   *nbrs;
 
-		nfound = search_layer(b, qv, eps, neps, b->ef_construction, layer);
+		nfound = search_layer(b, q, eps, neps, b->ef_construction, layer);
 		nbrs = neighbors(b, q, layer, &count, &max);
 		count = select_neighbors(b, b->found, nfound, max, nbrs);
 		set_count(b, q, layer, count);
@@ -552,6 +583,24 @@ HnswBuilderFinish(HnswBuilder *b, void (*progress) (int done))
 	int			i;
 
 	sort_by_docid(b);
+
+	/* ip: the extra coordinates (see node_distance) */
+	if (b->metric == SEGVEC_METRIC_IP)
+	{
+		double		maxnorm2 = 0;
+
+		b->extra = MemoryContextAllocHuge(b->ctx, mul_size(Max(b->n, 1), sizeof(float)));
+		for (i = 0; i < b->n; i++)
+		{
+			const float *v = b->vectors + (Size) i * b->dim;
+			double		n2 = SegvecDotKernel(v, v, b->dim);
+
+			b->extra[i] = (float) n2;
+			maxnorm2 = Max(maxnorm2, n2);
+		}
+		for (i = 0; i < b->n; i++)
+			b->extra[i] = (float) sqrt(Max(maxnorm2 - b->extra[i], 0.0));
+	}
 
 	for (i = 0; i < b->n; i++)
 	{

@@ -11,9 +11,11 @@
  * runs SEARCH-LAYER (Malkov & Yashunin, algorithm 2) on layer 0 with
  * ef = segvec.ef_search.  To serve WHERE filters it can go on: every node
  * discovered stays a candidate, and each further batch finds the next ef
- * nearest nodes not yet returned.  Results always come out in
- * non-decreasing distance; a node found later that is nearer than one
- * already returned is skipped, never returned out of order.
+ * nearest nodes not yet returned, of which it returns the nearer half (the
+ * farther half waits for the next batch, which explores around it).
+ * Results always come out in non-decreasing distance; a node found later
+ * that is nearer than one already returned is skipped, never returned out
+ * of order, so a scan that reads a whole segment may miss a few docs.
  *
  * src/graphsearch.c
  *
@@ -57,6 +59,14 @@ struct GraphScan
 	int			batchpos;
 	double		last;			/* distance last returned */
 	bool		exhausted;
+	int			nbatches;		/* graph batches computed so far */
+
+	/* exact mode: every live node scored, ascending */
+	bool		exact;
+	int64		exact_limit;	/* switch to exact mode up to this size */
+	GraphCand  *ranked;
+	uint32		nranked;
+	uint32		rankpos;
 
 	char	   *nodebuf;		/* for nodes that span pages */
 	Buffer		buf;			/* pinned page, or InvalidBuffer */
@@ -287,12 +297,45 @@ GraphForEachNode(Relation index, const SegvecSegment *seg, int dim,
 }
 
 /*
+ * Exact mode: score every live node, sort, and return them in order from
+ * there on (skipping nodes already returned, and nodes nearer than the last
+ * one returned, which the graph search missed and which can no longer come
+ * in order).
+ */
+static void
+start_exact(GraphScan *gs)
+{
+	uint32		i;
+
+	gs->ranked = MemoryContextAllocHuge(CurrentMemoryContext,
+										sizeof(GraphCand) * Max(gs->seg.ndocs, 1));
+	gs->nranked = 0;
+	for (i = 0; i < gs->seg.ndocs; i++)
+	{
+		if (BIT_IS_SET(gs->tombstones, i) || BIT_IS_SET(gs->emitted, i))
+			continue;
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		gs->ranked[gs->nranked].id = i;
+		gs->ranked[gs->nranked].distance = distance_to(gs, i);
+		gs->nranked++;
+	}
+	qsort(gs->ranked, gs->nranked, sizeof(GraphCand), cand_cmp);
+	gs->rankpos = 0;
+	gs->exact = true;
+}
+
+/*
  * GraphScanBegin: start a search of the segment for the query (dim floats,
  * must stay valid during the scan), descending the upper layers at once.
+ * A segment of at most ef_search * M * SEGVEC_EXACT_FACTOR docs is scored
+ * exactly instead; and once the first graph batch is used up, a segment of
+ * at most exact_limit docs is (so filtered and long scans of it are
+ * complete and exact from there on).
  */
 GraphScan *
 GraphScanBegin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
-			   int dim, const float *query, int ef_search)
+			   int dim, const float *query, int ef_search, int64 exact_limit)
 {
 	GraphScan  *gs = palloc0(sizeof(GraphScan));
 	Size		mapbytes = (seg->ndocs + 7) / 8 + 1;
@@ -321,9 +364,21 @@ GraphScanBegin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
 	gs->found = palloc(sizeof(GraphCand) * gs->maxfound);
 	gs->batch = palloc(sizeof(GraphCand) * gs->ef);
 
+	gs->exact_limit = exact_limit;
+
 	if (seg->entry_point < 0 || seg->ndocs == 0)
 	{
 		gs->exhausted = true;
+		return gs;
+	}
+
+	/*
+	 * A small segment is cheaper to score whole than to search: a graph
+	 * search computes about ef * 2M distances anyway.
+	 */
+	if ((int64) seg->ndocs <= (int64) gs->ef * seg->m * SEGVEC_EXACT_FACTOR)
+	{
+		start_exact(gs);
 		return gs;
 	}
 
@@ -396,7 +451,8 @@ next_batch(GraphScan *gs)
 {
 	GraphHeap	result;
 	int			i,
-				keep;
+				keep,
+				nreturn;
 
 	cand_heap_init(&result, gs->ef + 1, true);
 
@@ -460,11 +516,18 @@ next_batch(GraphScan *gs)
 		}
 	}
 
-	/* sorted, the part not below what was already returned */
+	/*
+	 * Sorted, return the nearer half and keep the farther half as
+	 * candidates of the next batch: the next batch explores around them, so
+	 * a node nearer than they are is far less likely to turn up after they
+	 * were returned (it would have to be skipped).  When nothing is left to
+	 * explore, return the whole batch.
+	 */
 	qsort(result.items, result.count, sizeof(GraphCand), cand_cmp);
+	nreturn = gs->cand.count == 0 ? result.count : Max(1, result.count / 2);
 	gs->nbatch = 0;
 	gs->batchpos = 0;
-	for (i = 0; i < result.count; i++)
+	for (i = 0; i < nreturn; i++)
 	{
 		GraphCand	c = result.items[i];
 
@@ -485,30 +548,50 @@ next_batch(GraphScan *gs)
 bool
 GraphScanNext(GraphScan *gs, double *distance, ItemPointer heaptid)
 {
-	while (gs->batchpos >= gs->nbatch)
+	GraphCand	c;
+	SegvecDocInfo doc;
+
+	for (;;)
 	{
-		if (gs->exhausted)
+		if (gs->exact)
 		{
-			if (BufferIsValid(gs->buf))
-			{
-				ReleaseBuffer(gs->buf);
-				gs->buf = InvalidBuffer;
-			}
-			return false;
+			if (gs->rankpos >= gs->nranked)
+				goto done;
+			c = gs->ranked[gs->rankpos++];
+			if (BIT_IS_SET(gs->emitted, c.id) || c.distance < gs->last)
+				continue;
+			BIT_SET(gs->emitted, c.id);
+			break;
 		}
-		next_batch(gs);
+		if (gs->batchpos < gs->nbatch)
+		{
+			c = gs->batch[gs->batchpos++];
+			break;
+		}
+		if (gs->exhausted)
+			goto done;
+		if (gs->nbatches > 0 && (int64) gs->seg.ndocs <= gs->exact_limit)
+			start_exact(gs);
+		else
+		{
+			next_batch(gs);
+			gs->nbatches++;
+		}
 	}
 
-	*distance = gs->batch[gs->batchpos].distance;
-	gs->last = *distance;
-	{
-		SegvecDocInfo doc;
-
-		GraphReadDocs(gs->index, &gs->seg, gs->batch[gs->batchpos].id, 1, &doc);
-		*heaptid = doc.heaptid;
-	}
-	gs->batchpos++;
+	*distance = c.distance;
+	gs->last = c.distance;
+	GraphReadDocs(gs->index, &gs->seg, c.id, 1, &doc);
+	*heaptid = doc.heaptid;
 	return true;
+
+done:
+	if (BufferIsValid(gs->buf))
+	{
+		ReleaseBuffer(gs->buf);
+		gs->buf = InvalidBuffer;
+	}
+	return false;
 }
 
 /*

@@ -413,6 +413,7 @@ extern int	SegvecMaxBuildDocs(int dim, int m);
 
 /* ft.c */
 extern Relation SegvecOpenIndex(Oid relid, LOCKMODE lockmode, bool owner);
+extern Oid	SegvecIndexGetHeap(Oid relid);
 
 /* segvecutils.c */
 extern SegvecMetric SegvecGetMetric(Relation index);

@@ -248,7 +248,8 @@ start_scan(IndexScanDesc scan)
 													so->metric,
 													info->dimensions,
 													so->query,
-													segvec_ef_search);
+													segvec_ef_search,
+													segvec_max_scan_tuples);
 				advance_graph(so, i);
 			}
 		}

@@ -1,5 +1,9 @@
-/* The RediSearch-style API lives in schema ft */
+/*
+ * The RediSearch-style API lives in schema ft.  Its functions run with the
+ * caller's privileges and check them; everyone may call them.
+ */
 CREATE SCHEMA ft;
+GRANT USAGE ON SCHEMA ft TO PUBLIC;
 
 /*
  * ft.compact(index): move every doc of the mutable segment into immutable
