@@ -52,6 +52,7 @@
 #include "utils/rel.h"
 
 #include "graph.h"
+#include "jobs.h"
 #include "segvec.h"
 
 #define SEGVEC_MERGE_FACTOR		4
@@ -458,6 +459,9 @@ SegvecCompact(Relation index, SegvecCompactStats *stats)
 			SegvecMutableForEachDoc(index, info->mutable_head, frozen_stop,
 									info->dimensions, writer_add, &w);
 		writer_flush(&w);
+
+		/* test-only pause of a background job (segvec.job_delay_ms) */
+		SegvecJobDelayPoint();
 
 		/* 3. install, 4. mark the frozen pages deleted */
 		install(index, w.segs, w.nsegs, NULL, 0, frozen_stop, frozen_seqno);

@@ -111,8 +111,11 @@ SegvecMutableAppendPage(Relation index, Buffer *buf)
 	UnlockReleaseBuffer(*buf);
 	*buf = newbuf;
 
-	/* a mutable segment over the threshold asks for a compaction */
-	if (SegvecJobsEnabled())
+	/*
+	 * A mutable segment over the threshold asks for a compaction (not for a
+	 * temporary index: no worker can read it)
+	 */
+	if (SegvecJobsEnabled() && !RelationUsesLocalBuffers(index))
 	{
 		SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
 

@@ -78,10 +78,12 @@ _PG_init(void)
 							 &segvec_enable_test_hooks, false,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 
+	/* before the prefix is reserved, which drops unknown segvec.* settings */
+	SegvecJobsInit();
+
 	MarkGUCPrefixReserved("segvec");
 
 	SegvecInitKernels();
-	SegvecJobsInit();
 }
 
 /*

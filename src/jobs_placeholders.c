@@ -1,0 +1,19 @@
+/*-------------------------------------------------------------------------
+ *
+ * jobs_placeholders.c
+ *	  Stand-in for the work of the merge job, until merge.c provides
+ *	  SegvecMergePending.  Delete it when the real definition lands.
+ *
+ * src/jobs_placeholders.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "jobs.h"
+
+/* XXX placeholder: merge.c applies the index's pending upserts */
+void
+SegvecMergePending(Relation index)
+{
+}
