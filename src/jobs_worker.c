@@ -162,12 +162,43 @@ twin_pending(const SegvecJobSlot *s)
 	return NULL;
 }
 
-/* Can a worker take s now? */
+/* Can a worker take s now?  merge_ok: a merge slot is free */
 static bool
-runnable(const SegvecJobSlot *s, TimestampTz now)
+runnable(const SegvecJobSlot *s, TimestampTz now, bool merge_ok)
 {
 	return s->state == SEGVEC_JOB_PENDING && s->not_before <= now &&
-		!twin_running(s);
+		(merge_ok || s->kind != SEGVEC_JOB_MERGE) && !twin_running(s);
+}
+
+/* Running jobs of a kind */
+static int
+running_jobs(SegvecJobKind kind)
+{
+	int			i,
+				n = 0;
+
+	for (i = 0; i < SegvecJobs->max_jobs; i++)
+	{
+		if (SegvecJobs->jobs[i].state == SEGVEC_JOB_RUNNING &&
+			SegvecJobs->jobs[i].kind == kind)
+			n++;
+	}
+	return n;
+}
+
+/*
+ * How many merge jobs may run at once: segvec.merge_concurrency (merge.c
+ * defines it; read by name, so the scheduler does not depend on merge.c).
+ * Call without the lock held.
+ */
+static int
+merge_limit(void)
+{
+	const char *value = GetConfigOption("segvec.merge_concurrency", true,
+										false);
+	int			n = value ? atoi(value) : 0;
+
+	return n > 0 ? n : INT_MAX;
 }
 
 static int
@@ -432,7 +463,12 @@ launch_workers(DbDemand *dbs)
 	long		secs;
 	int			usecs;
 
+	int			merge_room = merge_limit();
+
 	LWLockAcquire(SegvecJobs->lock, LW_EXCLUSIVE);
+	/* merges beyond segvec.merge_concurrency wait: not a demand */
+	if (merge_room < INT_MAX)
+		merge_room -= running_jobs(SEGVEC_JOB_MERGE);
 	for (i = 0; i < SegvecJobs->max_jobs; i++)
 	{
 		SegvecJobSlot *s = &SegvecJobs->jobs[i];
@@ -441,7 +477,8 @@ launch_workers(DbDemand *dbs)
 			continue;
 		if (s->not_before > now)
 			wake = Min(wake, s->not_before);
-		else if (!twin_running(s))
+		else if (!twin_running(s) &&
+				 (s->kind != SEGVEC_JOB_MERGE || merge_room-- > 0))
 			ndbs = add_demand(dbs, ndbs, s->dboid, s->submitted_at);
 	}
 	for (i = 0; i < SegvecJobs->max_jobs; i++)
@@ -728,7 +765,7 @@ worker_onexit(int code, Datum arg)
 
 /* A runnable job or a sweep of another database that no worker serves */
 static bool
-other_database_starving(TimestampTz now)
+other_database_starving(TimestampTz now, bool merge_ok)
 {
 	int			i;
 
@@ -736,7 +773,7 @@ other_database_starving(TimestampTz now)
 	{
 		SegvecJobSlot *s = &SegvecJobs->jobs[i];
 
-		if (s->dboid != MyDatabaseId && runnable(s, now) &&
+		if (s->dboid != MyDatabaseId && runnable(s, now, merge_ok) &&
 			!any_worker_for(s->dboid))
 			return true;
 	}
@@ -764,26 +801,29 @@ static WorkKind
 next_work(int *job_idx, SegvecJobSlot *job, uint32 *sweep_kinds, bool can_yield)
 {
 	TimestampTz now = GetCurrentTimestamp();
+	int			max_merges = merge_limit();
 	SegvecWorkerSlot *w;
 	SegvecSweepSlot *sw;
 	WorkKind	what = WORK_NONE;
 	int			best = -1;
+	bool		merge_ok;
 	int			i;
 
 	LWLockAcquire(SegvecJobs->lock, LW_EXCLUSIVE);
 	w = &SegvecJobs->workers[my_worker];
+	merge_ok = running_jobs(SEGVEC_JOB_MERGE) < max_merges;
 
 	if (can_yield &&
 		(live_workers() > segvec_max_workers ||
 		 (live_workers() >= segvec_max_workers &&
-		  other_database_starving(now))))
+		  other_database_starving(now, merge_ok))))
 		goto done;
 
 	for (i = 0; i < SegvecJobs->max_jobs; i++)
 	{
 		SegvecJobSlot *s = &SegvecJobs->jobs[i];
 
-		if (s->dboid == MyDatabaseId && runnable(s, now) &&
+		if (s->dboid == MyDatabaseId && runnable(s, now, merge_ok) &&
 			(best < 0 || s->submitted_at < SegvecJobs->jobs[best].submitted_at))
 			best = i;
 	}
@@ -904,19 +944,17 @@ run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 	heap = try_relation_open(heapid, heaplock);
 	if (heap == NULL)
 		return JOB_SKIPPED;
+	/* keep the lock, not the reference: a merge may CREATE INDEX on it */
+	relation_close(heap, NoLock);
 	index = try_relation_open(indexid, RowExclusiveLock);
 	if (index == NULL)
-	{
-		relation_close(heap, heaplock);
 		return JOB_SKIPPED;
-	}
 	if (index->rd_rel->relkind != RELKIND_INDEX || index->rd_index == NULL ||
 		index->rd_index->indrelid != heapid || index->rd_indam == NULL ||
 		index->rd_indam->ambuild != segvecbuild ||
 		RELATION_IS_OTHER_TEMP(index))
 	{
-		relation_close(index, RowExclusiveLock);
-		relation_close(heap, heaplock);
+		relation_close(index, NoLock);
 		return JOB_SKIPPED;
 	}
 
@@ -928,8 +966,7 @@ run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 	if (kind == SEGVEC_JOB_COMPACT && !force &&
 		!mutable_docs_at_least(index, SegvecCompactThreshold(index)))
 	{
-		relation_close(index, RowExclusiveLock);
-		relation_close(heap, heaplock);
+		relation_close(index, NoLock);
 		return JOB_SKIPPED;
 	}
 
@@ -959,8 +996,8 @@ run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 			elog(ERROR, "unknown segvec job kind %d", (int) kind);
 	}
 
-	relation_close(index, RowExclusiveLock);
-	relation_close(heap, heaplock);
+	/* the locks are held to the end of the transaction */
+	relation_close(index, NoLock);
 	return JOB_DONE;
 }
 
@@ -1021,6 +1058,7 @@ run_claimed_job(int idx, SegvecJobSlot *job)
 	bool		changed;
 	bool		given_up;
 	JobOutcome	outcome;
+	Latch	   *latch;
 
 	outcome = run_job(job->indexid, job->kind, job->force, &changed);
 
@@ -1035,7 +1073,12 @@ run_claimed_job(int idx, SegvecJobSlot *job)
 	given_up = finish_job_locked(idx, outcome, GetCurrentTimestamp());
 	SegvecJobs->workers[my_worker].job = -1;
 	SegvecJobs->workers[my_worker].busy = false;
+	latch = SegvecJobs->launcher_latch;
 	LWLockRelease(SegvecJobs->lock);
+
+	/* a job of the same key, or a merge slot, may have become free */
+	if (latch)
+		SetLatch(latch);
 
 	if (given_up)
 		ereport(LOG,
