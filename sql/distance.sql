@@ -1,5 +1,7 @@
 -- Distance functions and operators on real[]
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
+RESET client_min_messages;
 
 -- known values
 SELECT l2_distance('{0,0}', '{3,4}');
