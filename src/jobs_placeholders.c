@@ -11,9 +11,3 @@
 #include "postgres.h"
 
 #include "jobs.h"
-
-/* XXX placeholder: merge.c applies the index's pending upserts */
-void
-SegvecMergePending(Relation index)
-{
-}

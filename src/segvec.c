@@ -19,6 +19,7 @@
 #include "utils/guc.h"
 
 #include "jobs.h"
+#include "merge.h"
 #include "segvec.h"
 
 PG_MODULE_MAGIC;
@@ -80,6 +81,7 @@ _PG_init(void)
 
 	/* before the prefix is reserved, which drops unknown segvec.* settings */
 	SegvecJobsInit();
+	SegvecMergeInit();
 
 	MarkGUCPrefixReserved("segvec");
 
