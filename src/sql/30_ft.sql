@@ -16,10 +16,10 @@ CREATE FUNCTION ft.compact(index regclass,
 	LANGUAGE C STRICT;
 
 /*
- * ft.info(index): what the index holds.  See README.md ("ft.info") for
- * each column.
+ * ft.index_stats(index): what the index holds, from its metapage, segments
+ * and keymap; ft.info adds the background and merge figures.
  */
-CREATE FUNCTION ft.info(index regclass,
+CREATE FUNCTION ft.index_stats(index regclass,
 	OUT num_docs bigint, OUT mutable_docs bigint, OUT immutable_docs bigint,
 	OUT tombstones bigint, OUT num_segments int, OUT segments jsonb,
 	OUT keymap_entries bigint, OUT keymap_epoch int,
