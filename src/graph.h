@@ -89,8 +89,12 @@ extern void HnswBuilderFree(HnswBuilder *builder);
 
 typedef struct GraphScan GraphScan;
 
-/* a segment of at most ef_search * M * this many docs is scored exactly */
-#define SEGVEC_EXACT_FACTOR		16
+/*
+ * A segment of at most ef_search * SEGVEC_EXACT_FACTOR docs is scored
+ * exactly: a graph search computes some 6 to 10 * ef distances, but each
+ * costs a random page access, where an exact scan reads pages in order.
+ */
+#define SEGVEC_EXACT_FACTOR		32
 
 extern GraphScan *GraphScanBegin(Relation index, const SegvecSegment *seg,
 								 SegvecMetric metric, int dim,

@@ -208,7 +208,7 @@ search_layer(HnswBuilder *b, uint32 q, GraphCand *eps, int nep, int ef,
  */
 static int
 select_neighbors(HnswBuilder *b, GraphCand *cands, int ncands, int max,
-				 uint32 *out)
+				 uint32 *out, bool keep_pruned)
 {
 	int			nout = 0;
 	int			npruned = 0;
@@ -235,10 +235,12 @@ select_neighbors(HnswBuilder *b, GraphCand *cands, int ncands, int max,
 
 	/*
 	 * keepPrunedConnections: fill what is left with the nearest pruned
-	 * candidates.  More links, better connected graphs (fewer nodes that
-	 * searches cannot reach), for a little more search work.
+	 * candidates.  Done for a new node's own list (better connected graphs,
+	 * fewer nodes searches cannot reach), not when a full list is pruned to
+	 * take a back link: that list would stay full, and every later back
+	 * link would prune it again, which triples the build time.
 	 */
-	for (i = 0; i < npruned && nout < max; i++)
+	for (i = 0; keep_pruned && i < npruned && nout < max; i++)
 		out[nout++] = b->pruned[i];
 	return nout;
 }
@@ -273,7 +275,7 @@ add_link(HnswBuilder *b, uint32 e, uint32 q, double dist_eq, int layer)
 	cands[count].id = q;
 	cands[count].distance = dist_eq;
 	qsort(cands, count + 1, sizeof(GraphCand), cand_cmp);
-	nkept = select_neighbors(b, cands, count + 1, max, kept);
+	nkept = select_neighbors(b, cands, count + 1, max, kept, false);
 	memcpy(nbrs, kept, sizeof(uint32) * nkept);
 	set_count(b, e, layer, nkept);
 }
@@ -453,7 +455,7 @@ insert_node(HnswBuilder *b, uint32 q, GraphCand *eps)
 
 		nfound = search_layer(b, q, eps, neps, b->ef_construction, layer);
 		nbrs = neighbors(b, q, layer, &count, &max);
-		count = select_neighbors(b, b->found, nfound, max, nbrs);
+		count = select_neighbors(b, b->found, nfound, max, nbrs, true);
 		set_count(b, q, layer, count);
 
 		for (i = 0; i < count; i++)

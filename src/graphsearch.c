@@ -328,7 +328,7 @@ start_exact(GraphScan *gs)
 /*
  * GraphScanBegin: start a search of the segment for the query (dim floats,
  * must stay valid during the scan), descending the upper layers at once.
- * A segment of at most ef_search * M * SEGVEC_EXACT_FACTOR docs is scored
+ * A segment of at most ef_search * SEGVEC_EXACT_FACTOR docs is scored
  * exactly instead; and once the first graph batch is used up, a segment of
  * at most exact_limit docs is (so filtered and long scans of it are
  * complete and exact from there on).
@@ -372,11 +372,8 @@ GraphScanBegin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
 		return gs;
 	}
 
-	/*
-	 * A small segment is cheaper to score whole than to search: a graph
-	 * search computes about ef * 2M distances anyway.
-	 */
-	if ((int64) seg->ndocs <= (int64) gs->ef * seg->m * SEGVEC_EXACT_FACTOR)
+	/* a small segment is cheaper to score whole than to search */
+	if ((int64) seg->ndocs <= (int64) gs->ef * SEGVEC_EXACT_FACTOR)
 	{
 		start_exact(gs);
 		return gs;
@@ -517,14 +514,16 @@ next_batch(GraphScan *gs)
 	}
 
 	/*
-	 * Sorted, return the nearer half and keep the farther half as
-	 * candidates of the next batch: the next batch explores around them, so
-	 * a node nearer than they are is far less likely to turn up after they
-	 * were returned (it would have to be skipped).  When nothing is left to
-	 * explore, return the whole batch.
+	 * Sorted.  The first batch returns all its ef nodes, as a plain HNSW
+	 * search does.  Later batches return the nearer half and keep the
+	 * farther half as candidates of the next batch: the next batch explores
+	 * around them, so a node nearer than they are is far less likely to turn
+	 * up after they were returned (it would have to be skipped).  When
+	 * nothing is left to explore, return the whole batch.
 	 */
 	qsort(result.items, result.count, sizeof(GraphCand), cand_cmp);
-	nreturn = gs->cand.count == 0 ? result.count : Max(1, result.count / 2);
+	nreturn = (gs->cand.count == 0 || gs->nbatches == 0) ? result.count :
+		Max(1, result.count / 2);
 	gs->nbatch = 0;
 	gs->batchpos = 0;
 	for (i = 0; i < nreturn; i++)

@@ -331,6 +331,7 @@ typedef struct SegvecScanOpaqueData
 	/* one source per immutable segment */
 	SegvecGraphSource *graphs;
 	int			ngraphs;
+	int			advance_graph;	/* source to advance before the next row */
 } SegvecScanOpaqueData;
 
 typedef SegvecScanOpaqueData *SegvecScanOpaque;

@@ -78,6 +78,7 @@ segvecbeginscan(Relation index, int nkeys, int norderbys)
 										"segvec scan context",
 										ALLOCSET_DEFAULT_SIZES);
 	so->metric = SegvecGetMetric(index);
+	so->advance_graph = -1;
 	scan->opaque = so;
 	return scan;
 }
@@ -102,6 +103,7 @@ segvecrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	end_graphs(so);
 	MemoryContextReset(so->scanCtx);
 	so->started = false;
+	so->advance_graph = -1;
 	so->query = NULL;
 	so->cands = NULL;
 	so->ncands = 0;
@@ -283,6 +285,19 @@ segvecgettuple(IndexScanDesc scan, ScanDirection dir)
 		MemoryContext oldCtx;
 		int			i;
 
+		/*
+		 * The source that gave the last row gets its next candidate only now
+		 * that another row is asked for: under LIMIT k the k-th row must not
+		 * cost a search for the (k+1)-th.
+		 */
+		if (so->advance_graph >= 0)
+		{
+			oldCtx = MemoryContextSwitchTo(so->scanCtx);
+			advance_graph(so, so->advance_graph);
+			MemoryContextSwitchTo(oldCtx);
+			so->advance_graph = -1;
+		}
+
 		if (so->next < so->ncands)
 			best = &so->cands[so->next];
 		for (i = 0; i < so->ngraphs; i++)
@@ -307,11 +322,7 @@ segvecgettuple(IndexScanDesc scan, ScanDirection dir)
 		if (best_graph < 0)
 			so->next++;
 		else
-		{
-			oldCtx = MemoryContextSwitchTo(so->scanCtx);
-			advance_graph(so, best_graph);
-			MemoryContextSwitchTo(oldCtx);
-		}
+			so->advance_graph = best_graph;
 	}
 	return true;
 }
