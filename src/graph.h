@@ -90,11 +90,13 @@ extern void HnswBuilderFree(HnswBuilder *builder);
 typedef struct GraphScan GraphScan;
 
 /*
- * A segment of at most ef_search * SEGVEC_EXACT_FACTOR docs is scored
- * exactly: a graph search computes some 6 to 10 * ef distances, but each
- * costs a random page access, where an exact scan reads pages in order.
+ * A segment of at most ef_search * SEGVEC_EXACT_FACTOR docs (5,120 at the
+ * default ef_search) is scored exactly: a graph search computes some 6 to
+ * 10 * ef distances, each with a random page access, where an exact scan
+ * reads pages in order; and a small graph can have regions (around deleted
+ * docs) that a search does not reach.
  */
-#define SEGVEC_EXACT_FACTOR		32
+#define SEGVEC_EXACT_FACTOR		128
 
 extern GraphScan *GraphScanBegin(Relation index, const SegvecSegment *seg,
 								 SegvecMetric metric, int dim,

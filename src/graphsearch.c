@@ -514,16 +514,15 @@ next_batch(GraphScan *gs)
 	}
 
 	/*
-	 * Sorted.  The first batch returns all its ef nodes, as a plain HNSW
-	 * search does.  Later batches return the nearer half and keep the
-	 * farther half as candidates of the next batch: the next batch explores
-	 * around them, so a node nearer than they are is far less likely to turn
-	 * up after they were returned (it would have to be skipped).  When
-	 * nothing is left to explore, return the whole batch.
+	 * Sorted, return the nearer half and keep the farther half as
+	 * candidates of the next batch: the next batch explores around them, so
+	 * a node nearer than they are is far less likely to turn up after they
+	 * were returned (it would have to be skipped).  So LIMIT k up to ef / 2
+	 * is served by one search.  When nothing is left to explore, return the
+	 * whole batch.
 	 */
 	qsort(result.items, result.count, sizeof(GraphCand), cand_cmp);
-	nreturn = (gs->cand.count == 0 || gs->nbatches == 0) ? result.count :
-		Max(1, result.count / 2);
+	nreturn = gs->cand.count == 0 ? result.count : Max(1, result.count / 2);
 	gs->nbatch = 0;
 	gs->batchpos = 0;
 	for (i = 0; i < nreturn; i++)
