@@ -5,8 +5,8 @@
  *	  the launcher and the per-database workers.
  *
  * jobs.c holds the job table (shared memory, GUCs, submit, the SQL
- * functions over it), jobs_worker.c the launcher and the workers, and
- * jobs_placeholders.c a stand-in for the merge work merge.c will provide.
+ * functions over it), jobs_worker.c the launcher and the workers; the work
+ * of each kind is keymap.c's, compact.c's and mergequeue.c's.
  * See src/README.md, "Background work".
  *
  * src/jobs.h
@@ -220,8 +220,7 @@ extern PGDLLEXPORT void SegvecWorkerMain(Datum main_arg);
 extern bool SegvecInBackgroundJob(void);
 
 /*
- * The merge job's work, which merge.c will provide (jobs_placeholders.c
- * until then): apply the index's pending upserts.  Called by a worker
+ * The merge job's work (mergequeue.c): apply the index's pending upserts.  Called by a worker
  * inside a transaction with an active snapshot, the table locked
  * RowExclusiveLock and the index RowExclusiveLock.  (The snapshot job
  * calls keymap.c's SegvecKeymapSnapshot, under the compaction lock.)
