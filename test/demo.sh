@@ -163,4 +163,5 @@ cd "$work"
 
 DEMO_ROWS=$rows DEMO_QUERIES=$nq runuser -u postgres -- \
 	pg_virtualenv -v 15 -o shared_preload_libraries=segvec \
+	-o shared_buffers=1GB \
 	bash "$work/demo.sh" --inside
