@@ -170,11 +170,23 @@ FROM pg_class WHERE relname = 'vac_items_embedding_idx';
 -- pages and stamps them with the next transaction id; once a transaction
 -- with that id has finished, the second VACUUM hands them to the free
 -- space map and the inserts reuse them.
+-- Recycling waits until no snapshot is older than the unlink: keep
+-- background compaction away from this index, and let jobs that other
+-- suites left running finish, so that no worker's snapshot holds it back.
+ALTER INDEX vac_items_embedding_idx SET (compact_threshold = 1000000);
+CREATE FUNCTION pg_temp.wait_for_jobs() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    FOR i IN 1 .. 600 LOOP
+        EXIT WHEN NOT EXISTS (SELECT FROM ft.jobs);
+        PERFORM pg_sleep(0.1);
+    END LOOP;
+END $$;
 TRUNCATE vac_items;
 INSERT INTO vac_items SELECT i, pg_temp.vec(i, 16) FROM generate_series(1, 5000) i;
 CREATE TEMP TABLE vac_size AS
 SELECT pg_relation_size('vac_items_embedding_idx') AS before;
 DELETE FROM vac_items;
+SELECT pg_temp.wait_for_jobs();
 VACUUM vac_items;
 SELECT txid_current() IS NOT NULL AS xid_consumed;
 VACUUM vac_items;
@@ -187,6 +199,7 @@ SELECT * FROM pg_temp.knn_check($$
     FROM vac_items ORDER BY dist LIMIT 10$$);
 -- and once more
 DELETE FROM vac_items;
+SELECT pg_temp.wait_for_jobs();
 VACUUM vac_items;
 SELECT txid_current() IS NOT NULL AS xid_consumed;
 VACUUM vac_items;
