@@ -34,16 +34,31 @@
  * The metapage's tail may be stale by the time we get the lock (another
  * backend appended a page); then follow the chain, coupling locks forward.
  */
+/*
+ * The metapage's mutable_tail.  Only that one field: every insert comes
+ * here, and the whole SegvecMetaInfo (manifest and keymap directory) is
+ * some 5 kB to copy.
+ */
+static BlockNumber
+meta_mutable_tail(Relation index)
+{
+	Buffer		metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	BlockNumber tail;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	tail = SegvecPageGetMeta(BufferGetPage(metabuf))->mutable_tail;
+	UnlockReleaseBuffer(metabuf);
+	return tail;
+}
+
 Buffer
 SegvecMutableLockTail(Relation index)
 {
 	for (;;)
 	{
-		SegvecMetaInfo info;
 		Buffer		buf;
 
-		SegvecGetMetaInfo(index, &info);
-		buf = ReadBuffer(index, info.mutable_tail);
+		buf = ReadBuffer(index, meta_mutable_tail(index));
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 
 		for (;;)
