@@ -9,6 +9,10 @@
 # Prints regression.diffs and the TAP logs of failed tests, and ends with the
 # line "N passed, M failed" (suites plus TAP files).  Exits non-zero when
 # anything failed.  SEGVEC_KEEP_TMP=1 keeps the copy for a post-mortem.
+#
+# To run a part of the suite while working on it:
+#   SEGVEC_REGRESS="jobs compact"   only these pg_regress suites ("" for none)
+#   SEGVEC_TAP="test/t/011_jobs_compact.pl"   only these TAP files ("" for none)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -64,12 +68,16 @@ as_postgres() {
 
 # --- pg_regress suites -------------------------------------------------------
 suites=()
+if [ -n "${SEGVEC_REGRESS+set}" ]; then
+	for n in $SEGVEC_REGRESS; do suites+=("sql/$n.sql"); done
+else
 for f in sql/*.sql; do
 	case $f in
 		sql/segvec--*) ;;
 		*) [ -e "$f" ] && suites+=("$f") ;;
 	esac
 done
+fi
 
 regress_rc=0
 if [ ${#suites[@]} -gt 0 ]; then
@@ -77,8 +85,10 @@ if [ ${#suites[@]} -gt 0 ]; then
 	# TAP_TESTS= leaves the TAP tests to the step below, outside this cluster.
 	# When the command fails, pg_virtualenv prints the server log's tail.
 	set +e
+	names=()
+	for f in "${suites[@]}"; do names+=("$(basename "$f" .sql)"); done
 	as_postgres pg_virtualenv -v 15 -o shared_preload_libraries=segvec \
-		make installcheck TAP_TESTS= 2>&1 | tee regress.out.log
+		make installcheck TAP_TESTS= REGRESS="${names[*]}" 2>&1 | tee regress.out.log
 	regress_rc=${PIPESTATUS[0]}
 	set -e
 	# pg_regress prints "test NAME ... ok" (or FAILED) for each suite.
@@ -103,14 +113,19 @@ fi
 
 # --- TAP tests ---------------------------------------------------------------
 taps=()
-for f in test/t/*.pl; do
-	[ -e "$f" ] && taps+=("$f")
-done
+if [ -n "${SEGVEC_TAP+set}" ]; then
+	for f in $SEGVEC_TAP; do taps+=("$f"); done
+else
+	for f in test/t/*.pl; do
+		[ -e "$f" ] && taps+=("$f")
+	done
+fi
 
 if [ ${#taps[@]} -gt 0 ]; then
 	echo "=== TAP: ${#taps[@]} file(s)"
 	set +e
-	as_postgres make installcheck REGRESS= PROVE_FLAGS=--timer 2>&1 | tee tap.out.log
+	as_postgres make installcheck REGRESS= PROVE_FLAGS=--timer \
+		PROVE_TESTS="${taps[*]}" 2>&1 | tee tap.out.log
 	tap_rc=${PIPESTATUS[0]}
 	set -e
 	# prove's "Test Summary Report" names each failed file.
