@@ -10,7 +10,8 @@
 
 EXTENSION = segvec
 MODULE_big = segvec
-OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
+# One folder per subsystem under src/ (see src/README.md for the map).
+OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c src/*/*.c)))
 # The install script is put together from src/sql/*.sql, one part per
 # subsystem, in file name order.
 DATA_built = sql/segvec--0.1.0.sql
@@ -22,6 +23,7 @@ TAP_TESTS = 1
 PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
 
 OPTFLAGS ?= -march=native
+PG_CPPFLAGS = -I$(srcdir)/src
 PG_CFLAGS = $(OPTFLAGS) -Wall -Wextra -Wno-unused-parameter \
 	-Wno-sign-compare -Wno-missing-field-initializers
 SHLIB_LINK = -lxxhash
@@ -32,7 +34,7 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-$(OBJS): $(wildcard src/*.h)
+$(OBJS): $(wildcard src/*/*.h)
 
 sql/segvec--0.1.0.sql: $(sort $(wildcard src/sql/*.sql))
 	cat $^ > $@

@@ -1,10 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * segvec.c
- *	  Access method handler, reloptions and module initialisation.
+ *	  Module entry point of the segvec extension: _PG_init calls each
+ *	  subsystem's start-up in turn.
  *
- * The handler lists every IndexAmRoutine field, the unsupported ones too,
- * so that what the access method can do is readable in one place.
+ * Each subsystem defines its own GUCs (all under segvec.*, a prefix
+ * reserved here once they are all defined) and, when the library is
+ * preloaded, asks for its shared memory and background workers.  This is
+ * the only file that knows every subsystem; see src/README.md for the map.
  *
  * src/segvec.c
  *
@@ -12,163 +15,35 @@
  */
 #include "postgres.h"
 
-#include "access/amapi.h"
-#include "access/reloptions.h"
-#include "commands/vacuum.h"
 #include "fmgr.h"
 #include "utils/guc.h"
 
-#include "jobs.h"
-#include "merge.h"
-#include "segvec.h"
+#include "am/am.h"
+#include "compact/compact.h"
+#include "hooks/testhooks.h"
+#include "jobs/jobs.h"
+#include "kernels/distance.h"
+#include "merge/merge.h"
 
 PG_MODULE_MAGIC;
 
-static relopt_kind segvec_relopt_kind;
-
-/* GUCs */
-int			segvec_ef_search = 40;
-int			segvec_max_scan_tuples = 20000;
-int			segvec_compact_threshold = 10000;
-extern bool segvec_enable_test_hooks;	/* ftverify.c */
+void		_PG_init(void);
 
 /*
- * Module load: register the reloptions and pick the distance kernels.
+ * Module load: every subsystem's settings and start-up, then the distance
+ * kernels for this CPU.
  */
 void
 _PG_init(void)
 {
-	segvec_relopt_kind = add_reloption_kind();
-
-	add_int_reloption(segvec_relopt_kind, "m",
-					  "Maximum number of graph neighbours per node (HNSW M)",
-					  SEGVEC_DEFAULT_M, SEGVEC_MIN_M, SEGVEC_MAX_M,
-					  AccessExclusiveLock);
-	add_int_reloption(segvec_relopt_kind, "ef_construction",
-					  "Size of the candidate list when building the graph",
-					  SEGVEC_DEFAULT_EF_CONSTRUCTION,
-					  SEGVEC_MIN_EF_CONSTRUCTION, SEGVEC_MAX_EF_CONSTRUCTION,
-					  AccessExclusiveLock);
-
-	add_int_reloption(segvec_relopt_kind, "dimensions",
-					  "Vector dimension (0: taken from the first vector)",
-					  0, 0, SEGVEC_MAX_DIM, AccessExclusiveLock);
-	add_int_reloption(segvec_relopt_kind, "compact_threshold",
-					  "Docs in the mutable segment that trigger a compaction (-1: segvec.compact_threshold)",
-					  -1, -1, INT_MAX, ShareUpdateExclusiveLock);
-
-	DefineCustomIntVariable("segvec.ef_search",
-							"Size of the candidate list when searching a graph segment.",
-							"Higher values give better recall and slower searches.",
-							&segvec_ef_search, 40, 1, 1000,
-							PGC_USERSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("segvec.max_scan_tuples",
-							"Most rows one graph segment returns to a single index scan.",
-							"Bounds how far a filtered search keeps going.",
-							&segvec_max_scan_tuples, 20000, 1, INT_MAX,
-							PGC_USERSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("segvec.compact_threshold",
-							"Docs in the mutable segment that make compaction worthwhile.",
-							"CREATE INDEX keeps smaller tables in the mutable segment, searched exactly.",
-							&segvec_compact_threshold, 10000, 0, INT_MAX,
-							PGC_USERSET, 0, NULL, NULL, NULL);
-
-	DefineCustomBoolVariable("segvec.enable_test_hooks",
-							 "Allows the test-only functions that break an index on purpose.",
-							 NULL,
-							 &segvec_enable_test_hooks, false,
-							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
-
-	/* before the prefix is reserved, which drops unknown segvec.* settings */
+	SegvecAmInit();
+	SegvecCompactInit();
+	SegvecTestHooksInit();
 	SegvecJobsInit();
 	SegvecMergeInit();
 
+	/* after every segvec.* setting is defined: drops unknown ones */
 	MarkGUCPrefixReserved("segvec");
 
 	SegvecInitKernels();
-}
-
-/*
- * Parse and validate the reloptions of a segvec index.
- */
-bytea *
-segvecoptions(Datum reloptions, bool validate)
-{
-	static const relopt_parse_elt tab[] = {
-		{"m", RELOPT_TYPE_INT, offsetof(SegvecOptions, m)},
-		{"ef_construction", RELOPT_TYPE_INT,
-		offsetof(SegvecOptions, ef_construction)},
-		{"dimensions", RELOPT_TYPE_INT, offsetof(SegvecOptions, dimensions)},
-		{"compact_threshold", RELOPT_TYPE_INT,
-		offsetof(SegvecOptions, compact_threshold)},
-	};
-
-	return (bytea *) build_reloptions(reloptions, validate,
-									  segvec_relopt_kind,
-									  sizeof(SegvecOptions),
-									  tab, lengthof(tab));
-}
-
-/*
- * The access method handler: what segvec can do, and its callbacks.
- */
-PG_FUNCTION_INFO_V1(segvechandler);
-Datum
-segvechandler(PG_FUNCTION_ARGS)
-{
-	IndexAmRoutine *amroutine = makeNode(IndexAmRoutine);
-
-	amroutine->amstrategies = SEGVEC_NSTRATEGIES;
-	amroutine->amsupport = SEGVEC_NPROC;
-	amroutine->amoptsprocnum = 0;
-	amroutine->amcanorder = false;
-	amroutine->amcanorderbyop = true;	/* ORDER BY vector <-> query */
-	amroutine->amcanbackward = false;
-	amroutine->amcanunique = false;
-	amroutine->amcanmulticol = false;
-	amroutine->amoptionalkey = true;
-	amroutine->amsearcharray = false;
-	amroutine->amsearchnulls = false;
-	amroutine->amstorage = false;
-	amroutine->amclusterable = false;
-	amroutine->ampredlocks = false;
-	amroutine->amcanparallel = false;
-	amroutine->amcaninclude = true;	/* INCLUDE (id): the doc's id key */
-	amroutine->amusemaintenanceworkmem = false;
-#if PG_VERSION_NUM >= 160000
-	amroutine->amsummarizing = false;
-#endif
-#if PG_VERSION_NUM >= 170000
-	amroutine->amcanbuildparallel = false;
-#endif
-	amroutine->amparallelvacuumoptions =
-		VACUUM_OPTION_PARALLEL_BULKDEL | VACUUM_OPTION_PARALLEL_CLEANUP;
-	amroutine->amkeytype = InvalidOid;
-
-	amroutine->ambuild = segvecbuild;
-	amroutine->ambuildempty = segvecbuildempty;
-	amroutine->aminsert = segvecinsert;
-	amroutine->ambulkdelete = segvecbulkdelete;
-	amroutine->amvacuumcleanup = segvecvacuumcleanup;
-	amroutine->amcanreturn = NULL;
-	amroutine->amcostestimate = segveccostestimate;
-	amroutine->amoptions = segvecoptions;
-	amroutine->amproperty = NULL;
-	amroutine->ambuildphasename = segvecbuildphasename;
-	amroutine->amvalidate = segvecvalidate;
-#if PG_VERSION_NUM >= 140000
-	amroutine->amadjustmembers = NULL;
-#endif
-	amroutine->ambeginscan = segvecbeginscan;
-	amroutine->amrescan = segvecrescan;
-	amroutine->amgettuple = segvecgettuple;
-	amroutine->amgetbitmap = NULL;
-	amroutine->amendscan = segvecendscan;
-	amroutine->ammarkpos = NULL;
-	amroutine->amrestrpos = NULL;
-	amroutine->amestimateparallelscan = NULL;
-	amroutine->aminitparallelscan = NULL;
-	amroutine->amparallelrescan = NULL;
-
-	PG_RETURN_POINTER(amroutine);
 }

@@ -128,15 +128,17 @@ if [ ${#taps[@]} -gt 0 ]; then
 		PROVE_TESTS="${taps[*]}" 2>&1 | tee tap.out.log
 	tap_rc=${PIPESTATUS[0]}
 	set -e
-	# prove's "Test Summary Report" names each failed file.
-	mapfile -t tap_failed < <(sed -n '/^Test Summary Report/,$p' tap.out.log |
-		grep -oE '^test/t/[^[:space:]]+\.pl' | sort -u)
+	# A file passed when prove printed "FILE .. ok" for it; every other
+	# file failed, including those a bail-out left unrun.
+	tap_failed=()
+	for f in "${taps[@]}"; do
+		grep -qE "^(\[[0-9:]+\] )?$f \.+ ok" tap.out.log || tap_failed+=("$f")
+	done
 	t_bad=${#tap_failed[@]}
 	if [ "$tap_rc" -ne 0 ] && [ "$t_bad" -eq 0 ]; then
-		t_bad=${#taps[@]}
-		tap_failed=("${taps[@]}")
+		t_bad=1
 	fi
-	passed=$((passed + ${#taps[@]} - t_bad))
+	passed=$((passed + ${#taps[@]} - ${#tap_failed[@]}))
 	failed=$((failed + t_bad))
 	for f in "${tap_failed[@]}"; do
 		name=$(basename "$f" .pl)

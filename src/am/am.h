@@ -1,0 +1,87 @@
+/*-------------------------------------------------------------------------
+ *
+ * am.h
+ *	  The segvec index access method: the IndexAmRoutine callbacks, one file
+ *	  per phase (build, insert, scan, vacuum, cost, validate), as in
+ *	  contrib/bloom.
+ *
+ * The callbacks sit on top of the other subsystems: they call storage, the
+ * graphs, the keymap, compaction and the job table; nothing below calls
+ * them.  See src/README.md.
+ *
+ * src/am/am.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SEGVEC_AM_H
+#define SEGVEC_AM_H
+
+#include "postgres.h"
+
+#include "access/amapi.h"
+#include "access/genam.h"
+#include "nodes/execnodes.h"
+#include "nodes/pathnodes.h"
+
+/* ----------------
+ * GUCs (defined in segvechandler.c)
+ * ----------------
+ */
+extern PGDLLIMPORT int segvec_ef_search;
+extern PGDLLIMPORT int segvec_max_scan_tuples;
+
+/* CREATE INDEX phases, for pg_stat_progress_create_index */
+#define SEGVEC_PHASE_SCAN		2
+#define SEGVEC_PHASE_GRAPH		3
+#define SEGVEC_PHASE_WRITE		4
+
+/* ----------------
+ * Prototypes
+ * ----------------
+ */
+
+/* segvechandler.c */
+extern void SegvecAmInit(void);
+extern Datum segvechandler(PG_FUNCTION_ARGS);
+extern bytea *segvecoptions(Datum reloptions, bool validate);
+
+/* segvecbuild.c */
+extern IndexBuildResult *segvecbuild(Relation heap, Relation index,
+									 IndexInfo *indexInfo);
+extern void segvecbuildempty(Relation index);
+extern char *segvecbuildphasename(int64 phasenum);
+
+/* segvecinsert.c */
+extern bool segvecinsert(Relation index, Datum *values, bool *isnull,
+						 ItemPointer ht_ctid, Relation heapRel,
+						 IndexUniqueCheck checkUnique,
+						 bool indexUnchanged,
+						 struct IndexInfo *indexInfo);
+
+/* segvecscan.c */
+extern IndexScanDesc segvecbeginscan(Relation r, int nkeys, int norderbys);
+extern void segvecrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
+						 ScanKey orderbys, int norderbys);
+extern bool segvecgettuple(IndexScanDesc scan, ScanDirection dir);
+extern void segvecendscan(IndexScanDesc scan);
+extern double SegvecScanLastDistance(IndexScanDesc scan);
+
+/* segvecvacuum.c */
+extern IndexBulkDeleteResult *segvecbulkdelete(IndexVacuumInfo *info,
+											   IndexBulkDeleteResult *stats,
+											   IndexBulkDeleteCallback callback,
+											   void *callback_state);
+extern IndexBulkDeleteResult *segvecvacuumcleanup(IndexVacuumInfo *info,
+												  IndexBulkDeleteResult *stats);
+
+/* segveccost.c */
+extern void segveccostestimate(PlannerInfo *root, IndexPath *path,
+							   double loop_count, Cost *indexStartupCost,
+							   Cost *indexTotalCost,
+							   Selectivity *indexSelectivity,
+							   double *indexCorrelation, double *indexPages);
+
+/* segvecvalidate.c */
+extern bool segvecvalidate(Oid opclassoid);
+
+#endif							/* SEGVEC_AM_H */

@@ -1,0 +1,151 @@
+/*-------------------------------------------------------------------------
+ *
+ * segvechandler.c
+ *	  Access method handler and reloptions.
+ *
+ * The handler lists every IndexAmRoutine field, the unsupported ones too,
+ * so that what the access method can do is readable in one place.
+ *
+ * src/am/segvechandler.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/amapi.h"
+#include "access/reloptions.h"
+#include "commands/vacuum.h"
+#include "fmgr.h"
+#include "utils/guc.h"
+
+#include "am/am.h"
+#include "store/store.h"
+
+static relopt_kind segvec_relopt_kind;
+
+/* GUCs */
+int			segvec_ef_search = 40;
+int			segvec_max_scan_tuples = 20000;
+
+/*
+ * SegvecAmInit: from _PG_init, register the reloptions and define the GUCs
+ * of searching.
+ */
+void
+SegvecAmInit(void)
+{
+	segvec_relopt_kind = add_reloption_kind();
+
+	add_int_reloption(segvec_relopt_kind, "m",
+					  "Maximum number of graph neighbours per node (HNSW M)",
+					  SEGVEC_DEFAULT_M, SEGVEC_MIN_M, SEGVEC_MAX_M,
+					  AccessExclusiveLock);
+	add_int_reloption(segvec_relopt_kind, "ef_construction",
+					  "Size of the candidate list when building the graph",
+					  SEGVEC_DEFAULT_EF_CONSTRUCTION,
+					  SEGVEC_MIN_EF_CONSTRUCTION, SEGVEC_MAX_EF_CONSTRUCTION,
+					  AccessExclusiveLock);
+
+	add_int_reloption(segvec_relopt_kind, "dimensions",
+					  "Vector dimension (0: taken from the first vector)",
+					  0, 0, SEGVEC_MAX_DIM, AccessExclusiveLock);
+	add_int_reloption(segvec_relopt_kind, "compact_threshold",
+					  "Docs in the mutable segment that trigger a compaction (-1: segvec.compact_threshold)",
+					  -1, -1, INT_MAX, ShareUpdateExclusiveLock);
+
+	DefineCustomIntVariable("segvec.ef_search",
+							"Size of the candidate list when searching a graph segment.",
+							"Higher values give better recall and slower searches.",
+							&segvec_ef_search, 40, 1, 1000,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("segvec.max_scan_tuples",
+							"Most rows one graph segment returns to a single index scan.",
+							"Bounds how far a filtered search keeps going.",
+							&segvec_max_scan_tuples, 20000, 1, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+}
+
+/*
+ * Parse and validate the reloptions of a segvec index.
+ */
+bytea *
+segvecoptions(Datum reloptions, bool validate)
+{
+	static const relopt_parse_elt tab[] = {
+		{"m", RELOPT_TYPE_INT, offsetof(SegvecOptions, m)},
+		{"ef_construction", RELOPT_TYPE_INT,
+		offsetof(SegvecOptions, ef_construction)},
+		{"dimensions", RELOPT_TYPE_INT, offsetof(SegvecOptions, dimensions)},
+		{"compact_threshold", RELOPT_TYPE_INT,
+		offsetof(SegvecOptions, compact_threshold)},
+	};
+
+	return (bytea *) build_reloptions(reloptions, validate,
+									  segvec_relopt_kind,
+									  sizeof(SegvecOptions),
+									  tab, lengthof(tab));
+}
+
+/*
+ * The access method handler: what segvec can do, and its callbacks.
+ */
+PG_FUNCTION_INFO_V1(segvechandler);
+Datum
+segvechandler(PG_FUNCTION_ARGS)
+{
+	IndexAmRoutine *amroutine = makeNode(IndexAmRoutine);
+
+	amroutine->amstrategies = SEGVEC_NSTRATEGIES;
+	amroutine->amsupport = SEGVEC_NPROC;
+	amroutine->amoptsprocnum = 0;
+	amroutine->amcanorder = false;
+	amroutine->amcanorderbyop = true;	/* ORDER BY vector <-> query */
+	amroutine->amcanbackward = false;
+	amroutine->amcanunique = false;
+	amroutine->amcanmulticol = false;
+	amroutine->amoptionalkey = true;
+	amroutine->amsearcharray = false;
+	amroutine->amsearchnulls = false;
+	amroutine->amstorage = false;
+	amroutine->amclusterable = false;
+	amroutine->ampredlocks = false;
+	amroutine->amcanparallel = false;
+	amroutine->amcaninclude = true;	/* INCLUDE (id): the doc's id key */
+	amroutine->amusemaintenanceworkmem = false;
+#if PG_VERSION_NUM >= 160000
+	amroutine->amsummarizing = false;
+#endif
+#if PG_VERSION_NUM >= 170000
+	amroutine->amcanbuildparallel = false;
+#endif
+	amroutine->amparallelvacuumoptions =
+		VACUUM_OPTION_PARALLEL_BULKDEL | VACUUM_OPTION_PARALLEL_CLEANUP;
+	amroutine->amkeytype = InvalidOid;
+
+	amroutine->ambuild = segvecbuild;
+	amroutine->ambuildempty = segvecbuildempty;
+	amroutine->aminsert = segvecinsert;
+	amroutine->ambulkdelete = segvecbulkdelete;
+	amroutine->amvacuumcleanup = segvecvacuumcleanup;
+	amroutine->amcanreturn = NULL;
+	amroutine->amcostestimate = segveccostestimate;
+	amroutine->amoptions = segvecoptions;
+	amroutine->amproperty = NULL;
+	amroutine->ambuildphasename = segvecbuildphasename;
+	amroutine->amvalidate = segvecvalidate;
+#if PG_VERSION_NUM >= 140000
+	amroutine->amadjustmembers = NULL;
+#endif
+	amroutine->ambeginscan = segvecbeginscan;
+	amroutine->amrescan = segvecrescan;
+	amroutine->amgettuple = segvecgettuple;
+	amroutine->amgetbitmap = NULL;
+	amroutine->amendscan = segvecendscan;
+	amroutine->ammarkpos = NULL;
+	amroutine->amrestrpos = NULL;
+	amroutine->amestimateparallelscan = NULL;
+	amroutine->aminitparallelscan = NULL;
+	amroutine->amparallelrescan = NULL;
+
+	PG_RETURN_POINTER(amroutine);
+}

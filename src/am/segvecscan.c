@@ -1,0 +1,394 @@
+/*-------------------------------------------------------------------------
+ *
+ * segvecscan.c
+ *	  Ordered index scans: ORDER BY vector <op> query.
+ *
+ * A scan reads the manifest once (its view of the segments) and merges
+ * streams of candidates (heap TID and distance), one per segment, each in
+ * non-decreasing distance: the mutable segment is scored exactly, doc by
+ * doc, and sorted; each immutable segment is searched through its HNSW
+ * graph (graphsearch.c), batch after batch for as long as the executor
+ * asks, so a WHERE filter above the scan still gets LIMIT rows when that
+ * many qualify (up to segvec.max_scan_tuples rows per segment).
+ *
+ * Rules for odd queries (see README.md, "NULLs, zero vectors"):
+ *	- rows whose vector is NULL are not in the index, so no index scan
+ *	  returns them;
+ *	- a NULL query vector (or a scan without ORDER BY) returns every
+ *	  indexed row, in index order;
+ *	- with cosine distance, a zero vector's distance is NaN and NaN sorts
+ *	  after every number, as float8 comparison does; a zero query vector
+ *	  makes every distance NaN, so it is treated like a NULL query.
+ *
+ * src/am/segvecscan.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "utils/array.h"
+#include "utils/float.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "am/am.h"
+#include "graph/graph.h"
+#include "store/store.h"
+
+/* One candidate of an ordered scan: distance and heap TID */
+typedef struct SegvecCandidate
+{
+	double		distance;
+	ItemPointerData heaptid;
+} SegvecCandidate;
+
+/* An immutable segment's stream of candidates in a scan */
+typedef struct SegvecGraphSource
+{
+	struct GraphScan *scan;
+	SegvecCandidate head;		/* next candidate, unless done */
+	bool		done;
+	int64		returned;
+} SegvecGraphSource;
+
+/* State of an index scan */
+typedef struct SegvecScanOpaqueData
+{
+	MemoryContext scanCtx;		/* reset at every amrescan */
+	bool		started;		/* candidates computed for this rescan? */
+	SegvecMetric metric;
+	int			dimensions;
+	float	   *query;			/* the ORDER BY argument, or NULL */
+	bool		query_isnull;	/* no usable ORDER BY argument */
+
+	/* candidates from every segment, sorted by distance */
+	SegvecCandidate *cands;
+	int64		ncands;
+	int64		maxcands;
+	int64		next;			/* next candidate to return */
+	double		last_distance;	/* distance of the row last returned */
+
+	/* one source per immutable segment */
+	SegvecGraphSource *graphs;
+	int			ngraphs;
+	int			advance_graph;	/* source to advance before the next row */
+} SegvecScanOpaqueData;
+
+typedef SegvecScanOpaqueData *SegvecScanOpaque;
+
+/* float8 order with NaN after every number (float8_cmp_internal's order) */
+static inline int
+candidate_cmp(const SegvecCandidate *a, const SegvecCandidate *b)
+{
+	return float8_cmp_internal(a->distance, b->distance);
+}
+
+/* sort_candidates(): an inlined quicksort on SegvecCandidate */
+#define ST_SORT sort_candidates
+#define ST_ELEMENT_TYPE SegvecCandidate
+#define ST_COMPARE(a, b) candidate_cmp(a, b)
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+/* Release the graph sources' buffers */
+static void
+end_graphs(SegvecScanOpaque so)
+{
+	int			i;
+
+	for (i = 0; i < so->ngraphs; i++)
+		if (!so->graphs[i].done)
+			GraphScanEnd(so->graphs[i].scan);
+	so->ngraphs = 0;
+	so->graphs = NULL;
+}
+
+/*
+ * segvecbeginscan: ambeginscan callback.
+ */
+IndexScanDesc
+segvecbeginscan(Relation index, int nkeys, int norderbys)
+{
+	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
+	SegvecScanOpaque so = palloc0(sizeof(SegvecScanOpaqueData));
+
+	so->scanCtx = AllocSetContextCreate(CurrentMemoryContext,
+										"segvec scan context",
+										ALLOCSET_DEFAULT_SIZES);
+	so->metric = SegvecGetMetric(index);
+	so->advance_graph = -1;
+	scan->opaque = so;
+	return scan;
+}
+
+/*
+ * segvecrescan: amrescan callback.  Only remembers the keys; the work is
+ * done by the first amgettuple call.
+ */
+void
+segvecrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
+			 ScanKey orderbys, int norderbys)
+{
+	SegvecScanOpaque so = (SegvecScanOpaque) scan->opaque;
+
+	if (scankey && scan->numberOfKeys > 0)
+		memmove(scan->keyData, scankey,
+				scan->numberOfKeys * sizeof(ScanKeyData));
+	if (orderbys && scan->numberOfOrderBys > 0)
+		memmove(scan->orderByData, orderbys,
+				scan->numberOfOrderBys * sizeof(ScanKeyData));
+
+	end_graphs(so);
+	MemoryContextReset(so->scanCtx);
+	so->started = false;
+	so->advance_graph = -1;
+	so->query = NULL;
+	so->cands = NULL;
+	so->ncands = 0;
+	so->maxcands = 0;
+	so->next = 0;
+}
+
+/*
+ * Add a candidate to the scan's array, growing it as needed.
+ */
+static void
+add_candidate(SegvecScanOpaque so, ItemPointer heaptid, double distance)
+{
+	if (so->ncands >= so->maxcands)
+	{
+		int64		newmax = Max(1024, so->maxcands * 2);
+
+		if (so->cands == NULL)
+			so->cands = MemoryContextAllocHuge(so->scanCtx,
+											   mul_size(newmax, sizeof(SegvecCandidate)));
+		else
+			so->cands = repalloc_huge(so->cands,
+									  mul_size(newmax, sizeof(SegvecCandidate)));
+		so->maxcands = newmax;
+	}
+	so->cands[so->ncands].distance = distance;
+	so->cands[so->ncands].heaptid = *heaptid;
+	so->ncands++;
+}
+
+/* SegvecDocCallback of the mutable segment's exact scan */
+static void
+score_doc(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
+{
+	SegvecScanOpaque so = (SegvecScanOpaque) arg;
+	double		distance;
+
+	if (so->query_isnull)
+		distance = 0;
+	else
+		distance = SegvecDistance(so->metric, so->query, vector, dim);
+	add_candidate(so, (ItemPointer) &doc->heaptid, distance);
+}
+
+/* SegvecDocCallback listing docs in index order (NULL query) */
+static void
+list_doc(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
+{
+	add_candidate((SegvecScanOpaque) arg, (ItemPointer) &doc->heaptid, 0);
+}
+
+static bool
+is_zero_vector(const float *v, int dim)
+{
+	int			i;
+
+	for (i = 0; i < dim; i++)
+		if (v[i] != 0)
+			return false;
+	return true;
+}
+
+/* Get the next candidate of graph source i into its head */
+static void
+advance_graph(SegvecScanOpaque so, int i)
+{
+	SegvecGraphSource *src = &so->graphs[i];
+
+	if (src->done)
+		return;
+	if (src->returned >= segvec_max_scan_tuples ||
+		!GraphScanNext(src->scan, &src->head.distance, &src->head.heaptid))
+	{
+		src->done = true;
+		GraphScanEnd(src->scan);
+		return;
+	}
+	src->returned++;
+}
+
+/*
+ * Read the manifest and set up one source per segment for the current keys.
+ */
+static void
+start_scan(IndexScanDesc scan)
+{
+	SegvecScanOpaque so = (SegvecScanOpaque) scan->opaque;
+	MemoryContext oldCtx = MemoryContextSwitchTo(so->scanCtx);
+	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+	int			i;
+
+	SegvecGetMetaInfo(scan->indexRelation, info);
+	so->dimensions = info->dimensions;
+
+	so->query_isnull = true;
+	if (scan->numberOfOrderBys > 0 &&
+		!(scan->orderByData[0].sk_flags & SK_ISNULL))
+	{
+		ArrayType  *array;
+		int			dim;
+
+		array = DatumGetArrayTypePCopy(scan->orderByData[0].sk_argument);
+		so->query = SegvecArrayGetVector(array, &dim);
+		if (info->dimensions > 0)
+			SegvecCheckSameDim(info->dimensions, dim);
+		so->query_isnull = (so->metric == SEGVEC_METRIC_COSINE &&
+							is_zero_vector(so->query, dim));
+	}
+
+	/* an index that has never seen a vector has no docs */
+	if (info->dimensions > 0)
+	{
+		if (so->query_isnull)
+		{
+			/* every doc, in index order */
+			SegvecMutableForEachDoc(scan->indexRelation, info->mutable_head,
+									InvalidBlockNumber, info->dimensions,
+									list_doc, so);
+			for (i = 0; i < info->nsegments; i++)
+			{
+				SegvecSegment *seg = &info->segments[i];
+				uint8	   *tomb = GraphGetTombstones(scan->indexRelation, seg);
+
+				GraphForEachNode(scan->indexRelation, seg, info->dimensions,
+								 tomb, list_doc, so);
+				pfree(tomb);
+			}
+		}
+		else
+		{
+			SegvecMutableForEachDoc(scan->indexRelation, info->mutable_head,
+									InvalidBlockNumber, info->dimensions,
+									score_doc, so);
+			if (so->ncands > 1)
+				sort_candidates(so->cands, so->ncands);
+
+			so->ngraphs = info->nsegments;
+			so->graphs = palloc0(sizeof(SegvecGraphSource) * Max(so->ngraphs, 1));
+			for (i = 0; i < so->ngraphs; i++)
+			{
+				so->graphs[i].scan = GraphScanBegin(scan->indexRelation,
+													&info->segments[i],
+													so->metric,
+													info->dimensions,
+													so->query,
+													segvec_ef_search,
+													segvec_max_scan_tuples);
+				advance_graph(so, i);
+			}
+		}
+	}
+
+	pgstat_count_index_scan(scan->indexRelation);
+	MemoryContextSwitchTo(oldCtx);
+	so->started = true;
+}
+
+/*
+ * segvecgettuple: amgettuple callback.  Returns the next heap TID in
+ * distance order; distances are exact (computed from the stored float4
+ * vector), so the executor need not recheck the ORDER BY.
+ */
+bool
+segvecgettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	SegvecScanOpaque so = (SegvecScanOpaque) scan->opaque;
+
+	if (!ScanDirectionIsForward(dir))
+		elog(ERROR, "segvec index scans only go forward");
+
+	if (!so->started)
+		start_scan(scan);
+
+	/* the source whose head is nearest: the mutable segment or a graph */
+	{
+		SegvecCandidate *best = NULL;
+		int			best_graph = -1;
+		MemoryContext oldCtx;
+		int			i;
+
+		/*
+		 * The source that gave the last row gets its next candidate only now
+		 * that another row is asked for: under LIMIT k the k-th row must not
+		 * cost a search for the (k+1)-th.
+		 */
+		if (so->advance_graph >= 0)
+		{
+			oldCtx = MemoryContextSwitchTo(so->scanCtx);
+			advance_graph(so, so->advance_graph);
+			MemoryContextSwitchTo(oldCtx);
+			so->advance_graph = -1;
+		}
+
+		if (so->next < so->ncands)
+			best = &so->cands[so->next];
+		for (i = 0; i < so->ngraphs; i++)
+		{
+			if (so->graphs[i].done)
+				continue;
+			if (best == NULL ||
+				candidate_cmp(&so->graphs[i].head, best) < 0)
+			{
+				best = &so->graphs[i].head;
+				best_graph = i;
+			}
+		}
+		if (best == NULL)
+			return false;
+
+		scan->xs_heaptid = best->heaptid;
+		so->last_distance = best->distance;
+		scan->xs_recheck = false;
+		scan->xs_recheckorderby = false;
+
+		if (best_graph < 0)
+			so->next++;
+		else
+			so->advance_graph = best_graph;
+	}
+	return true;
+}
+
+/*
+ * segvecendscan: amendscan callback.
+ */
+void
+segvecendscan(IndexScanDesc scan)
+{
+	SegvecScanOpaque so = (SegvecScanOpaque) scan->opaque;
+
+	end_graphs(so);
+	MemoryContextDelete(so->scanCtx);
+	pfree(so);
+	scan->opaque = NULL;
+}
+
+/*
+ * SegvecScanLastDistance: the distance of the row the scan returned last
+ * (for ft.verify, which checks that a row is found by its own vector even
+ * when another row lies at distance 0).
+ */
+double
+SegvecScanLastDistance(IndexScanDesc scan)
+{
+	return ((SegvecScanOpaque) scan->opaque)->last_distance;
+}

@@ -1,0 +1,316 @@
+/*-------------------------------------------------------------------------
+ *
+ * segvecvacuum.c
+ *	  VACUUM for segvec: remove dead docs, recycle unlinked pages.
+ *
+ * src/am/segvecvacuum.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/generic_xlog.h"
+#include "access/transam.h"
+#include "commands/vacuum.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/indexfsm.h"
+#include "storage/lmgr.h"
+#include "utils/snapmgr.h"
+
+#include "am/am.h"
+#include "compact/compact.h"
+#include "graph/graph.h"
+#include "keymap/keymap.h"
+#include "store/store.h"
+
+/*
+ * Tombstone the docs of one immutable segment whose heap rows are dead
+ * (GraphSetTombstones: per tombstone page, one WAL record on that page and
+ * the metapage), each after its keymap entry is removed.
+ */
+static void
+tombstone_segment(Relation index, SegvecSegment *seg,
+				  IndexBulkDeleteResult *stats,
+				  IndexBulkDeleteCallback callback, void *callback_state)
+{
+	uint8	   *tomb = GraphGetTombstones(index, seg);
+	SegvecDocInfo *docs = palloc(sizeof(SegvecDocInfo) * SEGVEC_TOMB_PER_PAGE);
+	uint32	   *dead = palloc(sizeof(uint32) * SEGVEC_TOMB_PER_PAGE);
+	uint32		first;
+
+	for (first = 0; first < seg->ndocs; first += SEGVEC_TOMB_PER_PAGE)
+	{
+		uint32		count = Min((uint32) SEGVEC_TOMB_PER_PAGE, seg->ndocs - first);
+		uint32		ndead = 0;
+		uint32		i;
+
+		vacuum_delay_point();
+		GraphReadDocs(index, seg, first, count, docs);
+		for (i = 0; i < count; i++)
+		{
+			uint32		node = first + i;
+
+			if (GraphTombstoneIsSet(tomb, node))
+				continue;
+			if (callback(&docs[i].heaptid, callback_state))
+			{
+				/* the keymap entry goes before its doc */
+				KeymapRemoveDoc(index, &docs[i]);
+				dead[ndead++] = node;
+			}
+			else
+				stats->num_index_tuples += 1;
+		}
+
+		if (ndead > 0)
+		{
+			GraphSetTombstones(index, seg, dead, ndead);
+			stats->tuples_removed += ndead;
+		}
+	}
+	pfree(dead);
+	pfree(docs);
+	pfree(tomb);
+}
+
+/* SegvecDocRemovedFn: the keymap entry goes before its doc */
+static void
+mutable_doc_removed(Relation index, const SegvecDocInfo *doc, void *arg)
+{
+	KeymapRemoveDoc(index, doc);
+}
+
+/*
+ * segvecbulkdelete: ambulkdelete callback.  Deletes the docs whose heap
+ * rows are dead from the mutable segment (unlinking pages it empties) and
+ * tombstones them in the immutable segments.  Holds the compaction lock,
+ * so the manifest does not change meanwhile.
+ */
+IndexBulkDeleteResult *
+segvecbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+				 IndexBulkDeleteCallback callback, void *callback_state)
+{
+	Relation	index = info->index;
+	SegvecMetaInfo *meta = palloc(sizeof(SegvecMetaInfo));
+	int			i;
+
+	if (stats == NULL)
+		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
+
+	LockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+
+	/* counted afresh by every pass */
+	stats->num_index_tuples = 0;
+	SegvecMutableBulkDelete(index, stats, callback, callback_state,
+							mutable_doc_removed, NULL);
+
+	SegvecGetMetaInfo(index, meta);
+	for (i = 0; i < meta->nsegments; i++)
+		tombstone_segment(index, &meta->segments[i], stats,
+						  callback, callback_state);
+
+	UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+	pfree(meta);
+	return stats;
+}
+
+/* The blocks of every keymap delta chain (head and frozen) */
+static List *
+delta_pages(Relation index)
+{
+	Buffer		metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	BlockNumber *heads = palloc(sizeof(BlockNumber) * 2 * SEGVEC_KEYMAP_BUCKETS);
+	SegvecMetaPage meta;
+	List	   *result = NIL;
+	int			b;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	meta = SegvecPageGetMeta(BufferGetPage(metabuf));
+	memcpy(heads, meta->delta_head, sizeof(BlockNumber) * SEGVEC_KEYMAP_BUCKETS);
+	memcpy(heads + SEGVEC_KEYMAP_BUCKETS, meta->delta_frozen,
+		   sizeof(BlockNumber) * SEGVEC_KEYMAP_BUCKETS);
+	UnlockReleaseBuffer(metabuf);
+
+	for (b = 0; b < 2 * SEGVEC_KEYMAP_BUCKETS; b++)
+	{
+		BlockNumber blkno = heads[b];
+
+		while (blkno != InvalidBlockNumber)
+		{
+			Buffer		buf = ReadBuffer(index, blkno);
+
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			result = lappend_int(result, (int) blkno);
+			blkno = SegvecPageGetOpaque(BufferGetPage(buf))->nextblkno;
+			UnlockReleaseBuffer(buf);
+		}
+	}
+	pfree(heads);
+	return result;
+}
+
+/*
+ * Is this live (not deleted) page reachable from the metapage?  Mutable
+ * pages are, from the head's sequence number on; segment and keymap run
+ * pages when inside a live extent; delta pages when in a chain.
+ */
+static bool
+reachable(Page page, BlockNumber blkno, SegvecMetaInfo *meta, List *delta)
+{
+	SegvecPageOpaque opaque = SegvecPageGetOpaque(page);
+	int			i;
+
+	if (opaque->flags & SEGVEC_PAGE_META)
+		return true;
+	if (opaque->flags & SEGVEC_PAGE_MUTABLE)
+		return opaque->seqno >= meta->mutable_head_seqno;
+	if (opaque->flags & SEGVEC_PAGE_SEGMENT)
+	{
+		for (i = 0; i < meta->nsegments; i++)
+			if (blkno >= meta->segments[i].start &&
+				blkno < meta->segments[i].start + meta->segments[i].npages)
+				return true;
+		return false;
+	}
+	if (opaque->flags & SEGVEC_PAGE_KEYMAP_RUN)
+	{
+		for (i = 0; i < SEGVEC_KEYMAP_BUCKETS; i++)
+			if (blkno >= meta->snapshot[i].start &&
+				blkno < meta->snapshot[i].start + meta->snapshot[i].npages)
+				return true;
+		return false;
+	}
+	if (opaque->flags & SEGVEC_PAGE_KEYMAP_DELTA)
+		return list_member_int(delta, (int) blkno);
+	return true;				/* unknown: leave it alone */
+}
+
+/*
+ * segvecvacuumcleanup: amvacuumcleanup callback.  Gives the free space map
+ * every page that is unused or was unlinked long enough ago that no scan
+ * can still be on its way to it, and reports the index's size.
+ */
+IndexBulkDeleteResult *
+segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
+{
+	Relation	index = info->index;
+	BlockNumber npages,
+				blkno;
+	BlockNumber nfree = 0;
+
+	SegvecMetaInfo *meta;
+	double		nmutable = 0;
+	int			i;
+	List	   *delta_before;
+	List	   *unreachable = NIL;
+
+	if (info->analyze_only)
+		return stats;
+
+	/*
+	 * Without background workers, VACUUM is where a big mutable segment gets
+	 * compacted.
+	 */
+	meta = palloc(sizeof(SegvecMetaInfo));
+	nmutable = SegvecMutableCountDocs(index, -1);
+	if (nmutable >= SegvecCompactThreshold(index) && nmutable > 0)
+	{
+		SegvecCompact(index, NULL);
+		nmutable = SegvecMutableCountDocs(index, -1);
+	}
+	SegvecGetMetaInfo(index, meta);
+
+	if (stats == NULL)
+		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
+	stats->num_index_tuples = nmutable;
+	for (i = 0; i < meta->nsegments; i++)
+		stats->num_index_tuples += meta->segments[i].ndocs -
+			meta->segments[i].ntombstones;
+
+	/*
+	 * The physical scan runs under the compaction lock, so no compaction or
+	 * snapshot is writing pages that nothing points at yet, and counts the
+	 * pages under the extension lock, so every page it sees has been locked
+	 * by whoever added it (as nbtree does).
+	 */
+	LockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+	SegvecGetMetaInfo(index, meta);	/* what is reachable, now */
+	if (!RELATION_IS_LOCAL(index))
+		LockRelationForExtension(index, ExclusiveLock);
+	npages = RelationGetNumberOfBlocks(index);
+	if (!RELATION_IS_LOCAL(index))
+		UnlockRelationForExtension(index, ExclusiveLock);
+
+	delta_before = delta_pages(index);
+	stats->pages_deleted = 0;
+	for (blkno = SEGVEC_METAPAGE_BLKNO + 1; blkno < npages; blkno++)
+	{
+		Buffer		buf;
+		Page		page;
+
+		vacuum_delay_point();
+
+		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
+								 info->strategy);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+
+		if (PageIsNew(page))
+		{
+			RecordFreeIndexPage(index, blkno);
+			nfree++;
+		}
+		else if (SegvecPageIsDeleted(page))
+		{
+			stats->pages_deleted++;
+			if (GlobalVisCheckRemovableFullXid(NULL,
+											   FullTransactionIdFromU64(SegvecPageGetOpaque(page)->seqno)))
+			{
+				RecordFreeIndexPage(index, blkno);
+				nfree++;
+			}
+		}
+		else if (!reachable(page, blkno, meta, delta_before))
+			unreachable = lappend_int(unreachable, (int) blkno);
+		UnlockReleaseBuffer(buf);
+	}
+
+	/*
+	 * Pages nothing points at: what a crash between an install and the
+	 * marking of what it replaced leaves.  A delta page is linked in the
+	 * same WAL record that initialises it, so one that is linked now was in
+	 * a chain when we saw it; look again before marking.
+	 */
+	if (unreachable != NIL)
+	{
+		List	   *delta_after = delta_pages(index);
+		uint64		xid = U64FromFullTransactionId(ReadNextFullTransactionId());
+		ListCell   *lc;
+
+		foreach(lc, unreachable)
+		{
+			BlockNumber b = (BlockNumber) lfirst_int(lc);
+			Buffer		buf = ReadBuffer(index, b);
+			Page		page;
+
+			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			page = BufferGetPage(buf);
+			if (!PageIsNew(page) && !reachable(page, b, meta, delta_after) &&
+				SegvecMarkPageDeleted(index, buf, xid))
+			{
+				stats->pages_newly_deleted++;
+				stats->pages_deleted++;
+			}
+			UnlockReleaseBuffer(buf);
+		}
+	}
+	UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+
+	IndexFreeSpaceMapVacuum(index);
+
+	stats->num_pages = npages;
+	stats->pages_free = nfree;
+	return stats;
+}

@@ -1,0 +1,44 @@
+/*-------------------------------------------------------------------------
+ *
+ * compact.h
+ *	  Compaction: freezing the mutable segment into immutable graph
+ *	  segments, merging segments by a tiered policy, installing segments in
+ *	  the manifest, and marking what an install dropped as garbage.
+ *
+ * Compaction calls the graphs, the keymap's storage and storage; the jobs,
+ * the access method's callbacks and the ft API call it.  See compact.c
+ * and src/README.md, "Compaction".
+ *
+ * src/compact/compact.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SEGVEC_COMPACT_H
+#define SEGVEC_COMPACT_H
+
+#include "postgres.h"
+
+#include "utils/relcache.h"
+
+#include "store/store.h"
+
+/* segvec.compact_threshold: docs in the mutable segment worth compacting */
+extern PGDLLIMPORT int segvec_compact_threshold;
+
+/* What a compaction did */
+typedef struct SegvecCompactStats
+{
+	int64		docs_compacted; /* docs moved from the mutable segment */
+	int			segments_created;	/* from the mutable segment */
+	int			segments_merged;	/* old segments merged away */
+} SegvecCompactStats;
+
+extern void SegvecCompactInit(void);
+extern int	SegvecCompactThreshold(Relation index);
+extern void SegvecCompact(Relation index, SegvecCompactStats *stats);
+extern void SegvecProcessGarbage(Relation index);
+extern void SegvecInstallSegments(Relation index, SegvecSegment *segs,
+								  int nsegs, uint64 next_seqno);
+extern int	SegvecMaxBuildDocs(int dim, int m);
+
+#endif							/* SEGVEC_COMPACT_H */

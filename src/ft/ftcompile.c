@@ -1,0 +1,1157 @@
+/*-------------------------------------------------------------------------
+ *
+ * ftcompile.c
+ *	  The ft query compiler: turns a parsed query (ftquery.c) into one SQL
+ *	  statement and its parameters, for ft.search, ft.query and ft.explain
+ *	  (ftsearch.c) to run.
+ *
+ * Field names are checked against the table's columns and quoted with
+ * quote_identifier(); every value (tag, number, vector, radius, limit, key
+ * of the returned jsonb) is a parameter $n, never part of the SQL text.
+ *
+ * src/ft/ftcompile.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <ctype.h>
+#include <float.h>
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "common/int.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/numeric.h"
+
+#include "ft/ftquery.h"
+
+/* ---------------------------------------------------------------------
+ * Compiler
+ *
+ * The statement FtCompile writes returns (id text, distance real, fields
+ * jsonb, dist float8), in result order.  Its shape, for a table t with id
+ * column "id" and vector column "vec" (the parts in brackets depend on the
+ * query):
+ *
+ *	[WITH p AS MATERIALIZED (SELECT ... FROM ft._pending_rows() p)]
+ *	SELECT s.id, CAST(s.dist AS float4) AS distance, s.fields, s.dist
+ *	FROM (branch | SELECT u.* FROM ((branch) UNION ALL (pending branch)) u
+ *		  ORDER BY ... LIMIT $lim) s
+ *	ORDER BY <final order> LIMIT $num OFFSET $off
+ *
+ *	branch := SELECT CAST(t.id AS text) AS id, <distance> AS dist,
+ *				<fields> AS fields, t.id AS ik [, <sort key> AS sk]
+ *			  FROM schema.table t
+ *			  WHERE t.vec IS NOT NULL [AND t.id is not a pending id]
+ *				[AND <filter>]
+ *			  ORDER BY <distance> | <sort key>, t.id | t.id
+ *			  LIMIT $lim
+ *
+ * A KNN query orders the branch by the distance, so the planner can take
+ * the segvec index's ordered scan (the filter becomes its Filter and the
+ * scan keeps producing rows until $lim of them pass); $lim is k, and
+ * SORTBY and LIMIT apply to those k rows, as in RediSearch.  A query whose
+ * top level has a VECTOR_RANGE (and no KNN, no SORTBY) is ordered by that
+ * distance the same way, without the range in the WHERE: the caller stops
+ * reading at the first row beyond the radius (range_stop), so the scan
+ * does not go through the whole index.  Otherwise the order is the SORTBY
+ * field, then the id.
+ *
+ * The pending branch reads the newest pending upsert per id, read from
+ * ft.pending_for just before and handed to the statement by
+ * ft._pending_rows() (so that no vector becomes a constant the planner
+ * copies, or goes through JSON).  Every pending id is hidden from the
+ * table branch, and each pending 'u' becomes a row, its columns those of
+ * the table's row overlaid with the pending fields, id and vector, run
+ * through the same filter.  (An 'r', a replace, starts from no row.)
+ *
+ * Operators and functions are schema-qualified, so the statement means the
+ * same under any search_path.
+ * ---------------------------------------------------------------------
+ */
+
+/* A name for a distance: KNN's AS / a VECTOR_RANGE's $YIELD_DISTANCE_AS */
+typedef struct FtAlias
+{
+	char	   *name;
+	char	   *expr;
+} FtAlias;
+
+typedef struct CompileState
+{
+	FtIndexInfo *info;
+	FtQuery    *q;
+	Jsonb	   *params;			/* NULL or an object */
+	FtCompiled *c;
+	char	   *vecop;			/* OPERATOR(schema.<->) */
+	char	   *veccol;			/* "t." || quoted vector column */
+	char	   *idcol;			/* "t." || quoted id column */
+	List	   *aliases;		/* FtAlias * */
+	FtNode	   *stop_node;		/* VECTOR_RANGE used for range_stop */
+} CompileState;
+
+/* Add a parameter; returns its number */
+static int
+add_param(FtCompiled *c, Oid type, Datum value)
+{
+	if (c->nparams == c->maxparams)
+	{
+		c->maxparams = Max(16, c->maxparams * 2);
+		if (c->types == NULL)
+		{
+			c->types = palloc(sizeof(Oid) * c->maxparams);
+			c->values = palloc(sizeof(Datum) * c->maxparams);
+		}
+		else
+		{
+			c->types = repalloc(c->types, sizeof(Oid) * c->maxparams);
+			c->values = repalloc(c->values, sizeof(Datum) * c->maxparams);
+		}
+	}
+	c->types[c->nparams] = type;
+	c->values[c->nparams] = value;
+	return ++c->nparams;
+}
+
+/* " at character N", or nothing for a value that is not in a query text */
+static char *
+at_char(int location)
+{
+	return location > 0 ? psprintf(" at character %d", location) : "";
+}
+
+/* The value of $name in params; error if it has none */
+static JsonbValue *
+lookup_param(CompileState *st, FtValue *v)
+{
+	JsonbValue *jv = NULL;
+
+	if (st->params != NULL)
+		jv = getKeyJsonValueFromContainer(&st->params->root, v->param,
+										  strlen(v->param), NULL);
+	if (jv == NULL || jv->type == jbvNull)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_PARAMETER),
+				 errmsg("no value for parameter $%s%s", v->param,
+						at_char(v->location)),
+				 errhint("Give it in params, for example '{\"%s\": ...}'.",
+						 v->param)));
+	return jv;
+}
+
+/* A JSON scalar as text; NULL if jv is not a string, number or boolean */
+static char *
+jsonb_scalar_text(JsonbValue *jv)
+{
+	switch (jv->type)
+	{
+		case jbvString:
+			return pnstrdup(jv->val.string.val, jv->val.string.len);
+		case jbvNumeric:
+			return DatumGetCString(DirectFunctionCall1(numeric_out,
+													   NumericGetDatum(jv->val.numeric)));
+		case jbvBool:
+			return pstrdup(jv->val.boolean ? "true" : "false");
+		default:
+			return NULL;
+	}
+}
+
+/* The elements of a JSON array (jbvBinary), as a List of JsonbValue * */
+static List *
+jsonb_array_elements_list(JsonbValue *jv)
+{
+	List	   *elems = NIL;
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	if (jv->type != jbvBinary || !JsonContainerIsArray(jv->val.binary.data))
+		return NULL;
+	it = JsonbIteratorInit(jv->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_ELEM)
+		{
+			JsonbValue *copy = palloc(sizeof(JsonbValue));
+
+			*copy = v;
+			elems = lappend(elems, copy);
+		}
+	}
+	return elems;
+}
+
+/* The text of a literal, or of a scalar parameter */
+static char *
+value_text(CompileState *st, FtValue *v, const char *what)
+{
+	JsonbValue *jv;
+	char	   *s;
+
+	if (v->param == NULL)
+		return v->literal;
+	jv = lookup_param(st, v);
+	s = jsonb_scalar_text(jv);
+	if (s == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("parameter $%s%s must be %s", v->param,
+						at_char(v->location), what)));
+	return s;
+}
+
+/* A non-negative integer (KNN's k, EF_RUNTIME, LIMIT) */
+static int64
+value_int64(CompileState *st, FtValue *v, const char *what)
+{
+	char	   *s = value_text(st, v, "a non-negative integer");
+	char	   *end;
+	int64		n;
+
+	errno = 0;
+	n = strtoi64(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || n < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s%s must be a non-negative integer, not \"%s\"",
+						what, at_char(v->location), s)));
+	return n;
+}
+
+/* Is s a number strtod takes whole (no inf, no nan)? Sets *d. */
+static bool
+parse_finite(const char *s, double *d)
+{
+	char	   *end;
+
+	errno = 0;
+	*d = strtod(s, &end);
+	return end != s && *end == '\0' && errno != ERANGE && isfinite(*d);
+}
+
+/* -1, +1 if s says -inf or +inf (inf, infinity, any case), else 0 */
+static int
+inf_word(const char *s)
+{
+	int			sign = 1;
+
+	if (*s == '-' || *s == '+')
+		sign = (*s++ == '-') ? -1 : 1;
+	if (pg_strcasecmp(s, "inf") == 0 || pg_strcasecmp(s, "infinity") == 0)
+		return sign;
+	return 0;
+}
+
+/* A finite float8 (VECTOR_RANGE's radius) */
+static double
+value_float8(CompileState *st, FtValue *v, const char *what)
+{
+	char	   *s = value_text(st, v, "a number");
+	double		d;
+
+	if (!parse_finite(s, &d))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s%s must be a finite number, not \"%s\"",
+						what, at_char(v->location), s)));
+	return d;
+}
+
+/*
+ * Decode base64 (RFC 4648, '+/' or URL-safe '-_', '=' padding optional,
+ * white space ignored).  Returns false on a malformed string.
+ */
+static bool
+decode_base64(const char *src, int len, char **out, int *outlen)
+{
+	char	   *dst = palloc(len / 4 * 3 + 3);
+	uint32		acc = 0;
+	int			bits = 0;
+	int			n = 0;
+	int			pad = 0;
+	int			i;
+
+	for (i = 0; i < len; i++)
+	{
+		unsigned char ch = src[i];
+		int			val;
+
+		if (isspace(ch))
+			continue;
+		if (ch == '=')
+		{
+			pad++;
+			continue;
+		}
+		if (pad > 0)
+			return false;		/* data after padding */
+		if (ch >= 'A' && ch <= 'Z')
+			val = ch - 'A';
+		else if (ch >= 'a' && ch <= 'z')
+			val = ch - 'a' + 26;
+		else if (ch >= '0' && ch <= '9')
+			val = ch - '0' + 52;
+		else if (ch == '+' || ch == '-')
+			val = 62;
+		else if (ch == '/' || ch == '_')
+			val = 63;
+		else
+			return false;
+		acc = (acc << 6) | val;
+		bits += 6;
+		if (bits >= 8)
+		{
+			bits -= 8;
+			dst[n++] = (char) ((acc >> bits) & 0xFF);
+		}
+	}
+	/* leftover bits must be zero padding of a final partial group */
+	if (bits >= 6 || (acc & ((1 << bits) - 1)) != 0 || pad > 2)
+		return false;
+	*out = dst;
+	*outlen = n;
+	return true;
+}
+
+/*
+ * A query vector: a JSON array of numbers, or a string of base64 of
+ * little-endian float32 values (Redis' FLOAT32 blob).  Checked like any
+ * vector, and against the index's dimension.  Returns a real[] datum.
+ */
+static Datum
+value_vector(CompileState *st, FtValue *v)
+{
+	JsonbValue *jv = lookup_param(st, v);
+	Datum	   *elems;
+	int			n = 0;
+	ArrayType  *arr;
+	int			dim;
+	List	   *list;
+	ListCell   *lc;
+
+	if (jv->type == jbvString)
+	{
+		char	   *bytes;
+		int			nbytes;
+		int			i;
+
+		if (!decode_base64(jv->val.string.val, jv->val.string.len,
+						   &bytes, &nbytes) || nbytes == 0 || nbytes % 4 != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("parameter $%s%s is not a vector: a string must be base64 of little-endian float32 values",
+							v->param, at_char(v->location))));
+		n = nbytes / 4;
+		elems = palloc(sizeof(Datum) * n);
+		for (i = 0; i < n; i++)
+		{
+			const unsigned char *b = (const unsigned char *) bytes + i * 4;
+			uint32		u = (uint32) b[0] | ((uint32) b[1] << 8) |
+				((uint32) b[2] << 16) | ((uint32) b[3] << 24);
+			float4		f;
+
+			memcpy(&f, &u, sizeof(f));
+			elems[i] = Float4GetDatum(f);
+		}
+	}
+	else if ((list = jsonb_array_elements_list(jv)) != NIL)
+	{
+		elems = palloc(sizeof(Datum) * list_length(list));
+		foreach(lc, list)
+		{
+			JsonbValue *e = lfirst(lc);
+			double		d;
+
+			if (e->type != jbvNumeric)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("parameter $%s%s is not a vector: element %d is not a number",
+								v->param, at_char(v->location), n + 1)));
+			d = DatumGetFloat8(DirectFunctionCall1(numeric_float8,
+												   NumericGetDatum(e->val.numeric)));
+			if (!isfinite(d) || fabs(d) > FLT_MAX)
+				ereport(ERROR,
+						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+						 errmsg("parameter $%s%s is not a vector: element %d is out of range for type real",
+								v->param, at_char(v->location), n + 1)));
+			elems[n++] = Float4GetDatum((float4) d);
+		}
+	}
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("parameter $%s%s is not a vector", v->param,
+						at_char(v->location)),
+				 errhint("Give a JSON array of numbers, or a base64 string of little-endian float32 values.")));
+
+	arr = construct_array(elems, n, FLOAT4OID, sizeof(float4),
+						  true, TYPALIGN_INT);
+	(void) SegvecArrayGetVector(arr, &dim);
+	if (st->info->dimensions > 0 && dim != st->info->dimensions)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("query vector has %d dimensions, index \"%s\" has %d",
+						dim, st->info->indexname, st->info->dimensions)));
+	return PointerGetDatum(arr);
+}
+
+/* The tags of one FtValue: a literal, or a scalar or array parameter */
+static List *
+value_tags(CompileState *st, FtValue *v)
+{
+	JsonbValue *jv;
+	List	   *elems;
+	List	   *tags = NIL;
+	ListCell   *lc;
+
+	if (v->param == NULL)
+		return list_make1(v->literal);
+	jv = lookup_param(st, v);
+	if ((elems = jsonb_array_elements_list(jv)) != NIL)
+	{
+		foreach(lc, elems)
+		{
+			char	   *s = jsonb_scalar_text(lfirst(lc));
+
+			if (s == NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("parameter $%s%s must hold strings or numbers",
+								v->param, at_char(v->location))));
+			tags = lappend(tags, s);
+		}
+		return tags;
+	}
+	return list_make1(value_text(st, v, "a string, a number or an array of them"));
+}
+
+/* The column named name, or an "unknown field" error */
+static AttrNumber
+find_column(CompileState *st, const char *name, int location)
+{
+	TupleDesc	td = st->info->tupdesc;
+	int			i;
+
+	for (i = 0; i < td->natts; i++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(td, i);
+
+		if (!attr->attisdropped && strcmp(NameStr(attr->attname), name) == 0)
+			return i + 1;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_COLUMN),
+			 errmsg("unknown field \"%s\"%s", name, at_char(location)),
+			 errdetail("Table \"%s\" has no column \"%s\".",
+					   st->info->relname, name)));
+	return InvalidAttrNumber;	/* keep compiler quiet */
+}
+
+static char *
+column_name(CompileState *st, AttrNumber attno)
+{
+	return NameStr(TupleDescAttr(st->info->tupdesc, attno - 1)->attname);
+}
+
+/* "t." and the quoted column */
+static char *
+column_ref(CompileState *st, AttrNumber attno)
+{
+	return psprintf("t.%s", quote_identifier(column_name(st, attno)));
+}
+
+static Oid
+column_base_type(CompileState *st, AttrNumber attno)
+{
+	return getBaseType(TupleDescAttr(st->info->tupdesc, attno - 1)->atttypid);
+}
+
+/* Check that field is the index's vector column */
+static void
+check_vector_field(CompileState *st, const char *field, int location)
+{
+	AttrNumber	attno = find_column(st, field, location);
+
+	if (attno != st->info->vecattno)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("field \"%s\"%s is not the vector field of index \"%s\"",
+						field, at_char(location), st->info->indexname),
+				 errhint("The vector field of the index is \"%s\".",
+						 column_name(st, st->info->vecattno))));
+}
+
+/* The distance expression "(t.vec OP $n)" for a new vector parameter */
+static char *
+distance_expr(CompileState *st, Datum vector)
+{
+	int			n = add_param(st->c, FLOAT4ARRAYOID, vector);
+
+	return psprintf("(%s %s $%d)", st->veccol, st->vecop, n);
+}
+
+static void
+add_alias(CompileState *st, const char *name, const char *expr)
+{
+	FtAlias    *a = palloc(sizeof(FtAlias));
+
+	a->name = pstrdup(name);
+	a->expr = pstrdup(expr);
+	st->aliases = lappend(st->aliases, a);
+}
+
+static char *
+find_alias(CompileState *st, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, st->aliases)
+	{
+		FtAlias    *a = lfirst(lc);
+
+		if (strcmp(a->name, name) == 0)
+			return a->expr;
+	}
+	return NULL;
+}
+
+/* One end of a numeric range as "t.col OP $n", or NULL when unbounded */
+static char *
+compile_bound(CompileState *st, FtNode *n, FtBound *b, bool lower,
+			  const char *col, bool isfloat, bool *never)
+{
+	int			inf = b->inf;
+	char	   *s = NULL;
+	int			pno;
+
+	if (inf == 0)
+	{
+		s = value_text(st, &b->value, "a number");
+		inf = inf_word(s);
+	}
+	if (inf != 0)
+	{
+		/* [-inf .. and .. +inf] bound nothing; [+inf .. and .. -inf] all */
+		if ((lower && inf > 0) || (!lower && inf < 0))
+			*never = true;
+		return NULL;
+	}
+	if (isfloat)
+	{
+		double		d;
+
+		if (!parse_finite(s, &d))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("bound of field \"%s\"%s must be a number, not \"%s\"",
+							n->field, at_char(b->value.location), s)));
+		pno = add_param(st->c, FLOAT8OID, Float8GetDatum(d));
+	}
+	else
+	{
+		double		d;
+
+		if (!parse_finite(s, &d))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("bound of field \"%s\"%s must be a number, not \"%s\"",
+							n->field, at_char(b->value.location), s)));
+		pno = add_param(st->c, NUMERICOID,
+						DirectFunctionCall3(numeric_in, CStringGetDatum(s),
+											ObjectIdGetDatum(InvalidOid),
+											Int32GetDatum(-1)));
+	}
+	return psprintf("%s OPERATOR(pg_catalog.%s) $%d", col,
+					lower ? (b->exclusive ? ">" : ">=") :
+					(b->exclusive ? "<" : "<="), pno);
+}
+
+/*
+ * compile_node: append the SQL boolean expression of n to buf.  NULL
+ * counts as false everywhere (a missing field matches no tag or range),
+ * so a negation is "IS NOT TRUE", as RediSearch's negation is everything
+ * but the matches.
+ */
+static void
+compile_node(CompileState *st, FtNode *n, StringInfo buf)
+{
+	ListCell   *lc;
+	AttrNumber	attno;
+	Oid			typid;
+	bool		first = true;
+
+	check_stack_depth();
+	switch (n->kind)
+	{
+		case FT_NODE_ALL:
+			appendStringInfoString(buf, "true");
+			break;
+
+		case FT_NODE_AND:
+		case FT_NODE_OR:
+			appendStringInfoChar(buf, '(');
+			foreach(lc, n->args)
+			{
+				FtNode	   *child = lfirst(lc);
+
+				if (child == st->stop_node)
+					continue;
+				if (!first)
+					appendStringInfoString(buf, n->kind == FT_NODE_AND ?
+										   " AND " : " OR ");
+				compile_node(st, child, buf);
+				first = false;
+			}
+			if (first)
+				appendStringInfoString(buf, "true");
+			appendStringInfoChar(buf, ')');
+			break;
+
+		case FT_NODE_NOT:
+			appendStringInfoString(buf, "(");
+			compile_node(st, linitial(n->args), buf);
+			appendStringInfoString(buf, " IS NOT TRUE)");
+			break;
+
+		case FT_NODE_TAG:
+			{
+				List	   *tags = NIL;
+				Datum	   *elems;
+				int			i = 0;
+				int			pno;
+
+				attno = find_column(st, n->field, n->field_location);
+				if (attno == st->info->vecattno)
+					ereport(ERROR,
+							(errcode(ERRCODE_DATATYPE_MISMATCH),
+							 errmsg("field \"%s\"%s is the vector field: it takes KNN or VECTOR_RANGE, not a tag filter",
+									n->field, at_char(n->field_location))));
+				foreach(lc, n->tags)
+					tags = list_concat(tags, value_tags(st, lfirst(lc)));
+				elems = palloc(sizeof(Datum) * list_length(tags));
+				foreach(lc, tags)
+					elems[i++] = CStringGetTextDatum(lfirst(lc));
+				pno = add_param(st->c, TEXTARRAYOID,
+								PointerGetDatum(construct_array(elems, i, TEXTOID, -1,
+																false, TYPALIGN_INT)));
+				typid = column_base_type(st, attno);
+				if (get_element_type(typid) != InvalidOid)
+					appendStringInfo(buf,
+									 "(CAST(%s AS pg_catalog.text[]) OPERATOR(pg_catalog.&&) $%d)",
+									 column_ref(st, attno), pno);
+				else
+					appendStringInfo(buf,
+									 "(CAST(%s AS pg_catalog.text) OPERATOR(pg_catalog.=) ANY ($%d))",
+									 column_ref(st, attno), pno);
+				break;
+			}
+
+		case FT_NODE_NUMERIC:
+			{
+				char	   *col;
+				char	   *lo;
+				char	   *hi;
+				bool		isfloat;
+				bool		never = false;
+
+				attno = find_column(st, n->field, n->field_location);
+				typid = column_base_type(st, attno);
+				if (typid != INT2OID && typid != INT4OID && typid != INT8OID &&
+					typid != FLOAT4OID && typid != FLOAT8OID &&
+					typid != NUMERICOID)
+					ereport(ERROR,
+							(errcode(ERRCODE_DATATYPE_MISMATCH),
+							 errmsg("field \"%s\"%s is not numeric: a range needs smallint, integer, bigint, real, double precision or numeric, not %s",
+									n->field, at_char(n->field_location),
+									format_type_be(typid))));
+				isfloat = (typid == FLOAT4OID || typid == FLOAT8OID);
+				col = column_ref(st, attno);
+				lo = compile_bound(st, n, &n->lo, true, col, isfloat, &never);
+				hi = compile_bound(st, n, &n->hi, false, col, isfloat, &never);
+				if (never)
+					appendStringInfoString(buf, "false");
+				else if (lo && hi)
+					appendStringInfo(buf, "(%s AND %s)", lo, hi);
+				else if (lo || hi)
+					appendStringInfo(buf, "(%s)", lo ? lo : hi);
+				else
+					appendStringInfo(buf, "(%s IS NOT NULL)", col);
+				break;
+			}
+
+		case FT_NODE_VECRANGE:
+			{
+				char	   *expr;
+				double		radius;
+				int			pno;
+
+				check_vector_field(st, n->field, n->field_location);
+				radius = value_float8(st, &n->radius, "the radius of VECTOR_RANGE");
+				expr = distance_expr(st, value_vector(st, &n->vector));
+				if (n->yield_as)
+					add_alias(st, n->yield_as, expr);
+				pno = add_param(st->c, FLOAT8OID, Float8GetDatum(radius));
+				appendStringInfo(buf, "(%s OPERATOR(pg_catalog.<=) $%d)", expr, pno);
+				break;
+			}
+	}
+}
+
+/* The jsonb of the returned fields: NULL for RETURN 0 */
+static char *
+fields_expr(CompileState *st)
+{
+	FtQuery    *q = st->q;
+	List	   *keys = NIL;
+	List	   *exprs = NIL;
+	ListCell   *lc;
+	ListCell   *lc2;
+	StringInfoData buf;
+	Datum	   *elems;
+	int			pno;
+	int			i;
+
+	if (q->has_return && q->returns == NIL)
+		return "NULL::pg_catalog.jsonb";
+	if (!q->has_return)
+	{
+		TupleDesc	td = st->info->tupdesc;
+		bool		table_select;
+
+		/* every column but the vector that the caller may read */
+		table_select = pg_class_aclcheck(st->info->heapoid, GetUserId(),
+										 ACL_SELECT) == ACLCHECK_OK;
+		for (i = 0; i < td->natts; i++)
+		{
+			if (TupleDescAttr(td, i)->attisdropped ||
+				i + 1 == st->info->vecattno)
+				continue;
+			if (!table_select &&
+				pg_attribute_aclcheck(st->info->heapoid, i + 1, GetUserId(),
+									  ACL_SELECT) != ACLCHECK_OK)
+				continue;
+			keys = lappend(keys, column_name(st, i + 1));
+			exprs = lappend(exprs, column_ref(st, i + 1));
+		}
+	}
+	else
+	{
+		foreach(lc, q->returns)
+		{
+			FtReturnField *f = lfirst(lc);
+			char	   *expr = find_alias(st, f->field);
+
+			/* a distance, as real like the distance column */
+			if (expr != NULL)
+				expr = psprintf("CAST(%s AS pg_catalog.float4)", expr);
+			else
+				expr = column_ref(st, find_column(st, f->field, f->location));
+			keys = lappend(keys, f->alias ? f->alias : f->field);
+			exprs = lappend(exprs, expr);
+		}
+	}
+
+	if (keys == NIL)
+		return "'{}'::pg_catalog.jsonb";
+
+	/* the keys are values too: one text[] parameter */
+	elems = palloc(sizeof(Datum) * list_length(keys));
+	i = 0;
+	foreach(lc, keys)
+		elems[i++] = CStringGetTextDatum(lfirst(lc));
+	pno = add_param(st->c, TEXTARRAYOID,
+					PointerGetDatum(construct_array(elems, i, TEXTOID, -1,
+													false, TYPALIGN_INT)));
+
+	/* jsonb_build_object takes at most 100 arguments: 50 pairs a call */
+	initStringInfo(&buf);
+	i = 0;
+	forboth(lc, keys, lc2, exprs)
+	{
+		if (i % 50 == 0)
+			appendStringInfoString(&buf, i == 0 ? "pg_catalog.jsonb_build_object(" :
+								   ") OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object(");
+		else
+			appendStringInfoString(&buf, ", ");
+		appendStringInfo(&buf, "$%d[%d], %s", pno, i + 1, (char *) lfirst(lc2));
+		i++;
+	}
+	appendStringInfoChar(&buf, ')');
+	return buf.data;
+}
+
+/* LIMIT, RETURN, SORTBY and DIALECT given in params instead of the text */
+static void
+apply_param_options(CompileState *st)
+{
+	FtQuery    *q = st->q;
+	JsonbValue *jv;
+	List	   *elems;
+	ListCell   *lc;
+
+	if (st->params == NULL)
+		return;
+
+#define PARAM_OPTION(name) \
+	getKeyJsonValueFromContainer(&st->params->root, name, strlen(name), NULL)
+#define BOTH_ERROR(name) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE), \
+			 errmsg("%s is given both in the query and in params", name)))
+
+	if ((jv = PARAM_OPTION("LIMIT")) != NULL)
+	{
+		char	   *off;
+		char	   *num;
+
+		if (q->has_limit)
+			BOTH_ERROR("LIMIT");
+		elems = jsonb_array_elements_list(jv);
+		if (list_length(elems) != 2 ||
+			(off = jsonb_scalar_text(linitial(elems))) == NULL ||
+			(num = jsonb_scalar_text(lsecond(elems))) == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("LIMIT in params must be an array [offset, num]")));
+		q->has_limit = true;
+		q->offset.literal = off;
+		q->num.literal = num;
+	}
+	if ((jv = PARAM_OPTION("RETURN")) != NULL)
+	{
+		if (q->has_return)
+			BOTH_ERROR("RETURN");
+		q->has_return = true;
+		elems = jsonb_array_elements_list(jv);
+		if (elems == NIL && !(jv->type == jbvBinary &&
+							  JsonContainerIsArray(jv->val.binary.data)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("RETURN in params must be an array of field names")));
+		foreach(lc, elems)
+		{
+			JsonbValue *e = lfirst(lc);
+			FtReturnField *f = palloc0(sizeof(FtReturnField));
+
+			if (e->type != jbvString)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("RETURN in params must be an array of field names")));
+			f->field = pnstrdup(e->val.string.val, e->val.string.len);
+			q->returns = lappend(q->returns, f);
+		}
+	}
+	if ((jv = PARAM_OPTION("SORTBY")) != NULL)
+	{
+		char	   *field = NULL;
+		char	   *dir = NULL;
+
+		if (q->has_sortby)
+			BOTH_ERROR("SORTBY");
+		if (jv->type == jbvString)
+			field = jsonb_scalar_text(jv);
+		else if ((elems = jsonb_array_elements_list(jv)) != NIL &&
+				 list_length(elems) <= 2 &&
+				 ((JsonbValue *) linitial(elems))->type == jbvString)
+		{
+			field = jsonb_scalar_text(linitial(elems));
+			if (list_length(elems) == 2)
+				dir = jsonb_scalar_text(lsecond(elems));
+		}
+		if (field == NULL ||
+			(dir != NULL && pg_strcasecmp(dir, "ASC") != 0 &&
+			 pg_strcasecmp(dir, "DESC") != 0))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("SORTBY in params must be a field name or an array [field, \"ASC\" | \"DESC\"]")));
+		q->has_sortby = true;
+		q->sortby = field;
+		q->sort_desc = (dir != NULL && pg_strcasecmp(dir, "DESC") == 0);
+	}
+	if ((jv = PARAM_OPTION("DIALECT")) != NULL)
+	{
+		char	   *s = jsonb_scalar_text(jv);
+
+		if (s == NULL || strcmp(s, "2") != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("DIALECT %s is not supported", s ? s : "?"),
+					 errhint("Only DIALECT 2 is supported.")));
+	}
+#undef PARAM_OPTION
+#undef BOTH_ERROR
+}
+
+/*
+ * The columns of a pending upsert as the select list of "t": the id and
+ * vector from the write, every other column from its fields when they name
+ * it (f, their jsonb_populate_record), else from the table's row b (NULL
+ * for a new id).  The vector never goes through JSON.
+ */
+static char *
+pending_row(CompileState *st, const char *idtype)
+{
+	TupleDesc	td = st->info->tupdesc;
+	StringInfoData buf;
+	List	   *keys = NIL;
+	ListCell   *lc;
+	Datum	   *elems;
+	int			pno;
+	int			i;
+
+	for (i = 0; i < td->natts; i++)
+		if (!TupleDescAttr(td, i)->attisdropped && i + 1 != st->info->idattno &&
+			i + 1 != st->info->vecattno)
+			keys = lappend(keys, column_name(st, i + 1));
+	pno = 0;
+	if (keys != NIL)
+	{
+		elems = palloc(sizeof(Datum) * list_length(keys));
+		i = 0;
+		foreach(lc, keys)
+			elems[i++] = CStringGetTextDatum(lfirst(lc));
+		pno = add_param(st->c, TEXTARRAYOID,
+						PointerGetDatum(construct_array(elems, i, TEXTOID, -1,
+														false, TYPALIGN_INT)));
+	}
+
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "CAST(p.id AS %s) AS %s, p.vector AS %s", idtype,
+					 quote_identifier(column_name(st, st->info->idattno)),
+					 quote_identifier(column_name(st, st->info->vecattno)));
+	i = 0;
+	foreach(lc, keys)
+	{
+		const char *col = quote_identifier(lfirst(lc));
+
+		i++;
+		appendStringInfo(&buf,
+						 ",\n      CASE WHEN p.fields OPERATOR(pg_catalog.?) $%d[%d] THEN f.%s ELSE b.%s END AS %s",
+						 pno, i, col, col, col);
+	}
+	return buf.data;
+}
+
+/*
+ * FtCompile: compile q, against the index and table described by info,
+ * into one SQL statement and its parameters (see the comment above).
+ * params (an object, or NULL) holds the $parameters and may give LIMIT,
+ * RETURN, SORTBY and DIALECT.  pending, when not NULL, holds the index's
+ * pending upserts (read from ft.pending_for by the caller): the statement
+ * combines the table with them.  Errors for unknown fields, fields
+ * of the wrong type, missing or malformed parameters, a query vector of
+ * the wrong dimension.
+ */
+FtCompiled *
+FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
+{
+	CompileState st;
+	FtCompiled *c = palloc0(sizeof(FtCompiled));
+	char	   *dist = NULL;	/* distance expression the result is
+								 * ordered by, if any */
+	char	   *sortkey = NULL;
+	const char *dir;
+	char	   *fields;
+	char	   *cols;
+	char	   *branch_order;
+	char	   *union_order;
+	char	   *final_order;
+	char	   *table;
+	char	   *idtype;
+	StringInfoData where;
+	int64		offset = 0;
+	int64		num = FT_DEFAULT_LIMIT;
+	int64		lim;
+	int			lim_p;
+
+	memset(&st, 0, sizeof(st));
+	st.info = info;
+	st.q = q;
+	st.params = (params != NULL && JB_ROOT_IS_OBJECT(params)) ? params : NULL;
+	st.c = c;
+	st.vecop = psprintf("OPERATOR(%s.%s)", quote_identifier(info->opnspname),
+						info->opname);
+	st.veccol = column_ref(&st, info->vecattno);
+	st.idcol = column_ref(&st, info->idattno);
+	c->with_pending = (pending != NULL);
+	initStringInfo(&c->sql);
+
+	apply_param_options(&st);
+
+
+	if (q->has_limit)
+	{
+		offset = value_int64(&st, &q->offset, "the offset of LIMIT");
+		num = value_int64(&st, &q->num, "the count of LIMIT");
+	}
+
+	/* KNN: the distance, its name, k and EF_RUNTIME */
+	if (q->knn)
+	{
+		FtKnn	   *knn = q->knn;
+
+		check_vector_field(&st, knn->field, knn->field_location);
+		dist = distance_expr(&st, knn->vector_datum != (Datum) 0 ?
+							 knn->vector_datum : value_vector(&st, &knn->vector));
+		lim = knn->vector_datum != (Datum) 0 ? knn->k_value :
+			value_int64(&st, &knn->k, "the k of KNN");
+		if (knn->has_ef)
+		{
+			int64		ef = value_int64(&st, &knn->ef, "EF_RUNTIME");
+
+			c->ef_search = (int) Min(ef, INT_MAX);
+			if (c->ef_search < 1)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("EF_RUNTIME must be at least 1")));
+		}
+		add_alias(&st, knn->alias ? knn->alias :
+				  psprintf("__%s_score", knn->field), dist);
+	}
+	else if (pg_add_s64_overflow(offset, num, &lim))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("LIMIT offset and count are out of range")));
+
+	/*
+	 * A VECTOR_RANGE at the top level of a query with neither KNN nor
+	 * SORTBY orders the result, and the caller stops at its radius.
+	 */
+	if (!q->knn && !q->has_sortby && q->filter)
+	{
+		FtNode	   *f = q->filter;
+
+		if (f->kind == FT_NODE_VECRANGE)
+			st.stop_node = f;
+		else if (f->kind == FT_NODE_AND)
+		{
+			ListCell   *lc;
+
+			foreach(lc, f->args)
+			{
+				FtNode	   *child = lfirst(lc);
+
+				if (child->kind == FT_NODE_VECRANGE)
+				{
+					st.stop_node = child;
+					break;
+				}
+			}
+		}
+	}
+	if (st.stop_node)
+	{
+		FtNode	   *n = st.stop_node;
+
+		check_vector_field(&st, n->field, n->field_location);
+		c->radius = value_float8(&st, &n->radius, "the radius of VECTOR_RANGE");
+		c->range_stop = true;
+		dist = distance_expr(&st, value_vector(&st, &n->vector));
+		if (n->yield_as)
+			add_alias(&st, n->yield_as, dist);
+	}
+
+	/* the filter (shared by both branches: same alias t, same $n) */
+	initStringInfo(&where);
+	appendStringInfo(&where, "%s IS NOT NULL", st.veccol);
+	if (q->filter && q->filter != st.stop_node)
+	{
+		appendStringInfoString(&where, " AND ");
+		compile_node(&st, q->filter, &where);
+	}
+
+	/* SORTBY: a distance name or a column */
+	if (q->has_sortby)
+	{
+		sortkey = find_alias(&st, q->sortby);
+		if (sortkey == NULL)
+			sortkey = column_ref(&st, find_column(&st, q->sortby,
+												   q->sortby_location));
+	}
+	dir = q->sort_desc ? "DESC" : "ASC";
+
+	fields = fields_expr(&st);
+	cols = psprintf("CAST(%s AS pg_catalog.text) AS id, %s AS dist, %s AS fields, %s AS ik%s%s%s",
+					st.idcol, dist ? dist : "NULL::pg_catalog.float8",
+					fields, st.idcol,
+					sortkey ? ", " : "", sortkey ? sortkey : "",
+					sortkey ? " AS sk" : "");
+
+	if (dist && (q->knn || !sortkey))
+	{
+		branch_order = dist;
+		union_order = "u.dist, u.ik";
+		final_order = sortkey ?
+			psprintf("s.sk %s NULLS LAST, s.dist, s.ik", dir) :
+			"s.dist, s.ik";
+	}
+	else if (sortkey)
+	{
+		branch_order = psprintf("%s %s NULLS LAST, %s", sortkey, dir, st.idcol);
+		union_order = psprintf("u.sk %s NULLS LAST, u.ik", dir);
+		final_order = psprintf("s.sk %s NULLS LAST, s.ik", dir);
+	}
+	else
+	{
+		branch_order = st.idcol;
+		union_order = "u.ik";
+		final_order = "s.ik";
+	}
+
+	lim_p = add_param(c, INT8OID, Int64GetDatum(lim));
+	table = quote_qualified_identifier(info->nspname, info->relname);
+	idtype = format_type_extended(info->idtype, -1, FORMAT_TYPE_FORCE_QUALIFY);
+
+	if (pending != NULL)
+		appendStringInfoString(&c->sql,
+							   "WITH p AS MATERIALIZED (\n"
+							   "  SELECT p.id, p.op, p.vector, p.fields FROM ft._pending_rows() p)\n");
+
+	appendStringInfoString(&c->sql,
+						   "SELECT s.id, CAST(s.dist AS pg_catalog.float4) AS distance, s.fields, s.dist\n"
+						   "FROM (");
+	if (pending != NULL)
+		appendStringInfoString(&c->sql, "SELECT u.* FROM (\n(");
+
+	/* the table branch */
+	appendStringInfo(&c->sql,
+					 "SELECT %s\n"
+					 "  FROM %s t\n"
+					 "  WHERE %s",
+					 cols, table, where.data);
+	if (pending != NULL)
+		appendStringInfo(&c->sql,
+						 "\n    AND (%s OPERATOR(pg_catalog.=) ANY (SELECT CAST(p.id AS %s) FROM p)) IS NOT TRUE",
+						 st.idcol, idtype);
+	appendStringInfo(&c->sql, "\n  ORDER BY %s\n  LIMIT $%d", branch_order, lim_p);
+
+	if (pending != NULL)
+		appendStringInfo(&c->sql,
+						 ")\nUNION ALL\n("
+						 "SELECT %s\n"
+						 "  FROM p LEFT JOIN %s b ON p.op OPERATOR(pg_catalog.=) 'u'\n"
+						 "      AND b.%s OPERATOR(pg_catalog.=) CAST(p.id AS %s)\n"
+						 "    CROSS JOIN LATERAL pg_catalog.jsonb_populate_record(NULL::%s, p.fields) f\n"
+						 "    CROSS JOIN LATERAL (SELECT %s) t\n"
+						 "  WHERE p.op OPERATOR(pg_catalog.<>) 'd' AND %s\n"
+						 "  ORDER BY %s\n  LIMIT $%d)\n"
+						 ") u\nORDER BY %s\nLIMIT $%d",
+						 cols, table,
+						 quote_identifier(column_name(&st, info->idattno)),
+						 idtype, table, pending_row(&st, idtype),
+						 where.data, branch_order, lim_p, union_order, lim_p);
+
+	appendStringInfo(&c->sql, ") s\nORDER BY %s\nLIMIT $%d OFFSET $%d",
+					 final_order,
+					 add_param(c, INT8OID, Int64GetDatum(num)),
+					 add_param(c, INT8OID, Int64GetDatum(offset)));
+	return c;
+}
+

@@ -1,0 +1,106 @@
+/*-------------------------------------------------------------------------
+ *
+ * graph.h
+ *	  Immutable segments: HNSW graphs written once by a build or compaction.
+ *
+ * The graph is Hierarchical Navigable Small World (Malkov & Yashunin,
+ * "Efficient and robust approximate nearest neighbor search using
+ * Hierarchical Navigable Small World graphs", 2016/2018): M neighbours per
+ * node on the upper layers, 2*M on layer 0, neighbours chosen by the
+ * paper's heuristic (algorithm 4), search by algorithm 2 with ef.
+ *
+ * A segment occupies one contiguous extent of blocks, laid out as
+ *
+ *	 [tombstone pages][doc-area pages][upper-layer pages][node pages]
+ *
+ * The doc area holds each node's SegvecDocInfo (doc id, key hash, vector
+ * checksum, heap TID), sorted by doc id, so a doc id is found by binary
+ * search and VACUUM reads TIDs without touching vectors.
+ *
+ * Node records have a fixed size per segment, so node i is found by
+ * arithmetic, without a directory.  A node record is its layer-0 neighbour
+ * list followed by its vector, so expanding a node touches one page; a
+ * record bigger than a page spans consecutive pages.  Only the tombstone
+ * pages ever change after install.  The page formats are in
+ * store/format.h; see src/README.md.  Graphs call storage and the kernels.
+ *
+ * src/graph/graph.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SEGVEC_GRAPH_H
+#define SEGVEC_GRAPH_H
+
+#include "postgres.h"
+
+#include "storage/itemptr.h"
+#include "utils/relcache.h"
+
+#include "store/store.h"
+
+/* ----------------
+ * In-memory HNSW builder (graphbuild.c)
+ * ----------------
+ */
+typedef struct HnswBuilder HnswBuilder;
+
+extern HnswBuilder *HnswBuilderCreate(SegvecMetric metric, int dim, int m,
+									  int ef_construction, int maxdocs);
+extern Size HnswBuilderNodeBytes(int dim, int m);
+extern bool HnswBuilderAdd(HnswBuilder *builder, const SegvecDocInfo *doc,
+						   const float *vector);
+extern const float *HnswBuilderGetDoc(HnswBuilder *builder, int i,
+									  SegvecDocInfo *doc);
+extern int	HnswBuilderCount(HnswBuilder *builder);
+extern void HnswBuilderFinish(HnswBuilder *builder,
+							  void (*progress) (int done));
+extern void HnswBuilderWrite(HnswBuilder *builder, Relation index,
+							 SegvecSegment *seg);
+extern void HnswBuilderFree(HnswBuilder *builder);
+
+/* ----------------
+ * Search over a written segment (graphsearch.c)
+ * ----------------
+ */
+
+typedef struct GraphScan GraphScan;
+
+/*
+ * A segment of at most ef_search * SEGVEC_EXACT_FACTOR docs (5,120 at the
+ * default ef_search) is scored exactly: a graph search computes some 6 to
+ * 10 * ef distances, each with a random page access, where an exact scan
+ * reads pages in order; and a small graph can have regions (around deleted
+ * docs) that a search does not reach.
+ */
+#define SEGVEC_EXACT_FACTOR		128
+
+extern GraphScan *GraphScanBegin(Relation index, const SegvecSegment *seg,
+								 SegvecMetric metric, int dim,
+								 const float *query, int ef_search,
+								 int64 exact_limit);
+extern bool GraphScanNext(GraphScan *gs, double *distance,
+						  ItemPointer heaptid);
+extern void GraphScanEnd(GraphScan *gs);
+extern void GraphReadTombstones(Relation index, const SegvecSegment *seg,
+								uint8 *bitmap);
+extern uint8 *GraphGetTombstones(Relation index, const SegvecSegment *seg);
+extern void GraphSetTombstones(Relation index, const SegvecSegment *seg,
+							   const uint32 *nodes, int nnodes);
+
+/* Is node's bit set in a tombstone bitmap read by GraphReadTombstones? */
+static inline bool
+GraphTombstoneIsSet(const uint8 *bitmap, uint32 node)
+{
+	return (bitmap[node >> 3] >> (node & 7)) & 1;
+}
+extern void GraphForEachNode(Relation index, const SegvecSegment *seg,
+							 int dim, const uint8 *tombstones,
+							 SegvecDocCallback callback, void *arg);
+extern void GraphReadDocs(Relation index, const SegvecSegment *seg,
+						  uint32 first, uint32 count, SegvecDocInfo *docs);
+extern int64 GraphFindDoc(Relation index, const SegvecSegment *seg,
+						  uint64 docid);
+extern void GraphReadVector(Relation index, const SegvecSegment *seg,
+							uint32 node, int dim, float *vector);
+
+#endif							/* SEGVEC_GRAPH_H */

@@ -1,0 +1,815 @@
+/*-------------------------------------------------------------------------
+ *
+ * graphbuild.c
+ *	  Build an HNSW graph in memory and write it out as an immutable
+ *	  segment.
+ *
+ * The algorithms are those of Malkov & Yashunin (2016/2018): INSERT
+ * (algorithm 1) with SEARCH-LAYER (algorithm 2) and the neighbour selection
+ * heuristic SELECT-NEIGHBORS-HEURISTIC (algorithm 4, keeping pruned
+ * connections, without extending the candidates).  Level assignment uses
+ * mL = 1 / ln(M).  Layer 0 keeps up to 2*M neighbours, the others M.
+ *
+ * The builder holds every vector in memory; callers bound the number of
+ * docs (HnswBuilderCreate's maxdocs) from maintenance_work_mem with
+ * HnswBuilderNodeBytes and start another segment when it is reached.
+ *
+ * src/graph/graphbuild.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/xloginsert.h"
+#include "common/pg_prng.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "utils/float.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "graph/candheap.h"
+#include "graph/graph.h"
+#include "store/store.h"
+
+struct HnswBuilder
+{
+	MemoryContext ctx;
+	SegvecMetric metric;
+	int			dim;
+	int			m;				/* neighbours on layers >= 1 */
+	int			m0;				/* neighbours on layer 0 (2*M) */
+	int			ef_construction;
+	double		ml;				/* level multiplier, 1 / ln(M) */
+
+	int			n;
+	int			maxn;
+	float	   *vectors;		/* maxn * dim */
+	SegvecDocInfo *docs;
+	uint8	   *levels;
+	uint32	   *nbr0;			/* maxn * m0 */
+	uint16	   *nnbr0;
+	uint32	  **upper;			/* per node: level lists of (count, M ids) */
+
+	int			entry;			/* entry point, -1 while empty */
+	int			maxlevel;
+
+	uint32	   *visited;		/* visited[i] == stamp: seen in this search */
+	uint32		stamp;
+	pg_prng_state rng;
+
+	/* scratch space of the insertion, reused */
+	GraphHeap	cand;
+	GraphHeap	result;
+	float	   *extra;			/* ip: each doc's extra coordinate */
+	GraphCand   *found;
+	GraphCand   *selected;
+	uint32	   *pruned;			/* candidates the heuristic set aside */
+};
+
+/* ----------------
+ * Graph access
+ * ----------------
+ */
+
+/*
+ * Distance between two stored docs, for building.  NaN (a zero vector with
+ * cosine) counts as farthest.
+ *
+ * Inner product is not a metric (a vector is not its own nearest
+ * neighbour), which hurts a graph built on it.  So for ip the graph is built
+ * on the usual reduction of maximum inner product search to Euclidean search
+ * (Bachrach et al., "Speeding up the Xbox recommender system using a
+ * Euclidean transformation for inner-product spaces", RecSys 2014): each
+ * vector x gets one more coordinate sqrt(N^2 - |x|^2), N the largest norm,
+ * and neighbours are chosen by squared L2 between the extended vectors.  A
+ * query q extended with 0 is at squared L2 |q|^2 + N^2 - 2 q.x from x, which
+ * orders docs exactly as -q.x does, so searches use the ip distance itself.
+ */
+static inline double
+node_distance(HnswBuilder *b, uint32 a, uint32 c)
+{
+	const float *va = b->vectors + (Size) a * b->dim;
+	const float *vc = b->vectors + (Size) c * b->dim;
+	double		d;
+
+	if (b->metric == SEGVEC_METRIC_IP)
+	{
+		double		e = (double) b->extra[a] - b->extra[c];
+
+		return (double) SegvecL2SquaredKernel(va, vc, b->dim) + e * e;
+	}
+	d = SegvecDistance(b->metric, va, vc, b->dim);
+	return isnan(d) ? get_float8_infinity() : d;
+}
+
+static inline uint32 *
+neighbors(HnswBuilder *b, uint32 id, int layer, int *count, int *max)
+{
+	if (layer == 0)
+	{
+		*count = b->nnbr0[id];
+		*max = b->m0;
+		return b->nbr0 + (Size) id * b->m0;
+	}
+	else
+	{
+		uint32	   *list = b->upper[id] + (layer - 1) * SEGVEC_UPPER_LIST_SIZE(b->m);
+
+		*count = list[0];
+		*max = b->m;
+		return list + 1;
+	}
+}
+
+static inline void
+set_count(HnswBuilder *b, uint32 id, int layer, int count)
+{
+	if (layer == 0)
+		b->nnbr0[id] = count;
+	else
+		b->upper[id][(layer - 1) * SEGVEC_UPPER_LIST_SIZE(b->m)] = count;
+}
+
+/*
+ * SEARCH-LAYER: the ef nodes of the given layer nearest to q, found from the
+ * entry points, into b->found (sorted ascending); returns their count.
+ */
+static int
+search_layer(HnswBuilder *b, uint32 q, GraphCand *eps, int nep, int ef,
+			 int layer)
+{
+	GraphHeap   *cand = &b->cand;
+	GraphHeap   *result = &b->result;
+	int			i,
+				n;
+
+	if (++b->stamp == 0)
+	{
+		memset(b->visited, 0, sizeof(uint32) * b->maxn);
+		b->stamp = 1;
+	}
+	cand->count = 0;
+	result->count = 0;
+
+	for (i = 0; i < nep; i++)
+	{
+		b->visited[eps[i].id] = b->stamp;
+		cand_heap_push(cand, eps[i].distance, eps[i].id);
+		cand_heap_push(result, eps[i].distance, eps[i].id);
+		if (result->count > ef)
+			cand_heap_pop(result);
+	}
+
+	while (cand->count > 0)
+	{
+		GraphCand	c = cand_heap_pop(cand);
+		uint32	   *nbrs;
+		int			count,
+					max;
+
+		if (result->count >= ef && c.distance > result->items[0].distance)
+			break;
+
+		nbrs = neighbors(b, c.id, layer, &count, &max);
+		for (i = 0; i < count; i++)
+		{
+			uint32		e = nbrs[i];
+			double		d;
+
+			if (b->visited[e] == b->stamp)
+				continue;
+			b->visited[e] = b->stamp;
+			d = node_distance(b, q, e);
+			if (result->count < ef || d < result->items[0].distance)
+			{
+				cand_heap_push(cand, d, e);
+				cand_heap_push(result, d, e);
+				if (result->count > ef)
+					cand_heap_pop(result);
+			}
+		}
+	}
+
+	n = result->count;
+	for (i = 0; i < n; i++)
+		b->found[i] = result->items[i];
+	qsort(b->found, n, sizeof(GraphCand), cand_cmp);
+	return n;
+}
+
+/*
+ * SELECT-NEIGHBORS-HEURISTIC: from candidates sorted by distance to the
+ * base node, keep a candidate only if it is nearer to the base than to every
+ * candidate kept so far; at most max.  Writes ids to out, returns the count.
+ */
+static int
+select_neighbors(HnswBuilder *b, GraphCand *cands, int ncands, int max,
+				 uint32 *out, bool keep_pruned)
+{
+	int			nout = 0;
+	int			npruned = 0;
+	int			i,
+				j;
+
+	for (i = 0; i < ncands && nout < max; i++)
+	{
+		bool		good = true;
+
+		for (j = 0; j < nout; j++)
+		{
+			if (node_distance(b, cands[i].id, out[j]) < cands[i].distance)
+			{
+				good = false;
+				break;
+			}
+		}
+		if (good)
+			out[nout++] = cands[i].id;
+		else
+			b->pruned[npruned++] = cands[i].id;
+	}
+
+	/*
+	 * keepPrunedConnections: fill what is left with the nearest pruned
+	 * candidates.  Done for a new node's own list (better connected graphs,
+	 * fewer nodes searches cannot reach), not when a full list is pruned to
+	 * take a back link: that list would stay full, and every later back
+	 * link would prune it again, which triples the build time.
+	 */
+	for (i = 0; keep_pruned && i < npruned && nout < max; i++)
+		out[nout++] = b->pruned[i];
+	return nout;
+}
+
+/*
+ * Add a link from node e to node q on the layer, pruning e's neighbour list
+ * with the heuristic when it is full.
+ */
+static void
+add_link(HnswBuilder *b, uint32 e, uint32 q, double dist_eq, int layer)
+{
+	int			count,
+				max,
+				i;
+	uint32	   *nbrs = neighbors(b, e, layer, &count, &max);
+	GraphCand   *cands = b->selected;
+	uint32		kept[2 * SEGVEC_MAX_M];
+	int			nkept;
+
+	if (count < max)
+	{
+		nbrs[count] = q;
+		set_count(b, e, layer, count + 1);
+		return;
+	}
+
+	for (i = 0; i < count; i++)
+	{
+		cands[i].id = nbrs[i];
+		cands[i].distance = node_distance(b, e, nbrs[i]);
+	}
+	cands[count].id = q;
+	cands[count].distance = dist_eq;
+	qsort(cands, count + 1, sizeof(GraphCand), cand_cmp);
+	nkept = select_neighbors(b, cands, count + 1, max, kept, false);
+	memcpy(nbrs, kept, sizeof(uint32) * nkept);
+	set_count(b, e, layer, nkept);
+}
+
+/* ----------------
+ * Public interface
+ * ----------------
+ */
+
+/*
+ * HnswBuilderNodeBytes: memory one doc takes in a builder (for sizing
+ * maxdocs from maintenance_work_mem).
+ */
+Size
+HnswBuilderNodeBytes(int dim, int m)
+{
+	return sizeof(float) * dim + sizeof(SegvecDocInfo) + 1 +
+		sizeof(uint32) * 2 * m + sizeof(uint16) + sizeof(uint32 *) +
+		sizeof(uint32) +		/* visited */
+		sizeof(uint32) * SEGVEC_UPPER_LIST_SIZE(m) / 4 + 8;
+}
+
+/*
+ * HnswBuilderCreate: an empty builder for up to maxdocs vectors of dim
+ * floats, in its own memory context under the current one.
+ */
+HnswBuilder *
+HnswBuilderCreate(SegvecMetric metric, int dim, int m, int ef_construction,
+				  int maxdocs)
+{
+	MemoryContext ctx;
+	MemoryContext oldctx;
+	HnswBuilder *b;
+
+	ctx = AllocSetContextCreate(CurrentMemoryContext, "segvec graph build",
+								ALLOCSET_DEFAULT_SIZES);
+	oldctx = MemoryContextSwitchTo(ctx);
+
+	b = palloc0(sizeof(HnswBuilder));
+	b->ctx = ctx;
+	b->metric = metric;
+	b->dim = dim;
+	b->m = m;
+	b->m0 = 2 * m;
+	b->ef_construction = ef_construction;
+	b->ml = 1.0 / log((double) m);
+	b->maxn = Max(maxdocs, 1);
+	b->vectors = MemoryContextAllocHuge(ctx, mul_size(mul_size(b->maxn, dim),
+													  sizeof(float)));
+	b->docs = MemoryContextAllocHuge(ctx, mul_size(b->maxn,
+												   sizeof(SegvecDocInfo)));
+	b->levels = MemoryContextAllocHuge(ctx, b->maxn);
+	b->nbr0 = MemoryContextAllocHuge(ctx, mul_size(mul_size(b->maxn, b->m0),
+												   sizeof(uint32)));
+	b->nnbr0 = MemoryContextAllocHuge(ctx, mul_size(b->maxn, sizeof(uint16)));
+	b->upper = MemoryContextAllocHuge(ctx, mul_size(b->maxn, sizeof(uint32 *)));
+	b->visited = MemoryContextAllocHuge(ctx, mul_size(b->maxn, sizeof(uint32)));
+	memset(b->visited, 0, sizeof(uint32) * b->maxn);
+	b->stamp = 0;
+	b->entry = -1;
+	b->maxlevel = -1;
+	pg_prng_seed(&b->rng, 0x5e6f3c);
+
+	cand_heap_init(&b->cand, Max(ef_construction, b->m0) * 4, false);
+	cand_heap_init(&b->result, Max(ef_construction, b->m0) + 2, true);
+	b->found = palloc(sizeof(GraphCand) * (Max(ef_construction, b->m0) + 2));
+	b->selected = palloc(sizeof(GraphCand) * (b->m0 + 2));
+	b->pruned = palloc(sizeof(uint32) * (Max(ef_construction, b->m0) + 2));
+
+	MemoryContextSwitchTo(oldctx);
+	return b;
+}
+
+int
+HnswBuilderCount(HnswBuilder *b)
+{
+	return b->n;
+}
+
+/*
+ * HnswBuilderAdd: store one doc (heap TID and dim floats).  The graph is
+ * built by HnswBuilderFinish.  Returns false, storing nothing, when the
+ * builder is full.
+ */
+bool
+HnswBuilderAdd(HnswBuilder *b, const SegvecDocInfo *doc, const float *vector)
+{
+	uint32		q;
+
+	if (b->n >= b->maxn)
+		return false;
+	q = b->n++;
+	memcpy(b->vectors + (Size) q * b->dim, vector, sizeof(float) * b->dim);
+	b->docs[q] = *doc;
+	return true;
+}
+
+/*
+ * HnswBuilderGetDoc: the stored vector of doc i, and its identity.
+ */
+const float *
+HnswBuilderGetDoc(HnswBuilder *b, int i, SegvecDocInfo *doc)
+{
+	*doc = b->docs[i];
+	return b->vectors + (Size) i * b->dim;
+}
+
+/*
+ * Insert stored doc q into the graph (INSERT, algorithm 1).
+ */
+static void
+insert_node(HnswBuilder *b, uint32 q, GraphCand *eps)
+{
+	int			level;
+	int			layer;
+	GraphCand	ep;
+	int			neps;
+
+	b->nnbr0[q] = 0;
+	b->visited[q] = 0;
+
+	level = (int) floor(-log(1.0 - pg_prng_double(&b->rng)) * b->ml);
+	level = Min(level, SEGVEC_MAX_LEVEL);
+	b->levels[q] = level;
+	if (level > 0)
+		b->upper[q] = palloc0(sizeof(uint32) * SEGVEC_UPPER_LIST_SIZE(b->m) * level);
+	else
+		b->upper[q] = NULL;
+
+	if (b->entry < 0)
+	{
+		b->entry = q;
+		b->maxlevel = level;
+		return;
+	}
+
+	ep.id = b->entry;
+	ep.distance = node_distance(b, q, ep.id);
+
+	/* greedy descent through the layers above the new node's level */
+	for (layer = b->maxlevel; layer > level; layer--)
+	{
+		bool		changed = true;
+
+		while (changed)
+		{
+			int			count,
+						max,
+						i;
+			uint32	   *nbrs = neighbors(b, ep.id, layer, &count, &max);
+
+			changed = false;
+			for (i = 0; i < count; i++)
+			{
+				double		d = node_distance(b, q, nbrs[i]);
+
+				if (d < ep.distance)
+				{
+					ep.distance = d;
+					ep.id = nbrs[i];
+					changed = true;
+				}
+			}
+		}
+	}
+
+	/* connect on every layer from min(level, maxlevel) down to 0 */
+	eps[0] = ep;
+	neps = 1;
+	for (layer = Min(level, b->maxlevel); layer >= 0; layer--)
+	{
+		int			nfound;
+		int			count,
+					max,
+					i;
+		uint32	   *nbrs;
+
+		nfound = search_layer(b, q, eps, neps, b->ef_construction, layer);
+		nbrs = neighbors(b, q, layer, &count, &max);
+		count = select_neighbors(b, b->found, nfound, max, nbrs, true);
+		set_count(b, q, layer, count);
+
+		for (i = 0; i < count; i++)
+		{
+			double		d = 0;
+			int			j;
+
+			for (j = 0; j < nfound; j++)
+			{
+				if (b->found[j].id == nbrs[i])
+				{
+					d = b->found[j].distance;
+					break;
+				}
+			}
+			add_link(b, nbrs[i], q, d, layer);
+		}
+
+		/* the found nodes are the next layer's entry points */
+		memcpy(eps, b->found, sizeof(GraphCand) * nfound);
+		neps = nfound;
+	}
+
+	if (level > b->maxlevel)
+	{
+		b->maxlevel = level;
+		b->entry = q;
+	}
+}
+
+/* compare (doc id, position) pairs by doc id */
+static int
+pair_cmp(const void *a, const void *b)
+{
+	uint64		da = ((const uint64 *) a)[0];
+	uint64		db = ((const uint64 *) b)[0];
+
+	return da < db ? -1 : (da > db ? 1 : 0);
+}
+
+/*
+ * Put the docs in doc id order (the doc area of a segment is sorted, for
+ * binary search).  They usually are already; else sort (doc, position)
+ * pairs and move the vectors along the permutation's cycles, one spare
+ * vector at a time.
+ */
+static void
+sort_by_docid(HnswBuilder *b)
+{
+	SegvecDocInfo *sorted;
+	uint32	   *from;
+	bool	   *done;
+	float	   *spare;
+	int			i;
+
+	for (i = 1; i < b->n; i++)
+		if (b->docs[i - 1].docid > b->docs[i].docid)
+			break;
+	if (i >= b->n)
+		return;
+
+	sorted = MemoryContextAllocHuge(b->ctx, mul_size(b->n, sizeof(SegvecDocInfo)));
+	from = MemoryContextAllocHuge(b->ctx, mul_size(b->n, sizeof(uint32)));
+
+	/* sort (doc id, position) pairs */
+	{
+		uint64	   *keys = MemoryContextAllocHuge(b->ctx, mul_size(b->n, sizeof(uint64) * 2));
+
+		for (i = 0; i < b->n; i++)
+		{
+			keys[2 * i] = b->docs[i].docid;
+			keys[2 * i + 1] = i;
+		}
+		qsort(keys, b->n, sizeof(uint64) * 2, pair_cmp);
+		for (i = 0; i < b->n; i++)
+		{
+			from[i] = (uint32) keys[2 * i + 1];
+			sorted[i] = b->docs[from[i]];
+		}
+		pfree(keys);
+	}
+	memcpy(b->docs, sorted, sizeof(SegvecDocInfo) * b->n);
+	pfree(sorted);
+
+	/* vectors: position i must receive the vector now at from[i] */
+	done = palloc0(sizeof(bool) * b->n);
+	spare = palloc(sizeof(float) * b->dim);
+	for (i = 0; i < b->n; i++)
+	{
+		int			j;
+
+		if (done[i] || from[i] == (uint32) i)
+			continue;
+		memcpy(spare, b->vectors + (Size) i * b->dim, sizeof(float) * b->dim);
+		j = i;
+		for (;;)
+		{
+			int			k = from[j];
+
+			done[j] = true;
+			if (k == i)
+			{
+				memcpy(b->vectors + (Size) j * b->dim, spare,
+					   sizeof(float) * b->dim);
+				break;
+			}
+			memcpy(b->vectors + (Size) j * b->dim,
+				   b->vectors + (Size) k * b->dim, sizeof(float) * b->dim);
+			j = k;
+		}
+	}
+	pfree(done);
+	pfree(spare);
+	pfree(from);
+}
+
+/*
+ * HnswBuilderFinish: build the graph over every stored doc, in the order
+ * they were added.  progress, if not NULL, is called every 1,000 docs with
+ * the number inserted so far.
+ */
+void
+HnswBuilderFinish(HnswBuilder *b, void (*progress) (int done))
+{
+	MemoryContext oldctx = MemoryContextSwitchTo(b->ctx);
+	GraphCand   *eps = palloc(sizeof(GraphCand) * (Max(b->ef_construction, b->m0) + 2));
+	int			i;
+
+	sort_by_docid(b);
+
+	/* ip: the extra coordinates (see node_distance) */
+	if (b->metric == SEGVEC_METRIC_IP)
+	{
+		double		maxnorm2 = 0;
+
+		b->extra = MemoryContextAllocHuge(b->ctx, mul_size(Max(b->n, 1), sizeof(float)));
+		for (i = 0; i < b->n; i++)
+		{
+			const float *v = b->vectors + (Size) i * b->dim;
+			double		n2 = SegvecDotKernel(v, v, b->dim);
+
+			b->extra[i] = (float) n2;
+			maxnorm2 = Max(maxnorm2, n2);
+		}
+		for (i = 0; i < b->n; i++)
+			b->extra[i] = (float) sqrt(Max(maxnorm2 - b->extra[i], 0.0));
+	}
+
+	for (i = 0; i < b->n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		insert_node(b, i, eps);
+		if (progress && (i + 1) % 1000 == 0)
+			progress(i + 1);
+	}
+	pfree(eps);
+	MemoryContextSwitchTo(oldctx);
+}
+
+/* ----------------
+ * Writing a segment
+ * ----------------
+ */
+
+/* Work out where everything goes in the extent (all but seg->start) */
+static void
+plan_layout(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off)
+{
+	uint32		ntomb,
+				ndocpages,
+				nupper,
+				nnode;
+	Size		upper = 0;
+	int			i;
+
+	memset(seg, 0, sizeof(SegvecSegment));
+	seg->ndocs = b->n;
+	seg->entry_point = b->entry;
+	seg->max_level = Max(b->maxlevel, 0);
+	seg->m = b->m;
+	seg->node_size = sizeof(SegvecNodeHeader) + sizeof(uint32) * b->m0 +
+		sizeof(float) * b->dim;
+
+	for (i = 0; i < b->n; i++)
+	{
+		upper_off[i] = upper;
+		upper += (Size) b->levels[i] * SEGVEC_UPPER_LIST_SIZE(b->m);
+	}
+	seg->upper_size = upper;
+
+	if (seg->node_size <= SEGVEC_SEGPAGE_USABLE)
+	{
+		seg->nodes_per_page = SEGVEC_SEGPAGE_USABLE / seg->node_size;
+		seg->pages_per_node = 0;
+		nnode = (b->n + seg->nodes_per_page - 1) / seg->nodes_per_page;
+	}
+	else
+	{
+		seg->nodes_per_page = 0;
+		seg->pages_per_node = (seg->node_size + SEGVEC_SEGPAGE_USABLE - 1) /
+			SEGVEC_SEGPAGE_USABLE;
+		nnode = b->n * seg->pages_per_node;
+	}
+	ntomb = (b->n + SEGVEC_TOMB_PER_PAGE - 1) / SEGVEC_TOMB_PER_PAGE;
+	ndocpages = (b->n + SEGVEC_DOCS_PER_PAGE - 1) / SEGVEC_DOCS_PER_PAGE;
+	nupper = (upper + SEGVEC_UPPER_PER_PAGE - 1) / SEGVEC_UPPER_PER_PAGE;
+
+	/* relative positions for now; HnswBuilderWrite adds the start */
+	seg->doc_start = ntomb;
+	seg->min_docid = b->n > 0 ? b->docs[0].docid : 0;
+	seg->max_docid = b->n > 0 ? b->docs[b->n - 1].docid : 0;
+	seg->upper_start = ntomb + ndocpages;
+	seg->node_start = ntomb + ndocpages + nupper;
+	seg->npages = ntomb + ndocpages + nupper + nnode;
+}
+
+/* Serialise node i's record into buf (seg->node_size bytes) */
+static void
+node_record(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off, uint32 i,
+			char *buf)
+{
+	SegvecNodeHeader *hdr = (SegvecNodeHeader *) buf;
+	uint32	   *nbrs = (uint32 *) (buf + sizeof(SegvecNodeHeader));
+	float	   *vec = (float *) (nbrs + b->m0);
+
+	memset(buf, 0, seg->node_size);
+	hdr->upper_off = upper_off[i];
+	hdr->level = b->levels[i];
+	hdr->nneighbors = b->nnbr0[i];
+	memcpy(nbrs, b->nbr0 + (Size) i * b->m0, sizeof(uint32) * b->nnbr0[i]);
+	memcpy(vec, b->vectors + (Size) i * b->dim, sizeof(float) * b->dim);
+}
+
+/* Fill page k (relative to the extent) of the segment */
+static void
+fill_page(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off,
+		  uint32 *flat_upper, uint32 k, Page page, char *nodebuf)
+{
+	char	   *data;
+
+	SegvecInitPage(page, SEGVEC_PAGE_SEGMENT);
+	data = PageGetContents(page);
+	memset(data, 0, SEGVEC_SEGPAGE_USABLE);
+
+	if (k < seg->doc_start)
+	{
+		/* tombstone page: no tombstones yet */
+	}
+	else if (k < seg->upper_start)
+	{
+		uint32		first = (k - seg->doc_start) * SEGVEC_DOCS_PER_PAGE;
+		uint32		count = Min((uint32) SEGVEC_DOCS_PER_PAGE, b->n - first);
+
+		memcpy(data, b->docs + first, sizeof(SegvecDocInfo) * count);
+	}
+	else if (k < seg->node_start)
+	{
+		Size		first = (Size) (k - seg->upper_start) * SEGVEC_UPPER_PER_PAGE;
+		Size		count = Min((Size) SEGVEC_UPPER_PER_PAGE,
+								seg->upper_size - first);
+
+		memcpy(data, flat_upper + first, sizeof(uint32) * count);
+	}
+	else if (seg->nodes_per_page > 0)
+	{
+		uint32		first = (k - seg->node_start) * seg->nodes_per_page;
+		uint32		i;
+
+		for (i = first; i < first + seg->nodes_per_page && i < b->n; i++)
+			node_record(b, seg, upper_off, i,
+						data + (Size) (i - first) * seg->node_size);
+	}
+	else
+	{
+		uint32		node = (k - seg->node_start) / seg->pages_per_node;
+		uint32		part = (k - seg->node_start) % seg->pages_per_node;
+		Size		off = (Size) part * SEGVEC_SEGPAGE_USABLE;
+
+		node_record(b, seg, upper_off, node, nodebuf);
+		memcpy(data, nodebuf + off,
+			   Min(SEGVEC_SEGPAGE_USABLE, seg->node_size - off));
+	}
+
+	/* no hole: the whole page is data */
+	((PageHeader) page)->pd_lower = ((PageHeader) page)->pd_upper;
+}
+
+/* What fill_segment_page needs */
+typedef struct SegmentWriter
+{
+	HnswBuilder *b;
+	SegvecSegment *seg;
+	uint32	   *upper_off;
+	uint32	   *flat_upper;
+	char	   *nodebuf;
+} SegmentWriter;
+
+/* SegvecFillPageFn: page k of the segment's extent */
+static void
+fill_segment_page(Page page, uint32 k, void *arg)
+{
+	SegmentWriter *w = (SegmentWriter *) arg;
+
+	fill_page(w->b, w->seg, w->upper_off, w->flat_upper, k, page, w->nodebuf);
+}
+
+/*
+ * HnswBuilderWrite: write the graph as a new extent at the end of the
+ * relation, every page logged as a full page image, and describe it in
+ * *seg.  Nothing points at the extent yet: the caller installs *seg in the
+ * manifest with one metapage WAL record (until then a crash leaves only
+ * unreachable pages).  The extension lock is held while the extent is
+ * written so that its blocks are contiguous.
+ */
+void
+HnswBuilderWrite(HnswBuilder *b, Relation index, SegvecSegment *seg)
+{
+	uint32	   *upper_off;
+	uint32	   *flat_upper;
+	char	   *nodebuf;
+	int			i;
+	SegmentWriter w;
+	MemoryContext oldctx = MemoryContextSwitchTo(b->ctx);
+
+	upper_off = MemoryContextAllocHuge(b->ctx,
+									   mul_size(Max(b->n, 1), sizeof(uint32)));
+	plan_layout(b, seg, upper_off);
+	nodebuf = palloc(seg->node_size);
+
+	/* the upper-layer lists of all nodes, back to back */
+	flat_upper = MemoryContextAllocHuge(b->ctx,
+										mul_size(Max(seg->upper_size, 1),
+												 sizeof(uint32)));
+	for (i = 0; i < b->n; i++)
+		if (b->levels[i] > 0)
+			memcpy(flat_upper + upper_off[i], b->upper[i],
+				   sizeof(uint32) * b->levels[i] * SEGVEC_UPPER_LIST_SIZE(b->m));
+
+	w.b = b;
+	w.seg = seg;
+	w.upper_off = upper_off;
+	w.flat_upper = flat_upper;
+	w.nodebuf = nodebuf;
+	seg->start = SegvecWriteExtent(index, seg->npages, fill_segment_page, &w);
+
+	seg->doc_start += seg->start;
+	seg->upper_start += seg->start;
+	seg->node_start += seg->start;
+
+	MemoryContextSwitchTo(oldctx);
+}
+
+void
+HnswBuilderFree(HnswBuilder *b)
+{
+	MemoryContextDelete(b->ctx);
+}

@@ -1,0 +1,582 @@
+/*-------------------------------------------------------------------------
+ *
+ * graphsearch.c
+ *	  Searching and reading an immutable segment.
+ *
+ * Segment pages never change after install except the tombstone pages, so
+ * node, TID and upper-layer pages are read with a pin and no content lock.
+ * Tombstone pages are copied under a share lock when a scan starts.
+ *
+ * A search descends the upper layers greedily from the entry point, then
+ * runs SEARCH-LAYER (Malkov & Yashunin, algorithm 2) on layer 0 with
+ * ef = segvec.ef_search.  To serve WHERE filters it can go on: every node
+ * discovered stays a candidate, and each further batch finds the next ef
+ * nearest nodes not yet returned, of which it returns the nearer half (the
+ * farther half waits for the next batch, which explores around it).
+ * Results always come out in non-decreasing distance; a node found later
+ * that is nearer than one already returned is skipped, never returned out
+ * of order, so a scan that reads a whole segment may miss a few docs.
+ *
+ * src/graph/graphsearch.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/float.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "graph/candheap.h"
+#include "graph/graph.h"
+#include "store/store.h"
+
+struct GraphScan
+{
+	Relation	index;
+	SegvecSegment seg;
+	SegvecMetric metric;
+	int			dim;
+	const float *query;
+	int			ef;
+	int			m0;
+
+	uint8	   *visited;		/* bitmap: distance computed */
+	uint8	   *emitted;		/* bitmap: returned or skipped */
+	uint8	   *tombstones;		/* bitmap copied at start */
+
+	GraphHeap	cand;			/* min-heap: discovered, not expanded */
+	GraphCand  *found;			/* discovered live nodes, any order */
+	int			nfound;
+	int			maxfound;
+
+	GraphCand  *batch;			/* current batch, ascending */
+	int			nbatch;
+	int			batchpos;
+	double		last;			/* distance last returned */
+	bool		exhausted;
+	int			nbatches;		/* graph batches computed so far */
+
+	/* exact mode: every live node scored, ascending */
+	bool		exact;
+	int64		exact_limit;	/* switch to exact mode up to this size */
+	GraphCand  *ranked;
+	uint32		nranked;
+	uint32		rankpos;
+
+	char	   *nodebuf;		/* for nodes that span pages */
+	Buffer		buf;			/* pinned page, or InvalidBuffer */
+};
+
+#define BIT_IS_SET(map, i)	(((map)[(i) >> 3] >> ((i) & 7)) & 1)
+#define BIT_SET(map, i)		((map)[(i) >> 3] |= (uint8) (1 << ((i) & 7)))
+
+/*
+ * Pin the block and return its data area; keeps one page pinned between
+ * calls so neighbouring reads of the same page cost nothing.
+ */
+static char *
+read_block(Relation index, Buffer *buf, BlockNumber blkno)
+{
+	if (!BufferIsValid(*buf) || BufferGetBlockNumber(*buf) != blkno)
+	{
+		if (BufferIsValid(*buf))
+			ReleaseBuffer(*buf);
+		*buf = ReadBuffer(index, blkno);
+	}
+	return PageGetContents(BufferGetPage(*buf));
+}
+
+/* The record of node id: header, layer-0 neighbours, vector */
+static const char *
+read_node(GraphScan *gs, uint32 id)
+{
+	const SegvecSegment *seg = &gs->seg;
+
+	if (seg->nodes_per_page > 0)
+	{
+		char	   *data = read_block(gs->index, &gs->buf,
+									  seg->node_start + id / seg->nodes_per_page);
+
+		return data + (Size) (id % seg->nodes_per_page) * seg->node_size;
+	}
+	else
+	{
+		BlockNumber blk = seg->node_start + id * seg->pages_per_node;
+		Size		done = 0;
+
+		while (done < seg->node_size)
+		{
+			Size		len = Min(SEGVEC_SEGPAGE_USABLE, seg->node_size - done);
+
+			memcpy(gs->nodebuf + done, read_block(gs->index, &gs->buf, blk++),
+				   len);
+			done += len;
+		}
+		return gs->nodebuf;
+	}
+}
+
+static inline const float *
+node_vector(const GraphScan *gs, const char *rec)
+{
+	return (const float *) (rec + sizeof(SegvecNodeHeader) +
+							sizeof(uint32) * gs->m0);
+}
+
+static inline const uint32 *
+node_neighbors(const char *rec, int *count)
+{
+	*count = ((const SegvecNodeHeader *) rec)->nneighbors;
+	return (const uint32 *) (rec + sizeof(SegvecNodeHeader));
+}
+
+/* distance for navigation: NaN counts as farthest */
+static inline double
+nav_distance(GraphScan *gs, const float *v)
+{
+	double		d = SegvecDistance(gs->metric, gs->query, v, gs->dim);
+
+	return isnan(d) ? get_float8_infinity() : d;
+}
+
+static double
+distance_to(GraphScan *gs, uint32 id)
+{
+	return nav_distance(gs, node_vector(gs, read_node(gs, id)));
+}
+
+/* Read entry pos of the upper-layer area */
+static uint32
+read_upper(GraphScan *gs, Size pos)
+{
+	const SegvecSegment *seg = &gs->seg;
+	char	   *data = read_block(gs->index, &gs->buf,
+								  seg->upper_start + pos / SEGVEC_UPPER_PER_PAGE);
+
+	return ((uint32 *) data)[pos % SEGVEC_UPPER_PER_PAGE];
+}
+
+/*
+ * GraphReadDocs: the doc-area entries of nodes first .. first + count - 1.
+ */
+void
+GraphReadDocs(Relation index, const SegvecSegment *seg, uint32 first,
+			  uint32 count, SegvecDocInfo *docs)
+{
+	Buffer		buf = InvalidBuffer;
+	uint32		i;
+
+	for (i = 0; i < count; i++)
+	{
+		uint32		node = first + i;
+		char	   *data = read_block(index, &buf,
+									  seg->doc_start + node / SEGVEC_DOCS_PER_PAGE);
+
+		memcpy(&docs[i],
+			   data + (node % SEGVEC_DOCS_PER_PAGE) * sizeof(SegvecDocInfo),
+			   sizeof(SegvecDocInfo));
+	}
+	if (BufferIsValid(buf))
+		ReleaseBuffer(buf);
+}
+
+/*
+ * GraphFindDoc: the node holding doc id docid, or -1 (binary search of the
+ * sorted doc area).
+ */
+int64
+GraphFindDoc(Relation index, const SegvecSegment *seg, uint64 docid)
+{
+	int64		lo = 0,
+				hi = (int64) seg->ndocs - 1;
+
+	if (seg->ndocs == 0 || docid < seg->min_docid || docid > seg->max_docid)
+		return -1;
+	while (lo <= hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+		SegvecDocInfo doc;
+
+		GraphReadDocs(index, seg, (uint32) mid, 1, &doc);
+		if (doc.docid == docid)
+			return mid;
+		if (doc.docid < docid)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+/*
+ * GraphReadVector: copy node's vector (dim floats) into vector.
+ */
+void
+GraphReadVector(Relation index, const SegvecSegment *seg, uint32 node,
+				int dim, float *vector)
+{
+	GraphScan	gs;
+
+	memset(&gs, 0, sizeof(gs));
+	gs.index = index;
+	gs.seg = *seg;
+	gs.dim = dim;
+	gs.m0 = 2 * seg->m;
+	gs.buf = InvalidBuffer;
+	if (seg->pages_per_node > 0)
+		gs.nodebuf = palloc(seg->node_size);
+	memcpy(vector, node_vector(&gs, read_node(&gs, node)), sizeof(float) * dim);
+	if (BufferIsValid(gs.buf))
+		ReleaseBuffer(gs.buf);
+	if (gs.nodebuf)
+		pfree(gs.nodebuf);
+}
+
+/*
+ * GraphForEachNode: call callback for every node not in tombstones (may be
+ * NULL), in node (= doc id) order, with its doc-area entry and vector.
+ */
+void
+GraphForEachNode(Relation index, const SegvecSegment *seg, int dim,
+				 const uint8 *tombstones, SegvecDocCallback callback,
+				 void *arg)
+{
+	GraphScan	gs;
+	uint32		i;
+	SegvecDocInfo doc;
+
+	memset(&gs, 0, sizeof(gs));
+	gs.index = index;
+	gs.seg = *seg;
+	gs.dim = dim;
+	gs.m0 = 2 * seg->m;
+	gs.buf = InvalidBuffer;
+	if (seg->pages_per_node > 0)
+		gs.nodebuf = palloc(seg->node_size);
+
+	for (i = 0; i < seg->ndocs; i++)
+	{
+		if (tombstones && BIT_IS_SET(tombstones, i))
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		GraphReadDocs(index, seg, i, 1, &doc);
+		callback(&doc, node_vector(&gs, read_node(&gs, i)), dim, arg);
+	}
+	if (BufferIsValid(gs.buf))
+		ReleaseBuffer(gs.buf);
+	if (gs.nodebuf)
+		pfree(gs.nodebuf);
+}
+
+/*
+ * Exact mode: score every live node, sort, and return them in order from
+ * there on (skipping nodes already returned, and nodes nearer than the last
+ * one returned, which the graph search missed and which can no longer come
+ * in order).
+ */
+static void
+start_exact(GraphScan *gs)
+{
+	uint32		i;
+
+	gs->ranked = MemoryContextAllocHuge(CurrentMemoryContext,
+										sizeof(GraphCand) * Max(gs->seg.ndocs, 1));
+	gs->nranked = 0;
+	for (i = 0; i < gs->seg.ndocs; i++)
+	{
+		if (BIT_IS_SET(gs->tombstones, i) || BIT_IS_SET(gs->emitted, i))
+			continue;
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		gs->ranked[gs->nranked].id = i;
+		gs->ranked[gs->nranked].distance = distance_to(gs, i);
+		gs->nranked++;
+	}
+	qsort(gs->ranked, gs->nranked, sizeof(GraphCand), cand_cmp);
+	gs->rankpos = 0;
+	gs->exact = true;
+}
+
+/*
+ * GraphScanBegin: start a search of the segment for the query (dim floats,
+ * must stay valid during the scan), descending the upper layers at once.
+ * A segment of at most ef_search * SEGVEC_EXACT_FACTOR docs is scored
+ * exactly instead; and once the first graph batch is used up, a segment of
+ * at most exact_limit docs is (so filtered and long scans of it are
+ * complete and exact from there on).
+ */
+GraphScan *
+GraphScanBegin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
+			   int dim, const float *query, int ef_search, int64 exact_limit)
+{
+	GraphScan  *gs = palloc0(sizeof(GraphScan));
+	Size		mapbytes = (seg->ndocs + 7) / 8 + 1;
+	GraphCand	ep;
+	int			layer;
+
+	gs->index = index;
+	gs->seg = *seg;
+	gs->metric = metric;
+	gs->dim = dim;
+	gs->query = query;
+	gs->ef = Max(ef_search, 1);
+	gs->m0 = 2 * seg->m;
+	gs->buf = InvalidBuffer;
+	gs->last = -get_float8_infinity();
+	if (seg->pages_per_node > 0)
+		gs->nodebuf = palloc(seg->node_size);
+
+	gs->visited = palloc0(mapbytes);
+	gs->emitted = palloc0(mapbytes);
+	gs->tombstones = palloc0(mapbytes);
+	GraphReadTombstones(index, seg, gs->tombstones);
+
+	cand_heap_init(&gs->cand, 256, false);
+	gs->maxfound = 256;
+	gs->found = palloc(sizeof(GraphCand) * gs->maxfound);
+	gs->batch = palloc(sizeof(GraphCand) * gs->ef);
+
+	gs->exact_limit = exact_limit;
+
+	if (seg->entry_point < 0 || seg->ndocs == 0)
+	{
+		gs->exhausted = true;
+		return gs;
+	}
+
+	/* a small segment is cheaper to score whole than to search */
+	if ((int64) seg->ndocs <= (int64) gs->ef * SEGVEC_EXACT_FACTOR)
+	{
+		start_exact(gs);
+		return gs;
+	}
+
+	ep.id = seg->entry_point;
+	ep.distance = distance_to(gs, ep.id);
+
+	/* greedy descent to layer 1 */
+	for (layer = seg->max_level; layer >= 1; layer--)
+	{
+		bool		changed = true;
+
+		while (changed)
+		{
+			const SegvecNodeHeader *hdr;
+			Size		list;
+			uint32		count,
+						i;
+
+			changed = false;
+			hdr = (const SegvecNodeHeader *) read_node(gs, ep.id);
+			if (hdr->level < layer)
+				break;
+			list = hdr->upper_off + (Size) (layer - 1) * SEGVEC_UPPER_LIST_SIZE(seg->m);
+			count = read_upper(gs, list);
+			for (i = 0; i < count && i < seg->m; i++)
+			{
+				uint32		e = read_upper(gs, list + 1 + i);
+				double		d;
+
+				if (e >= seg->ndocs)
+					continue;
+				d = distance_to(gs, e);
+				if (d < ep.distance)
+				{
+					ep.distance = d;
+					ep.id = e;
+					changed = true;
+				}
+			}
+		}
+	}
+
+	BIT_SET(gs->visited, ep.id);
+	cand_heap_push(&gs->cand, ep.distance, ep.id);
+	if (!BIT_IS_SET(gs->tombstones, ep.id))
+		gs->found[gs->nfound++] = ep;
+
+	return gs;
+}
+
+static void
+add_found(GraphScan *gs, double distance, uint32 id)
+{
+	if (gs->nfound >= gs->maxfound)
+	{
+		gs->maxfound *= 2;
+		gs->found = repalloc_huge(gs->found, sizeof(GraphCand) * gs->maxfound);
+	}
+	gs->found[gs->nfound].distance = distance;
+	gs->found[gs->nfound].id = id;
+	gs->nfound++;
+}
+
+/*
+ * Compute the next batch: the ef nearest live nodes not yet emitted, going
+ * on with SEARCH-LAYER from where the last batch stopped.
+ */
+static void
+next_batch(GraphScan *gs)
+{
+	GraphHeap	result;
+	int			i,
+				keep,
+				nreturn;
+
+	cand_heap_init(&result, gs->ef + 1, true);
+
+	/* start from what is known: the best ef discovered, not emitted */
+	keep = 0;
+	for (i = 0; i < gs->nfound; i++)
+	{
+		GraphCand	c = gs->found[i];
+
+		if (BIT_IS_SET(gs->emitted, c.id))
+			continue;
+		gs->found[keep++] = c;
+		if (result.count < gs->ef || c.distance < result.items[0].distance)
+		{
+			cand_heap_push(&result, c.distance, c.id);
+			if (result.count > gs->ef)
+				cand_heap_pop(&result);
+		}
+	}
+	gs->nfound = keep;
+
+	while (gs->cand.count > 0)
+	{
+		GraphCand	c = gs->cand.items[0];
+		const char *rec;
+		const uint32 *nbrs;
+		uint32		ids[2 * SEGVEC_MAX_M];
+		int			count;
+
+		if (result.count >= gs->ef && c.distance > result.items[0].distance)
+			break;
+		cand_heap_pop(&gs->cand);
+		CHECK_FOR_INTERRUPTS();
+
+		rec = read_node(gs, c.id);
+		nbrs = node_neighbors(rec, &count);
+		count = Min(count, gs->m0);
+		memcpy(ids, nbrs, sizeof(uint32) * count);
+
+		for (i = 0; i < count; i++)
+		{
+			uint32		e = ids[i];
+			double		d;
+
+			if (e >= gs->seg.ndocs || BIT_IS_SET(gs->visited, e))
+				continue;
+			BIT_SET(gs->visited, e);
+			d = distance_to(gs, e);
+
+			/* every discovered node stays a candidate for later batches */
+			cand_heap_push(&gs->cand, d, e);
+			if (BIT_IS_SET(gs->tombstones, e))
+				continue;
+			add_found(gs, d, e);
+			if (result.count < gs->ef || d < result.items[0].distance)
+			{
+				cand_heap_push(&result, d, e);
+				if (result.count > gs->ef)
+					cand_heap_pop(&result);
+			}
+		}
+	}
+
+	/*
+	 * Sorted, return the nearer half and keep the farther half as
+	 * candidates of the next batch: the next batch explores around them, so
+	 * a node nearer than they are is far less likely to turn up after they
+	 * were returned (it would have to be skipped).  So LIMIT k up to ef / 2
+	 * is served by one search.  When nothing is left to explore, return the
+	 * whole batch.
+	 */
+	qsort(result.items, result.count, sizeof(GraphCand), cand_cmp);
+	nreturn = gs->cand.count == 0 ? result.count : Max(1, result.count / 2);
+	gs->nbatch = 0;
+	gs->batchpos = 0;
+	for (i = 0; i < nreturn; i++)
+	{
+		GraphCand	c = result.items[i];
+
+		BIT_SET(gs->emitted, c.id);
+		if (c.distance >= gs->last)
+			gs->batch[gs->nbatch++] = c;
+	}
+	if (result.count == 0)
+		gs->exhausted = true;
+	pfree(result.items);
+}
+
+/*
+ * GraphScanNext: the next node in distance order: its distance (as the
+ * SQL operator computes it; NaN reported as +Infinity) and heap TID.
+ * Returns false when the segment has nothing more.
+ */
+bool
+GraphScanNext(GraphScan *gs, double *distance, ItemPointer heaptid)
+{
+	GraphCand	c;
+	SegvecDocInfo doc;
+
+	for (;;)
+	{
+		if (gs->exact)
+		{
+			if (gs->rankpos >= gs->nranked)
+				goto done;
+			c = gs->ranked[gs->rankpos++];
+			if (BIT_IS_SET(gs->emitted, c.id) || c.distance < gs->last)
+				continue;
+			BIT_SET(gs->emitted, c.id);
+			break;
+		}
+		if (gs->batchpos < gs->nbatch)
+		{
+			c = gs->batch[gs->batchpos++];
+			break;
+		}
+		if (gs->exhausted)
+			goto done;
+		if (gs->nbatches > 0 && (int64) gs->seg.ndocs <= gs->exact_limit)
+			start_exact(gs);
+		else
+		{
+			next_batch(gs);
+			gs->nbatches++;
+		}
+	}
+
+	*distance = c.distance;
+	gs->last = c.distance;
+	GraphReadDocs(gs->index, &gs->seg, c.id, 1, &doc);
+	*heaptid = doc.heaptid;
+	return true;
+
+done:
+	if (BufferIsValid(gs->buf))
+	{
+		ReleaseBuffer(gs->buf);
+		gs->buf = InvalidBuffer;
+	}
+	return false;
+}
+
+/*
+ * GraphScanEnd: release what the scan holds (its memory is the caller's
+ * context's).
+ */
+void
+GraphScanEnd(GraphScan *gs)
+{
+	if (BufferIsValid(gs->buf))
+		ReleaseBuffer(gs->buf);
+	gs->buf = InvalidBuffer;
+}

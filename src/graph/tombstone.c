@@ -1,0 +1,110 @@
+/*-------------------------------------------------------------------------
+ *
+ * tombstone.c
+ *	  The tombstone bitmap of an immutable segment: the only part of a
+ *	  segment that changes after install.
+ *
+ * Bit n of the bitmap (ndocs bits, on the segment's first pages) is set
+ * once VACUUM found node n's heap row dead; searches step through a
+ * tombstoned node but never return it, and a merge drops it.  Bits are
+ * only ever set, never cleared, each change in one WAL record together
+ * with the metapage, whose manifest counts each segment's tombstones.
+ *
+ * src/graph/tombstone.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+
+#include "graph/graph.h"
+
+/*
+ * GraphReadTombstones: copy the segment's tombstone bitmap (ndocs bits)
+ * into bitmap, page by page under a share lock.
+ */
+void
+GraphReadTombstones(Relation index, const SegvecSegment *seg, uint8 *bitmap)
+{
+	Size		nbytes = (seg->ndocs + 7) / 8;
+	Size		done = 0;
+	BlockNumber blk = seg->start;
+
+	while (done < nbytes)
+	{
+		Size		len = Min(SEGVEC_SEGPAGE_USABLE, nbytes - done);
+		Buffer		buf = ReadBuffer(index, blk++);
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		memcpy(bitmap + done, PageGetContents(BufferGetPage(buf)), len);
+		UnlockReleaseBuffer(buf);
+		done += len;
+	}
+}
+
+/*
+ * GraphGetTombstones: the segment's tombstone bitmap, palloc'd in the
+ * current memory context (one spare byte, so a reader may look one node
+ * past the end).
+ */
+uint8 *
+GraphGetTombstones(Relation index, const SegvecSegment *seg)
+{
+	uint8	   *bitmap = palloc0((seg->ndocs + 7) / 8 + 1);
+
+	GraphReadTombstones(index, seg, bitmap);
+	return bitmap;
+}
+
+/*
+ * GraphSetTombstones: set the tombstone bits of nodes[0 .. nnodes - 1]
+ * (node numbers of seg, in ascending order) and add them to the segment's
+ * tombstone count in the manifest: one WAL record per tombstone page, on
+ * that page and the metapage.  Lock order: tombstone page, then metapage.
+ * The caller holds the compaction lock (the manifest cannot change) and
+ * makes sure no node is tombstoned twice.
+ */
+void
+GraphSetTombstones(Relation index, const SegvecSegment *seg,
+				   const uint32 *nodes, int nnodes)
+{
+	int			i = 0;
+
+	while (i < nnodes)
+	{
+		uint32		page = nodes[i] / SEGVEC_TOMB_PER_PAGE;
+		Buffer		buf,
+					metabuf;
+		GenericXLogState *state;
+		uint8	   *bits;
+		SegvecMetaPage meta;
+		uint32		n = 0;
+		uint32		j;
+
+		buf = ReadBuffer(index, seg->start + page);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+
+		state = GenericXLogStart(index);
+		bits = (uint8 *) PageGetContents(GenericXLogRegisterBuffer(state, buf, 0));
+		meta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+		for (; i < nnodes && nodes[i] / SEGVEC_TOMB_PER_PAGE == page; i++)
+		{
+			uint32		bit = nodes[i] % SEGVEC_TOMB_PER_PAGE;
+
+			bits[bit >> 3] |= (uint8) (1 << (bit & 7));
+			n++;
+		}
+		for (j = 0; j < meta->nsegments; j++)
+			if (meta->segments[j].segno == seg->segno)
+				meta->segments[j].ntombstones += n;
+		GenericXLogFinish(state);
+
+		UnlockReleaseBuffer(metabuf);
+		UnlockReleaseBuffer(buf);
+	}
+}

@@ -1,0 +1,395 @@
+/*-------------------------------------------------------------------------
+ *
+ * jobs.c
+ *	  The job table: background work requested for segvec indexes, kept in
+ *	  shared memory; the GUCs of background work; the SQL functions of
+ *	  jobsql.c show it.
+ *
+ * The table has segvec.max_jobs slots.  A slot is keyed by (database,
+ * index, kind) and is PENDING (waiting for a worker) or RUNNING (taken by
+ * one).  A key has at most one PENDING slot: a submit for a key that
+ * already has one only bumps its counters (the newest request wins, as
+ * a job carries no data but its key and reads the index when it runs).
+ * A RUNNING slot is not touched by submits; a submit while it runs makes
+ * a new PENDING slot, which becomes the next job for that key.  A submit
+ * that finds the table full records a sweep request for the database
+ * instead (see worker.c and src/README.md, "Background work").
+ *
+ * Everything in shared memory is protected by one LWLock; no one holding
+ * it sleeps, errors out or takes another lock.  The launcher and workers
+ * are in launcher.c and worker.c.
+ *
+ * src/jobs/jobs.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "catalog/pg_class.h"
+#include "commands/dbcommands.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
+
+#include "hooks/testhooks.h"
+#include "jobs/jobs_int.h"
+#include "store/store.h"
+
+/* GUCs (defined only when the library is preloaded) */
+static int	segvec_max_jobs = 256;
+int			segvec_max_workers = 2;
+int			segvec_naptime = 10;
+
+/* The shared state; NULL unless the library was preloaded */
+SegvecJobsShared *SegvecJobs = NULL;
+
+#if PG_VERSION_NUM >= 150000
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+#endif
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static const char *const job_kind_names[SEGVEC_NUM_JOB_KINDS] = {
+	"compact", "snapshot", "merge"
+};
+
+const char *
+SegvecJobKindName(SegvecJobKind kind)
+{
+	if (kind < 0 || kind >= SEGVEC_NUM_JOB_KINDS)
+		return "unknown";
+	return job_kind_names[kind];
+}
+
+/* ----------------
+ * Shared memory
+ * ----------------
+ */
+
+static Size
+sweeps_offset(int max_jobs)
+{
+	return MAXALIGN(add_size(offsetof(SegvecJobsShared, jobs),
+							 mul_size(sizeof(SegvecJobSlot), max_jobs)));
+}
+
+static Size
+jobs_shmem_size(void)
+{
+	return add_size(sweeps_offset(segvec_max_jobs),
+					mul_size(sizeof(SegvecSweepSlot), segvec_max_jobs));
+}
+
+static void
+jobs_shmem_request(void)
+{
+#if PG_VERSION_NUM >= 150000
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+#endif
+	RequestAddinShmemSpace(jobs_shmem_size());
+	RequestNamedLWLockTranche("segvec_jobs", 1);
+}
+
+static void
+jobs_shmem_startup(void)
+{
+	bool		found;
+	Size		size = jobs_shmem_size();
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	SegvecJobs = ShmemInitStruct("segvec jobs", size, &found);
+	if (!found)
+	{
+		int			i;
+
+		memset(SegvecJobs, 0, size);
+		SegvecJobs->lock = &(GetNamedLWLockTranche("segvec_jobs"))->lock;
+		SegvecJobs->max_jobs = segvec_max_jobs;
+		SegvecJobs->sweeps = (SegvecSweepSlot *)
+			((char *) SegvecJobs + sweeps_offset(segvec_max_jobs));
+		for (i = 0; i < SEGVEC_MAX_WORKERS_LIMIT; i++)
+			SegvecJobs->workers[i].job = -1;
+		for (i = 0; i < segvec_max_jobs; i++)
+			SegvecJobs->jobs[i].worker = -1;
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * SegvecJobsInit: from _PG_init.  Only when the library is being preloaded:
+ * define the GUCs, ask for shared memory and register the launcher.
+ * Otherwise background work stays off (SegvecJobsEnabled() is false) and
+ * compaction happens in the foreground.
+ */
+void
+SegvecJobsInit(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	DefineCustomIntVariable("segvec.max_jobs",
+							"Slots in the job table of background work.",
+							"One slot holds one pending or running job of one index. "
+							"Requests that find it full make a worker sweep their database.",
+							&segvec_max_jobs, 256, 1, 100000,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("segvec.max_workers",
+							"Most background workers running segvec jobs at once.",
+							"0 pauses background work: jobs wait in the table.",
+							&segvec_max_workers, 2, 0, SEGVEC_MAX_WORKERS_LIMIT,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("segvec.naptime",
+							"Longest sleep of the segvec launcher between checks.",
+							"Submits wake it at once; the naptime paces retries of failed jobs.",
+							&segvec_naptime, 10, 1, 3600,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+
+#if PG_VERSION_NUM >= 150000
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = jobs_shmem_request;
+#else
+	jobs_shmem_request();
+#endif
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = jobs_shmem_startup;
+
+	SegvecRegisterLauncher();
+}
+
+/*
+ * SegvecJobsEnabled: true when the library was preloaded and this process
+ * runs under a postmaster (so a launcher runs the jobs).
+ */
+bool
+SegvecJobsEnabled(void)
+{
+	return SegvecJobs != NULL && IsUnderPostmaster;
+}
+
+/* ----------------
+ * Submitting
+ * ----------------
+ */
+
+/*
+ * Record that dboid needs a sweep for kind.  Caller holds the lock
+ * exclusively.  False if the sweep list is full too.
+ */
+static bool
+request_sweep(Oid dboid, SegvecJobKind kind, TimestampTz now)
+{
+	SegvecSweepSlot *free_slot = NULL;
+	int			i;
+
+	for (i = 0; i < SegvecJobs->max_jobs; i++)
+	{
+		SegvecSweepSlot *s = &SegvecJobs->sweeps[i];
+
+		if (s->dboid == dboid)
+		{
+			s->kinds |= 1 << kind;
+			return true;
+		}
+		if (s->dboid == InvalidOid && free_slot == NULL)
+			free_slot = s;
+	}
+	if (free_slot == NULL)
+		return false;
+	free_slot->dboid = dboid;
+	free_slot->kinds = 1 << kind;
+	free_slot->requested_at = now;
+	return true;
+}
+
+/*
+ * SegvecSubmitJob, SegvecSubmitJobExt: see jobs.h.  Wakes the launcher.
+ *
+ * A compaction submitted by the process that is compacting this index
+ * (it holds the compaction lock: its own freeze step appends a page, or
+ * VACUUM compacts) is not recorded: the compaction under way takes every
+ * doc before the page it appends.
+ */
+bool
+SegvecSubmitJob(Oid indexid, SegvecJobKind kind)
+{
+	return SegvecSubmitJobExt(indexid, kind, false);
+}
+
+bool
+SegvecSubmitJobExt(Oid indexid, SegvecJobKind kind, bool force)
+{
+	TimestampTz now;
+	SegvecJobSlot *pending = NULL;
+	SegvecJobSlot *free_slot = NULL;
+	Latch	   *latch;
+	bool		recorded = true;
+	int			i;
+
+	if (!SegvecJobsEnabled() || !OidIsValid(MyDatabaseId) ||
+		kind < 0 || kind >= SEGVEC_NUM_JOB_KINDS)
+		return false;
+
+	if (kind == SEGVEC_JOB_COMPACT)
+	{
+		LOCKTAG		tag;
+
+		SET_LOCKTAG_PAGE(tag, MyDatabaseId, indexid, SEGVEC_METAPAGE_BLKNO);
+#if PG_VERSION_NUM >= 170000
+		if (LockHeldByMe(&tag, ExclusiveLock, false))
+#else
+		if (LockHeldByMe(&tag, ExclusiveLock))
+#endif
+			return true;
+	}
+
+	now = GetCurrentTimestamp();
+
+	LWLockAcquire(SegvecJobs->lock, LW_EXCLUSIVE);
+	SegvecJobs->counters.submitted[kind]++;
+	for (i = 0; i < SegvecJobs->max_jobs; i++)
+	{
+		SegvecJobSlot *s = &SegvecJobs->jobs[i];
+
+		if (s->state == SEGVEC_JOB_FREE)
+		{
+			if (free_slot == NULL)
+				free_slot = s;
+		}
+		else if (s->state == SEGVEC_JOB_PENDING && s->dboid == MyDatabaseId &&
+				 s->indexid == indexid && s->kind == kind)
+		{
+			pending = s;
+			break;
+		}
+	}
+
+	if (pending != NULL)
+	{
+		/* coalesce: the pending job will read the newest state anyway */
+		pending->coalesced++;
+		pending->last_submit_at = now;
+		pending->force |= force;
+		SegvecJobs->counters.coalesced[kind]++;
+	}
+	else if (free_slot != NULL)
+	{
+		memset(free_slot, 0, sizeof(SegvecJobSlot));
+		free_slot->state = SEGVEC_JOB_PENDING;
+		free_slot->kind = kind;
+		free_slot->dboid = MyDatabaseId;
+		free_slot->indexid = indexid;
+		free_slot->worker = -1;
+		free_slot->force = force;
+		free_slot->submitted_at = now;
+		free_slot->last_submit_at = now;
+	}
+	else
+	{
+		/* table full: a worker will sweep the whole database */
+		SegvecJobs->counters.overflowed[kind]++;
+		if (!request_sweep(MyDatabaseId, kind, now))
+		{
+			SegvecJobs->counters.dropped[kind]++;
+			recorded = false;
+		}
+	}
+	latch = SegvecJobs->launcher_latch;
+	LWLockRelease(SegvecJobs->lock);
+
+	if (latch != NULL)
+		SetLatch(latch);
+	return recorded;
+}
+
+/* ----------------
+ * Reading the table
+ * ----------------
+ */
+
+/*
+ * SegvecJobCounters: copy the counters, and count pending and running jobs
+ * and live workers.  False (and *c zeroed) when background work is off.
+ */
+bool
+SegvecJobCounters(SegvecJobCountersData *c)
+{
+	int			i;
+
+	memset(c, 0, sizeof(SegvecJobCountersData));
+	if (!SegvecJobsEnabled())
+		return false;
+
+	LWLockAcquire(SegvecJobs->lock, LW_SHARED);
+	*c = SegvecJobs->counters;
+	for (i = 0; i < SegvecJobs->max_jobs; i++)
+	{
+		if (SegvecJobs->jobs[i].state == SEGVEC_JOB_PENDING)
+			c->jobs_pending++;
+		else if (SegvecJobs->jobs[i].state == SEGVEC_JOB_RUNNING)
+			c->jobs_running++;
+	}
+	for (i = 0; i < SEGVEC_MAX_WORKERS_LIMIT; i++)
+	{
+		if (SegvecJobs->workers[i].state != SEGVEC_WORKER_FREE)
+			c->workers++;
+	}
+	c->launcher_running = SegvecJobs->launcher_latch != NULL;
+	LWLockRelease(SegvecJobs->lock);
+	return true;
+}
+
+/*
+ * SegvecJobList: palloc'd copies of the used slots of the job table, in
+ * slot order; returns how many.
+ */
+int
+SegvecJobList(SegvecJobInfo **jobs)
+{
+	int			n = 0;
+	int			i;
+
+	*jobs = NULL;
+	if (!SegvecJobsEnabled())
+		return 0;
+
+	*jobs = palloc(sizeof(SegvecJobInfo) * SegvecJobs->max_jobs);
+	LWLockAcquire(SegvecJobs->lock, LW_SHARED);
+	for (i = 0; i < SegvecJobs->max_jobs; i++)
+	{
+		SegvecJobSlot *s = &SegvecJobs->jobs[i];
+		SegvecJobInfo *j = &(*jobs)[n];
+
+		if (s->state == SEGVEC_JOB_FREE)
+			continue;
+		j->dboid = s->dboid;
+		j->indexid = s->indexid;
+		j->kind = s->kind;
+		j->state = s->state;
+		j->coalesced = s->coalesced;
+		j->force = s->force;
+		j->attempts = s->attempts;
+		j->worker_pid = 0;
+		if (s->state == SEGVEC_JOB_RUNNING && s->worker >= 0)
+			j->worker_pid = SegvecJobs->workers[s->worker].pid;
+		j->submitted_at = s->submitted_at;
+		j->last_submit_at = s->last_submit_at;
+		j->started_at = s->state == SEGVEC_JOB_RUNNING ? s->started_at : 0;
+		j->not_before = s->state == SEGVEC_JOB_PENDING ? s->not_before : 0;
+		n++;
+	}
+	LWLockRelease(SegvecJobs->lock);
+	return n;
+}

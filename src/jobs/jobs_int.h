@@ -1,0 +1,134 @@
+/*-------------------------------------------------------------------------
+ *
+ * jobs_int.h
+ *	  What the files of src/jobs/ share: the job table's shared memory and
+ *	  the helpers of the launcher, the workers and the job runner.  Not
+ *	  for other subsystems (they use jobs.h).
+ *
+ * src/jobs/jobs_int.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SEGVEC_JOBS_INT_H
+#define SEGVEC_JOBS_INT_H
+
+#include "postgres.h"
+
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+
+#include "jobs/jobs.h"
+
+/* Most workers segvec.max_workers may ask for (the worker slot array) */
+#define SEGVEC_MAX_WORKERS_LIMIT	64
+
+/* A job that fails is tried at most this many times in all */
+#define SEGVEC_JOB_MAX_ATTEMPTS		4
+
+/* ----------------
+ * Shared memory (everything under SegvecJobs->lock)
+ * ----------------
+ */
+/*
+ * One slot of the job table.  A (dboid, indexid, kind) has at most one
+ * PENDING slot and at most one RUNNING slot.
+ */
+typedef struct SegvecJobSlot
+{
+	SegvecJobState state;
+	SegvecJobKind kind;
+	Oid			dboid;
+	Oid			indexid;
+	int			worker;			/* RUNNING: worker slot number, else -1 */
+	bool		force;			/* compact even if under the threshold */
+	int			attempts;		/* failed runs so far */
+	int64		coalesced;		/* later submits merged into this one */
+	TimestampTz submitted_at;	/* first submit of this pending job */
+	TimestampTz last_submit_at; /* newest submit merged into it */
+	TimestampTz started_at;		/* RUNNING: when the worker took it */
+	TimestampTz not_before;		/* PENDING after a failure: retry time */
+} SegvecJobSlot;
+
+typedef enum SegvecWorkerState
+{
+	SEGVEC_WORKER_FREE = 0,
+	SEGVEC_WORKER_STARTING,		/* registered by the launcher, not yet up */
+	SEGVEC_WORKER_ATTACHED,		/* running (connected once 'connected') */
+	SEGVEC_WORKER_EXITING		/* found no work, on its way out */
+} SegvecWorkerState;
+
+typedef struct SegvecWorkerSlot
+{
+	SegvecWorkerState state;
+	uint32		generation;		/* bumped at each launch, checked by worker */
+	Oid			dboid;
+	int			pid;
+	bool		connected;		/* got past the database connection */
+	bool		busy;			/* running a job or a sweep */
+	int			job;			/* job slot it runs, or -1 */
+	TimestampTz launched_at;
+} SegvecWorkerSlot;
+
+/*
+ * A database whose requests did not fit in the job table: a worker sweeps
+ * every segvec index in it for the kinds in the mask (see README).
+ */
+typedef struct SegvecSweepSlot
+{
+	Oid			dboid;			/* InvalidOid: slot unused */
+	uint32		kinds;			/* 1 << SegvecJobKind */
+	TimestampTz requested_at;
+} SegvecSweepSlot;
+
+typedef struct SegvecJobsShared
+{
+	LWLock	   *lock;
+	Latch	   *launcher_latch; /* NULL when no launcher runs */
+	int			launcher_pid;
+	int			max_jobs;		/* slots in jobs[] and sweeps[] */
+	SegvecJobCountersData counters;
+	SegvecWorkerSlot workers[SEGVEC_MAX_WORKERS_LIMIT];
+	SegvecSweepSlot *sweeps;	/* max_jobs entries, after jobs[] */
+	SegvecJobSlot jobs[FLEXIBLE_ARRAY_MEMBER];
+} SegvecJobsShared;
+
+/* How a job ended */
+typedef enum JobOutcome
+{
+	JOB_DONE,					/* ran to the end */
+	JOB_SKIPPED,				/* nothing to do: index gone, not segvec... */
+	JOB_FAILED					/* error */
+} JobOutcome;
+
+/* jobs.c */
+extern PGDLLIMPORT SegvecJobsShared *SegvecJobs;
+extern PGDLLIMPORT int segvec_max_workers;
+extern PGDLLIMPORT int segvec_naptime;
+
+/* schedule.c: the caller holds SegvecJobs->lock exclusively */
+extern bool JobTwinRunning(const SegvecJobSlot *s);
+extern SegvecJobSlot *JobTwinPending(const SegvecJobSlot *s);
+extern bool JobRunnable(const SegvecJobSlot *s, TimestampTz now, bool merge_ok);
+extern int	JobsRunning(SegvecJobKind kind);
+extern int	JobsMergeLimit(void);
+extern int	JobsLiveWorkers(void);
+extern bool JobIdleWorkerFor(Oid dboid, int *count);
+extern bool JobAnyWorkerFor(Oid dboid);
+extern bool JobAnyWorkerConnectedTo(Oid dboid, int except);
+extern SegvecSweepSlot *JobSweepFor(Oid dboid);
+extern long JobRetryDelayMs(int attempts);
+extern bool JobFinishLocked(int idx, JobOutcome outcome, TimestampTz now);
+extern void JobCountOutcomeLocked(SegvecJobKind kind, JobOutcome outcome);
+
+/* launcher.c */
+extern void SegvecRegisterLauncher(void);
+extern PGDLLEXPORT void SegvecLauncherMain(Datum main_arg);
+
+/* worker.c */
+extern PGDLLEXPORT void SegvecWorkerMain(Datum main_arg);
+
+/* jobrun.c */
+extern JobOutcome JobRun(Oid indexid, SegvecJobKind kind, bool force,
+						 bool *changed);
+
+#endif							/* SEGVEC_JOBS_INT_H */

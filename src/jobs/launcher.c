@@ -1,0 +1,389 @@
+/*-------------------------------------------------------------------------
+ *
+ * launcher.c
+ *	  The segvec launcher: a static background worker (shared memory only,
+ *	  no database) that starts the per-database workers (worker.c).
+ *
+ * It sleeps on its latch; every submit sets that latch, and so do workers
+ * when they finish a job or exit.  When it wakes it starts dynamic workers
+ * for databases whose runnable jobs outnumber the idle workers serving
+ * them, at most segvec.max_workers in all.  SIGTERM sets a flag and the
+ * latch; every sleep is a WaitLatch with WL_EXIT_ON_PM_DEATH that
+ * rechecks after the latch is reset, so it never sleeps through a
+ * shutdown.
+ *
+ * src/jobs/launcher.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <signal.h>
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "jobs/jobs_int.h"
+
+/* Launcher state: handles of the workers it started */
+static BackgroundWorkerHandle *worker_handles[SEGVEC_MAX_WORKERS_LIMIT];
+static uint32 worker_handle_gen[SEGVEC_MAX_WORKERS_LIMIT];
+
+/* ----------------
+ * Registration
+ * ----------------
+ */
+
+/*
+ * SegvecRegisterLauncher: register the launcher (from _PG_init while the
+ * library is preloaded).  Restarted 10 s after it dies.
+ */
+void
+SegvecRegisterLauncher(void)
+{
+	BackgroundWorker bgw;
+
+	memset(&bgw, 0, sizeof(bgw));
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	bgw.bgw_restart_time = 10;
+	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "segvec");
+	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "SegvecLauncherMain");
+	snprintf(bgw.bgw_name, BGW_MAXLEN, "segvec launcher");
+	snprintf(bgw.bgw_type, BGW_MAXLEN, "segvec launcher");
+	bgw.bgw_main_arg = (Datum) 0;
+	bgw.bgw_notify_pid = 0;
+	RegisterBackgroundWorker(&bgw);
+}
+
+/* ----------------
+ * Launcher
+ * ----------------
+ */
+
+/* SIGUSR1: a worker we started changed state (bgw_notify_pid) */
+static void
+launcher_sigusr1(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	SetLatch(MyLatch);
+	errno = save_errno;
+}
+
+static void
+launcher_detach(int code, Datum arg)
+{
+	LWLockAcquire(SegvecJobs->lock, LW_EXCLUSIVE);
+	if (SegvecJobs->launcher_pid == MyProcPid)
+	{
+		SegvecJobs->launcher_latch = NULL;
+		SegvecJobs->launcher_pid = 0;
+	}
+	LWLockRelease(SegvecJobs->lock);
+}
+
+/*
+ * Forget workers that have stopped.  One that stopped before attaching to
+ * its slot (could not be forked, or exited at once) leaves the slot in
+ * STARTING: free it here.  One that attached freed its slot itself.
+ */
+static void
+reap_workers(void)
+{
+	int			i;
+
+	for (i = 0; i < SEGVEC_MAX_WORKERS_LIMIT; i++)
+	{
+		pid_t		pid;
+
+		if (worker_handles[i] == NULL)
+			continue;
+		if (GetBackgroundWorkerPid(worker_handles[i], &pid) != BGWH_STOPPED)
+			continue;
+		pfree(worker_handles[i]);
+		worker_handles[i] = NULL;
+
+		LWLockAcquire(SegvecJobs->lock, LW_EXCLUSIVE);
+		if (SegvecJobs->workers[i].generation == worker_handle_gen[i] &&
+			SegvecJobs->workers[i].state == SEGVEC_WORKER_STARTING)
+		{
+			SegvecJobs->workers[i].state = SEGVEC_WORKER_FREE;
+			SegvecJobs->workers[i].dboid = InvalidOid;
+		}
+		LWLockRelease(SegvecJobs->lock);
+	}
+}
+
+/* Per-database demand, built by the launcher under the lock */
+typedef struct DbDemand
+{
+	Oid			dboid;
+	int			demand;			/* runnable jobs, plus 1 for a sweep */
+	int			supply;			/* starting or idle workers */
+	TimestampTz oldest;			/* oldest runnable request */
+} DbDemand;
+
+static int
+add_demand(DbDemand *dbs, int ndbs, Oid dboid, TimestampTz when)
+{
+	int			i;
+
+	for (i = 0; i < ndbs; i++)
+	{
+		if (dbs[i].dboid == dboid)
+		{
+			dbs[i].demand++;
+			dbs[i].oldest = Min(dbs[i].oldest, when);
+			return ndbs;
+		}
+	}
+	dbs[ndbs].dboid = dboid;
+	dbs[ndbs].demand = 1;
+	dbs[ndbs].supply = 0;
+	dbs[ndbs].oldest = when;
+	return ndbs + 1;
+}
+
+/*
+ * Start workers where needed: for each database, oldest request first,
+ * while its runnable jobs (and sweep) outnumber its idle workers and fewer
+ * than segvec.max_workers run.  Returns how long to sleep, in ms: until
+ * the next retry of a failed job, at most segvec.naptime.
+ */
+static long
+launch_workers(DbDemand *dbs)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz wake = TimestampTzPlusMilliseconds(now,
+												   (long) segvec_naptime * 1000L);
+	int			launch_slot[SEGVEC_MAX_WORKERS_LIMIT];
+	uint32		launch_gen[SEGVEC_MAX_WORKERS_LIMIT];
+	Oid			launch_db[SEGVEC_MAX_WORKERS_LIMIT];
+	int			nlaunch = 0;
+	int			ndbs = 0;
+	int			nworkers;
+	int			i;
+	long		secs;
+	int			usecs;
+
+	int			merge_room = JobsMergeLimit();
+
+	LWLockAcquire(SegvecJobs->lock, LW_EXCLUSIVE);
+	/* merges beyond segvec.merge_concurrency wait: not a demand */
+	if (merge_room < INT_MAX)
+		merge_room -= JobsRunning(SEGVEC_JOB_MERGE);
+	for (i = 0; i < SegvecJobs->max_jobs; i++)
+	{
+		SegvecJobSlot *s = &SegvecJobs->jobs[i];
+
+		if (s->state != SEGVEC_JOB_PENDING)
+			continue;
+		if (s->not_before > now)
+			wake = Min(wake, s->not_before);
+		else if (!JobTwinRunning(s) &&
+				 (s->kind != SEGVEC_JOB_MERGE || merge_room-- > 0))
+			ndbs = add_demand(dbs, ndbs, s->dboid, s->submitted_at);
+	}
+	for (i = 0; i < SegvecJobs->max_jobs; i++)
+	{
+		SegvecSweepSlot *s = &SegvecJobs->sweeps[i];
+
+		if (s->dboid != InvalidOid)
+			ndbs = add_demand(dbs, ndbs, s->dboid, s->requested_at);
+	}
+	for (i = 0; i < ndbs; i++)
+		JobIdleWorkerFor(dbs[i].dboid, &dbs[i].supply);
+
+	nworkers = JobsLiveWorkers();
+	while (nworkers < segvec_max_workers)
+	{
+		DbDemand   *best = NULL;
+		SegvecWorkerSlot *w = NULL;
+		int			slot;
+
+		for (i = 0; i < ndbs; i++)
+		{
+			if (dbs[i].demand > dbs[i].supply &&
+				(best == NULL || dbs[i].oldest < best->oldest))
+				best = &dbs[i];
+		}
+		if (best == NULL)
+			break;
+		for (slot = 0; slot < SEGVEC_MAX_WORKERS_LIMIT; slot++)
+		{
+			if (SegvecJobs->workers[slot].state == SEGVEC_WORKER_FREE)
+			{
+				w = &SegvecJobs->workers[slot];
+				break;
+			}
+		}
+		if (w == NULL)
+			break;
+		w->state = SEGVEC_WORKER_STARTING;
+		w->generation++;
+		w->dboid = best->dboid;
+		w->pid = 0;
+		w->connected = false;
+		w->busy = false;
+		w->job = -1;
+		w->launched_at = now;
+		launch_slot[nlaunch] = slot;
+		launch_gen[nlaunch] = w->generation;
+		launch_db[nlaunch] = best->dboid;
+		nlaunch++;
+		best->supply++;
+		nworkers++;
+	}
+	LWLockRelease(SegvecJobs->lock);
+
+	for (i = 0; i < nlaunch; i++)
+	{
+		BackgroundWorker bgw;
+		BackgroundWorkerHandle *handle;
+		int			slot = launch_slot[i];
+		bool		ok;
+
+		memset(&bgw, 0, sizeof(bgw));
+		bgw.bgw_flags = BGWORKER_SHMEM_ACCESS |
+			BGWORKER_BACKEND_DATABASE_CONNECTION;
+		bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+		bgw.bgw_restart_time = BGW_NEVER_RESTART;
+		snprintf(bgw.bgw_library_name, BGW_MAXLEN, "segvec");
+		snprintf(bgw.bgw_function_name, BGW_MAXLEN, "SegvecWorkerMain");
+		snprintf(bgw.bgw_name, BGW_MAXLEN,
+				 "segvec worker for database %u", launch_db[i]);
+		snprintf(bgw.bgw_type, BGW_MAXLEN, "segvec worker");
+		bgw.bgw_main_arg = Int32GetDatum(slot);
+		memcpy(bgw.bgw_extra, &launch_gen[i], sizeof(uint32));
+		bgw.bgw_notify_pid = MyProcPid;
+
+		ok = RegisterDynamicBackgroundWorker(&bgw, &handle);
+
+		LWLockAcquire(SegvecJobs->lock, LW_EXCLUSIVE);
+		if (ok)
+			SegvecJobs->counters.workers_started++;
+		else if (SegvecJobs->workers[slot].generation == launch_gen[i] &&
+				 SegvecJobs->workers[slot].state == SEGVEC_WORKER_STARTING)
+		{
+			SegvecJobs->workers[slot].state = SEGVEC_WORKER_FREE;
+			SegvecJobs->workers[slot].dboid = InvalidOid;
+		}
+		LWLockRelease(SegvecJobs->lock);
+
+		if (!ok)
+		{
+			/* undo the rest too, and try again after the naptime */
+			static TimestampTz last_warning = 0;
+
+			if (TimestampDifferenceExceeds(last_warning, now, 60 * 1000))
+			{
+				ereport(WARNING,
+						(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+						 errmsg("could not start a segvec background worker"),
+						 errhint("Increase max_worker_processes; segvec needs one for its launcher and up to segvec.max_workers more.")));
+				last_warning = now;
+			}
+			for (i = i + 1; i < nlaunch; i++)
+			{
+				slot = launch_slot[i];
+				LWLockAcquire(SegvecJobs->lock, LW_EXCLUSIVE);
+				if (SegvecJobs->workers[slot].generation == launch_gen[i] &&
+					SegvecJobs->workers[slot].state == SEGVEC_WORKER_STARTING)
+				{
+					SegvecJobs->workers[slot].state = SEGVEC_WORKER_FREE;
+					SegvecJobs->workers[slot].dboid = InvalidOid;
+				}
+				LWLockRelease(SegvecJobs->lock);
+			}
+			break;
+		}
+		if (worker_handles[slot] != NULL)
+			pfree(worker_handles[slot]);
+		worker_handles[slot] = handle;
+		worker_handle_gen[slot] = launch_gen[i];
+	}
+
+	TimestampDifference(now, wake, &secs, &usecs);
+	return Max(secs * 1000L + usecs / 1000, 10L);
+}
+
+/*
+ * SegvecLauncherMain: entry point of the launcher.
+ */
+void
+SegvecLauncherMain(Datum main_arg)
+{
+	DbDemand   *dbs;
+	int			i;
+
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGUSR1, launcher_sigusr1);
+	BackgroundWorkerUnblockSignals();
+
+	if (SegvecJobs == NULL)
+		proc_exit(0);
+
+	dbs = MemoryContextAlloc(TopMemoryContext,
+							 sizeof(DbDemand) * 2 * SegvecJobs->max_jobs);
+
+	/*
+	 * Take over.  Workers a previous launcher registered but that never
+	 * attached are forgotten (their generation no longer matches when they
+	 * start, so they exit at once); attached ones free their slots
+	 * themselves.
+	 */
+	LWLockAcquire(SegvecJobs->lock, LW_EXCLUSIVE);
+	SegvecJobs->launcher_latch = MyLatch;
+	SegvecJobs->launcher_pid = MyProcPid;
+	for (i = 0; i < SEGVEC_MAX_WORKERS_LIMIT; i++)
+	{
+		if (SegvecJobs->workers[i].state == SEGVEC_WORKER_STARTING)
+		{
+			SegvecJobs->workers[i].state = SEGVEC_WORKER_FREE;
+			SegvecJobs->workers[i].dboid = InvalidOid;
+		}
+	}
+	LWLockRelease(SegvecJobs->lock);
+	before_shmem_exit(launcher_detach, 0);
+
+	ereport(DEBUG1, (errmsg_internal("segvec launcher started")));
+
+	for (;;)
+	{
+		long		timeout;
+
+		/*
+		 * Reset the latch before looking at the state: a submit or signal
+		 * after this point sets it again and the WaitLatch below returns.
+		 */
+		ResetLatch(MyLatch);
+
+		if (ShutdownRequestPending)
+			break;
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+
+		reap_workers();
+		timeout = launch_workers(dbs);
+
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 timeout, PG_WAIT_EXTENSION);
+	}
+
+	proc_exit(0);
+}

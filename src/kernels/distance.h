@@ -1,0 +1,69 @@
+/*-------------------------------------------------------------------------
+ *
+ * distance.h
+ *	  Vector input checks and distance kernels for segvec.
+ *
+ * Vectors are PostgreSQL real[] values: one dimension, no NULL elements,
+ * every element finite, at most SEGVEC_MAX_DIM elements.  Inside the index
+ * they are plain float4 arrays.
+ *
+ * src/kernels/distance.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SEGVEC_DISTANCE_H
+#define SEGVEC_DISTANCE_H
+
+#include "postgres.h"
+#include "utils/array.h"
+
+/* Largest vector the index accepts (16,000 float4 = 64,000 bytes) */
+#define SEGVEC_MAX_DIM			16000
+
+/*
+ * Distance metrics.  The value is stored in the metapage, so never renumber.
+ */
+typedef enum SegvecMetric
+{
+	SEGVEC_METRIC_INVALID = 0,
+	SEGVEC_METRIC_L2 = 1,		/* Euclidean distance, operator <-> */
+	SEGVEC_METRIC_COSINE = 2,	/* 1 - cosine similarity, operator <=> */
+	SEGVEC_METRIC_IP = 3		/* negative inner product, operator <#> */
+} SegvecMetric;
+
+/*
+ * Kernels, chosen once at load time (SegvecInitKernels) among a scalar
+ * version the compiler can vectorise and AVX2 / AVX-512 variants.
+ */
+typedef float (*SegvecKernelFn) (const float *a, const float *b, int dim);
+
+extern PGDLLIMPORT SegvecKernelFn SegvecL2SquaredKernel;	/* sum (a-b)^2 */
+extern PGDLLIMPORT SegvecKernelFn SegvecDotKernel;			/* sum a*b */
+
+extern void SegvecInitKernels(void);
+extern const char *SegvecKernelName(void);
+
+/*
+ * SegvecDistance: the distance between a and b under the metric, equal to
+ * what the SQL operator returns: l2 = sqrt(sum (a-b)^2); cosine =
+ * 1 - a.b / (|a| |b|) clamped to [0, 2], NaN when either vector has norm 0;
+ * ip = -(a.b).  Both arrays have dim elements.
+ */
+extern double SegvecDistance(SegvecMetric metric, const float *a,
+							 const float *b, int dim);
+
+/*
+ * SegvecArrayGetVector: check that the real[] value is a usable vector
+ * (one dimension, 1..SEGVEC_MAX_DIM elements, no NULL element, every element
+ * finite) and return a pointer to its float4 elements (inside the array, not
+ * a copy); *dim gets the element count.  Raises an ERROR otherwise.
+ * The array must be detoasted by the caller (DatumGetArrayTypeP).
+ */
+extern float *SegvecArrayGetVector(ArrayType *array, int *dim);
+
+/* Check that two vectors have the same length; ERROR naming both if not */
+extern void SegvecCheckSameDim(int expected, int found);
+
+extern const char *SegvecMetricName(SegvecMetric metric);
+
+#endif							/* SEGVEC_DISTANCE_H */

@@ -1,0 +1,951 @@
+/*-------------------------------------------------------------------------
+ *
+ * merge.c
+ *	  Merge-insert over the id btree: the GUCs, the btree guard
+ *	  (ft.has_key_btree_index) and its build, the MERGE statement, and
+ *	  batch upserts from a table (ft.merge, ft.merge_plan).  The queue of
+ *	  pending upserts and the background merge are in mergequeue.c.
+ *
+ * A merge is one MERGE statement over the index's id column (its first
+ * INCLUDE column).  PostgreSQL 15 plans a MERGE of a few hundred rows into
+ * a big table as a hash join over a sequential scan of the whole table,
+ * even with a btree on the id (the planner prices the random probes above
+ * the sequential read).  So a merge runs its MERGE with hash and merge
+ * joins disabled (settings local to the statement, like a function's SET
+ * clause), leaving a nested loop that probes the btree once per batch row;
+ * and it does so only when such a btree exists, because without one that
+ * would be a nested loop over the whole table per row.  Before merging it
+ * builds the btree when it is missing (segvec.index_before_merge).
+ *
+ * The extension's own tables (ft.pending, ft.merge_counters) are read and
+ * written only as the extension's owner, after the functions have checked
+ * the caller's privileges on the indexed table themselves
+ * (MergeIdentityPush; see mergequeue.c).
+ *
+ * See src/README.md, "Merge-insert", for the rules and their reasons.
+ *
+ * src/merge/merge.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "catalog/index.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "parser/parse_coerce.h"
+#include "pgstat.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
+
+#include "jobs/jobs.h"
+#include "merge/merge.h"
+#include "store/store.h"
+
+/* GUCs */
+bool		segvec_index_before_merge = true;
+int			segvec_merge_batch_rows = 1000;
+int			segvec_merge_concurrency = 2;
+bool		segvec_background_merge = true;
+
+/* true inside SegvecMergePending: messages go to the log, not a client */
+bool		segvec_merge_in_background = false;
+
+/*
+ * SegvecMergeInit: define the GUCs and register the commit callback.
+ * Called from _PG_init, before segvec.* is reserved.
+ */
+void
+SegvecMergeInit(void)
+{
+	DefineCustomBoolVariable("segvec.index_before_merge",
+							 "Builds the btree on the id column before a merge that lacks one.",
+							 "Without the btree a merge reads the whole table.",
+							 &segvec_index_before_merge, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("segvec.merge_batch_rows",
+							"Most pending upserts one merge applies.",
+							"A background merge takes this many of an index's oldest pending rows per transaction.",
+							&segvec_merge_batch_rows, 1000, 1, 1000000,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("segvec.merge_concurrency",
+							"Most background merges running at once in the cluster.",
+							NULL,
+							&segvec_merge_concurrency, 2, 1,
+							SEGVEC_MAX_MERGE_CONCURRENCY,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("segvec.background_merge",
+							 "Submits a background merge when ft.add or ft.del commits.",
+							 "When off, queued upserts wait for ft.flush.",
+							 &segvec_background_merge, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+
+	RegisterXactCallback(MergeQueueXactCallback, NULL);
+
+	/* background merge jobs apply the queue (mergequeue.c) */
+	SegvecRegisterJobRunner(SEGVEC_JOB_MERGE, SegvecMergePending);
+}
+
+/* ----------------
+ * Identities and ft.pending
+ * ----------------
+ */
+
+/*
+ * MergeIdentityPush: act as userid until MergeIdentityPop, in a security-restricted
+ * operation (no SET ROLE, no temporary objects: the same guard VACUUM and
+ * REFRESH MATERIALIZED VIEW use when they run an owner's code), with
+ * search_path = pg_catalog, pg_temp so that no schema the caller controls
+ * can put an operator or function into what runs as another role.
+ */
+void
+MergeIdentityPush(SavedIdentity *saved, Oid userid)
+{
+	GetUserIdAndSecContext(&saved->userid, &saved->sec_context);
+	SetUserIdAndSecContext(userid, saved->sec_context |
+						   SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	saved->gucnest = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+}
+
+void
+MergeIdentityPop(SavedIdentity *saved)
+{
+	AtEOXact_GUC(false, saved->gucnest);
+	SetUserIdAndSecContext(saved->userid, saved->sec_context);
+}
+
+/*
+ * MergePendingOwner: the owner of ft.pending (the extension's owner), as whom
+ * the queue is read and written.
+ */
+Oid
+MergePendingOwner(void)
+{
+	Oid			nsp = get_namespace_oid("ft", true);
+	Oid			relid = InvalidOid;
+	HeapTuple	tup;
+	Oid			owner;
+
+	if (OidIsValid(nsp))
+		relid = get_relname_relid("pending", nsp);
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation \"ft.pending\" does not exist"),
+				 errhint("Install the extension with CREATE EXTENSION segvec.")));
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
+/*
+ * MergeQueueExecute: run a query on the extension's own tables as their owner.
+ * SPI must be connected.  Returns the SPI result code.
+ */
+int
+MergeQueueExecute(const char *sql, int nargs, Oid *argtypes, Datum *values,
+			  const char *nulls, long count)
+{
+	SavedIdentity saved;
+	int			ret;
+
+	MergeIdentityPush(&saved, MergePendingOwner());
+	ret = SPI_execute_with_args(sql, nargs, argtypes, values, nulls, false,
+								count);
+	MergeIdentityPop(&saved);
+	if (ret < 0)
+		elog(ERROR, "SPI_execute_with_args failed: %s",
+			 SPI_result_code_string(ret));
+	return ret;
+}
+
+/* ----------------
+ * Loading the target
+ * ----------------
+ */
+
+/*
+ * MergeOpenTarget: lock the index's table (heaplock) and the index
+ * (AccessShareLock), check that it is a segvec index with an id column,
+ * and fill *t.  The locks are kept to the end of the transaction.
+ * with_dims reads the index's dimension from its metapage.
+ */
+void
+MergeOpenTarget(Oid indexoid, LOCKMODE heaplock, bool with_dims, MergeTarget *t)
+{
+	Relation	heap;
+	Relation	index;
+	Form_pg_index ind;
+	Form_pg_attribute att;
+
+	memset(t, 0, sizeof(MergeTarget));
+	if (get_rel_relkind(indexoid) != RELKIND_INDEX)
+	{
+		/* reports what it is instead (or that it does not exist) */
+		index = SegvecOpenIndex(indexoid, AccessShareLock, false);
+		relation_close(index, AccessShareLock);
+		elog(ERROR, "relation %u is not an index", indexoid);
+	}
+
+	/* the table first, as everything else locks it before its indexes */
+	t->indexoid = indexoid;
+	t->heapoid = IndexGetRelation(indexoid, false);
+	heap = relation_open(t->heapoid, heaplock);
+	index = SegvecOpenIndex(indexoid, AccessShareLock, false);
+	ind = index->rd_index;
+	t->indexname = pstrdup(RelationGetRelationName(index));
+	t->relname = pstrdup(RelationGetRelationName(heap));
+
+	if (ind->indnatts <= ind->indnkeyatts)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("segvec index \"%s\" has no id column",
+						t->indexname),
+				 errdetail("Merges and queued upserts match rows by the index's first INCLUDE column."),
+				 errhint("Create the index with INCLUDE (id), or with ft.create.")));
+	if (ind->indkey.values[0] == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("segvec index \"%s\" indexes an expression, not a column",
+						t->indexname),
+				 errdetail("Merges write the vector into the indexed column.")));
+
+	t->tupdesc = CreateTupleDescCopy(RelationGetDescr(heap));
+	t->owner = heap->rd_rel->relowner;
+	t->temp = heap->rd_rel->relpersistence == RELPERSISTENCE_TEMP;
+	t->qualname = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(heap)),
+											 RelationGetRelationName(heap));
+	t->rowtype = format_type_be_qualified(heap->rd_rel->reltype);
+
+	t->idatt = ind->indkey.values[ind->indnkeyatts];
+	att = TupleDescAttr(t->tupdesc, t->idatt - 1);
+	t->idname = pstrdup(NameStr(att->attname));
+	t->idtype = att->atttypid;
+	t->idtypmod = att->atttypmod;
+	t->idcoll = att->attcollation;
+
+	t->vecatt = ind->indkey.values[0];
+	att = TupleDescAttr(t->tupdesc, t->vecatt - 1);
+	t->vecname = pstrdup(NameStr(att->attname));
+
+	if (with_dims)
+	{
+		SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+
+		SegvecGetMetaInfo(index, info);
+		t->dimensions = info->dimensions;
+		pfree(info);
+	}
+
+	relation_close(index, NoLock);
+	relation_close(heap, NoLock);
+}
+
+/* Error unless the current user holds every privilege in `all` */
+void
+MergeCheckPrivileges(MergeTarget *t, AclMode all)
+{
+	AclMode		modes[] = {ACL_SELECT, ACL_INSERT, ACL_UPDATE, ACL_DELETE};
+	int			i;
+
+	for (i = 0; i < lengthof(modes); i++)
+	{
+		if ((all & modes[i]) &&
+			pg_class_aclcheck(t->heapoid, GetUserId(), modes[i]) != ACLCHECK_OK)
+			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, t->relname);
+	}
+}
+
+/* Error unless the current user holds one of the privileges in `any` */
+void
+MergeCheckAnyPrivilege(MergeTarget *t, AclMode any)
+{
+	if (pg_class_aclcheck(t->heapoid, GetUserId(), any) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, t->relname);
+}
+
+/* ----------------
+ * The btree guard
+ * ----------------
+ */
+
+Oid
+SegvecFindKeyBtree(Relation heap, AttrNumber attnum, bool *usable)
+{
+	Form_pg_attribute att;
+	Oid			eqop;
+	List	   *indexes;
+	ListCell   *lc;
+	Oid			best = InvalidOid;
+	int			bestscore = -1;
+
+	if (usable)
+		*usable = false;
+	if (attnum <= 0 || attnum > RelationGetDescr(heap)->natts)
+		return InvalidOid;
+	att = TupleDescAttr(RelationGetDescr(heap), attnum - 1);
+	if (att->attisdropped)
+		return InvalidOid;
+	eqop = lookup_type_cache(att->atttypid, TYPECACHE_EQ_OPR)->eq_opr;
+
+	indexes = RelationGetIndexList(heap);
+	foreach(lc, indexes)
+	{
+		Oid			indexoid = lfirst_oid(lc);
+		HeapTuple	itup;
+		HeapTuple	ctup;
+		Form_pg_index ind;
+		Oid			relam;
+		Datum		d;
+		bool		isnull;
+		oidvector  *indclass;
+		oidvector  *indcoll;
+		bool		now;
+		int			score;
+
+		itup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+		if (!HeapTupleIsValid(itup))
+			elog(ERROR, "cache lookup failed for index %u", indexoid);
+		ind = (Form_pg_index) GETSTRUCT(itup);
+
+		ctup = SearchSysCache1(RELOID, ObjectIdGetDatum(indexoid));
+		if (!HeapTupleIsValid(ctup))
+			elog(ERROR, "cache lookup failed for relation %u", indexoid);
+		relam = ((Form_pg_class) GETSTRUCT(ctup))->relam;
+		ReleaseSysCache(ctup);
+
+		if (relam != BTREE_AM_OID || !ind->indisvalid || !ind->indisready ||
+			!ind->indislive || ind->indnkeyatts < 1 ||
+			ind->indkey.values[0] != attnum ||
+			!heap_attisnull(itup, Anum_pg_index_indpred, NULL))
+		{
+			ReleaseSysCache(itup);
+			continue;
+		}
+
+		/* `col = value` must be able to use it: opfamily and collation */
+		d = SysCacheGetAttr(INDEXRELID, itup, Anum_pg_index_indclass, &isnull);
+		Assert(!isnull);
+		indclass = (oidvector *) DatumGetPointer(d);
+		d = SysCacheGetAttr(INDEXRELID, itup, Anum_pg_index_indcollation,
+							&isnull);
+		Assert(!isnull);
+		indcoll = (oidvector *) DatumGetPointer(d);
+		if (!OidIsValid(eqop) ||
+			!op_in_opfamily(eqop, get_opclass_family(indclass->values[0])) ||
+			indcoll->values[0] != att->attcollation)
+		{
+			ReleaseSysCache(itup);
+			continue;
+		}
+
+		/*
+		 * An index built while the table had broken HOT chains is invisible
+		 * to the planner until the building transaction is older than every
+		 * snapshot (indcheckxmin).
+		 */
+		now = !ind->indcheckxmin ||
+			TransactionIdPrecedes(HeapTupleHeaderGetXmin(itup->t_data),
+								  TransactionXmin);
+		score = (now ? 2 : 0) + (ind->indisunique ? 1 : 0);
+		if (score > bestscore)
+		{
+			best = indexoid;
+			bestscore = score;
+			if (usable)
+				*usable = now;
+		}
+		ReleaseSysCache(itup);
+	}
+	list_free(indexes);
+	return best;
+}
+
+/*
+ * ft.has_key_btree_index(tbl regclass, col name) -> boolean
+ *
+ * Whether tbl has a btree a merge can probe on col.  Catalog look-ups
+ * only; a column that does not exist gives false.
+ */
+PG_FUNCTION_INFO_V1(ft_has_key_btree_index);
+Datum
+ft_has_key_btree_index(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Name		col = PG_GETARG_NAME(1);
+	Relation	rel;
+	AttrNumber	attnum;
+	bool		result;
+
+	rel = relation_open(relid, AccessShareLock);
+	attnum = get_attnum(relid, NameStr(*col));
+	result = attnum > 0 && OidIsValid(SegvecFindKeyBtree(rel, attnum, NULL));
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_BOOL(result);
+}
+
+/*
+ * create_btree: CREATE [UNIQUE] INDEX ON the id column, as the current
+ * user.  With unique, a duplicate id makes it fail; then returns false and
+ * *detail says which key (the subtransaction is rolled back).  Other
+ * errors propagate.  SPI must be connected.
+ */
+static bool
+create_btree(MergeTarget *t, bool unique, char **detail)
+{
+	char	   *sql;
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool ok = true;
+
+	sql = psprintf("CREATE %sINDEX ON %s (%s)", unique ? "UNIQUE " : "",
+				   t->qualname, quote_identifier(t->idname));
+	if (!unique)
+	{
+		if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not create index: %s", sql);
+		return true;
+	}
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not create index: %s", sql);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION)
+			ReThrowError(edata);
+		*detail = edata->detail ? pstrdup(edata->detail) : NULL;
+		ok = false;
+	}
+	PG_END_TRY();
+	return ok;
+}
+
+/*
+ * MergeEnsureKeyBtree: make sure the table has the btree a merge probes.
+ * Returns whether the MERGE may be planned to probe it (see the file
+ * header); sets *built when this call built it.
+ *
+ * With segvec.index_before_merge on, a missing btree is built as the
+ * table's owner, unique if the ids are unique, otherwise plain with a
+ * WARNING.  With it off, warns that the merge reads the whole table.  The
+ * build happens in the caller's transaction: if the merge then fails, the
+ * build is rolled back with it.  SPI must be connected.
+ */
+bool
+MergeEnsureKeyBtree(MergeTarget *t, bool *built)
+{
+	Relation	heap;
+	Oid			btree;
+	bool		usable;
+	SavedIdentity saved;
+	char	   *detail = NULL;
+	bool		unique;
+
+	*built = false;
+	heap = relation_open(t->heapoid, NoLock);
+	btree = SegvecFindKeyBtree(heap, t->idatt, &usable);
+	relation_close(heap, NoLock);
+	if (OidIsValid(btree))
+		return usable;
+
+	if (!segvec_index_before_merge)
+	{
+		ereport(WARNING,
+				(errmsg("table \"%s\" has no btree index on its id column \"%s\"; this merge reads the whole table",
+						t->relname, t->idname),
+				 errhint("Create one with CREATE UNIQUE INDEX CONCURRENTLY ON %s (%s), or set segvec.index_before_merge = on.",
+						 t->qualname, quote_identifier(t->idname))));
+		return false;
+	}
+
+	/*
+	 * One builder at a time (the lock conflicts with itself and with
+	 * writers, as the build would); then look again, another one may have
+	 * just committed it.
+	 */
+	LockRelationOid(t->heapoid, ShareRowExclusiveLock);
+	heap = relation_open(t->heapoid, NoLock);
+	btree = SegvecFindKeyBtree(heap, t->idatt, &usable);
+	relation_close(heap, NoLock);
+	if (OidIsValid(btree))
+		return usable;
+
+	MergeIdentityPush(&saved, t->owner);
+	unique = create_btree(t, true, &detail);
+	if (!unique)
+		(void) create_btree(t, false, NULL);
+	MergeIdentityPop(&saved);
+	CommandCounterIncrement();
+
+	heap = relation_open(t->heapoid, NoLock);
+	btree = SegvecFindKeyBtree(heap, t->idatt, &usable);
+	relation_close(heap, NoLock);
+	if (!OidIsValid(btree))
+		elog(ERROR, "btree built on \"%s\" (%s) is not found",
+			 t->relname, t->idname);
+	*built = true;
+
+	if (unique)
+		ereport(segvec_merge_in_background ? LOG : NOTICE,
+				(errmsg("built unique btree index \"%s\" on %s (%s) for merges",
+						get_rel_name(btree), t->relname,
+						quote_identifier(t->idname))));
+	else
+		ereport(WARNING,
+				(errmsg("ids in column \"%s\" of table \"%s\" are not unique; built non-unique btree index \"%s\" for merges",
+						t->idname, t->relname, get_rel_name(btree)),
+				 detail ? errdetail_internal("%s", detail) : 0,
+				 errhint("A merge updates or deletes every row with a matched id.")));
+	return usable;
+}
+
+/* ----------------
+ * Building and running the MERGE
+ * ----------------
+ */
+
+/* The id of s as the key k: cast to the id type, in the id's collation */
+char *
+MergeKeyExpr(MergeTarget *t, const char *col, Oid coltype)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	if (coltype == t->idtype)
+		appendStringInfoString(&buf, col);
+	else
+		appendStringInfo(&buf, "CAST(%s AS %s)", col,
+						 format_type_be_qualified(t->idtype));
+	if (OidIsValid(t->idcoll))
+		appendStringInfo(&buf, " COLLATE %s",
+						 generate_collation_name(t->idcoll));
+	return buf.data;
+}
+
+static void
+append_set_list(StringInfo sql, MergeSpec *m)
+{
+	ListCell   *lt,
+			   *ls;
+
+	forboth(lt, m->targets, ls, m->sources)
+	{
+		if (lt != list_head(m->targets))
+			appendStringInfoString(sql, ", ");
+		appendStringInfo(sql, "%s = s.%s", (char *) lfirst(lt),
+						 (char *) lfirst(ls));
+	}
+}
+
+/*
+ * MergeBuildSql: the MERGE of m's USING subquery into the table, matched on
+ * the id: s.k the id, s.op (if has_op) 'd' to delete, 'r' to replace
+ * (columns not given reset to their default), anything else to upsert.
+ */
+char *
+MergeBuildSql(MergeTarget *t, MergeSpec *m)
+{
+	StringInfoData sql;
+	ListCell   *lc;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "MERGE INTO %s AS t\nUSING (%s) AS s\nON t.%s = s.k\n",
+					 t->qualname, m->source.data, quote_identifier(t->idname));
+	if (m->has_op)
+		appendStringInfoString(&sql, "WHEN MATCHED AND s.op = 'd' THEN DELETE\n");
+	if (m->has_replace)
+	{
+		appendStringInfoString(&sql, "WHEN MATCHED AND s.op = 'r' THEN UPDATE SET ");
+		append_set_list(&sql, m);
+		foreach(lc, m->defaults)
+			appendStringInfo(&sql, ", %s = DEFAULT", (char *) lfirst(lc));
+		appendStringInfoChar(&sql, '\n');
+	}
+	appendStringInfoString(&sql, "WHEN MATCHED THEN UPDATE SET ");
+	append_set_list(&sql, m);
+	appendStringInfo(&sql, "\nWHEN NOT MATCHED%s THEN INSERT (%s",
+					 m->has_op ? " AND s.op IS DISTINCT FROM 'd'" : "",
+					 quote_identifier(t->idname));
+	foreach(lc, m->targets)
+		appendStringInfo(&sql, ", %s", (char *) lfirst(lc));
+	appendStringInfoString(&sql, ") VALUES (s.k");
+	foreach(lc, m->sources)
+		appendStringInfo(&sql, ", s.%s", (char *) lfirst(lc));
+	appendStringInfoChar(&sql, ')');
+	return sql.data;
+}
+
+/*
+ * probe_settings_push: planner settings that leave the MERGE only the
+ * nested loop over the btree (undone by AtEOXact_GUC at the returned
+ * level, like a function's SET clause).
+ */
+static int
+probe_settings_push(void)
+{
+	static const char *const settings[][2] = {
+		{"enable_hashjoin", "off"},
+		{"enable_mergejoin", "off"},
+		{"enable_nestloop", "on"},
+		{"enable_indexscan", "on"},
+	};
+	int			nest = NewGUCNestLevel();
+	int			i;
+
+	for (i = 0; i < lengthof(settings); i++)
+		(void) set_config_option(settings[i][0], settings[i][1],
+								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+								 true, 0, false);
+	return nest;
+}
+
+/* Rows this backend's transaction inserted, updated, deleted in relid */
+static void
+tuple_counts(Oid relid, int64 *counts)
+{
+	Datum		arg = ObjectIdGetDatum(relid);
+
+	counts[0] = DatumGetInt64(DirectFunctionCall1(pg_stat_get_xact_tuples_inserted, arg));
+	counts[1] = DatumGetInt64(DirectFunctionCall1(pg_stat_get_xact_tuples_updated, arg));
+	counts[2] = DatumGetInt64(DirectFunctionCall1(pg_stat_get_xact_tuples_deleted, arg));
+}
+
+/*
+ * MergeRun: run one MERGE (probing the btree when probe), adding what it
+ * did to *c.  The counts are this transaction's own pgstat counters of the
+ * table, read before and after: exact, whatever other sessions do (but a
+ * trigger that writes the same table adds its rows).  SPI must be
+ * connected.
+ */
+void
+MergeRun(MergeTarget *t, const char *sql, bool probe, MergeCounts *c)
+{
+	int64		before[3];
+	int64		after[3];
+	int			nest = 0;
+	int			ret;
+
+	tuple_counts(t->heapoid, before);
+	if (probe)
+		nest = probe_settings_push();
+	ret = SPI_execute(sql, false, 0);
+	if (probe)
+		AtEOXact_GUC(true, nest);
+	if (ret != SPI_OK_MERGE)
+		elog(ERROR, "SPI_execute failed for MERGE: %s",
+			 SPI_result_code_string(ret));
+	tuple_counts(t->heapoid, after);
+	c->inserted += after[0] - before[0];
+	c->updated += after[1] - before[1];
+	c->deleted += after[2] - before[2];
+}
+
+/*
+ * MergeRecord: add one merge to the index's counters in ft.merge_counters,
+ * in the merge's transaction.  SPI must be connected.
+ */
+void
+MergeRecord(MergeTarget *t, MergeCounts *c)
+{
+	Oid			argtypes[6] = {OIDOID, INT8OID, INT8OID, INT8OID, INT8OID,
+	INT8OID};
+	Datum		values[6];
+
+	values[0] = ObjectIdGetDatum(t->indexoid);
+	values[1] = Int64GetDatum(c->built ? 1 : 0);
+	values[2] = Int64GetDatum(c->inserted);
+	values[3] = Int64GetDatum(c->updated);
+	values[4] = Int64GetDatum(c->deleted);
+	values[5] = Int64GetDatum(c->applied);
+	MergeQueueExecute("INSERT INTO ft.merge_counters AS c\n"
+				  " (indexrelid, merge_index_built_total, merges_total,\n"
+				  "  inserted_total, updated_total, deleted_total,\n"
+				  "  pending_applied_total, last_merge_at)\n"
+				  "VALUES ($1, $2, 1, $3, $4, $5, $6, clock_timestamp())\n"
+				  "ON CONFLICT (indexrelid) DO UPDATE SET\n"
+				  " merge_index_built_total = c.merge_index_built_total + excluded.merge_index_built_total,\n"
+				  " merges_total = c.merges_total + 1,\n"
+				  " inserted_total = c.inserted_total + excluded.inserted_total,\n"
+				  " updated_total = c.updated_total + excluded.updated_total,\n"
+				  " deleted_total = c.deleted_total + excluded.deleted_total,\n"
+				  " pending_applied_total = c.pending_applied_total + excluded.pending_applied_total,\n"
+				  " last_merge_at = excluded.last_merge_at",
+				  6, argtypes, values, NULL, 0);
+}
+
+/* ----------------
+ * ft.merge and ft.merge_plan
+ * ----------------
+ */
+
+/*
+ * source_stmt: check the source's columns against the table and put
+ * together the MERGE of it: the id and vector columns are required, other
+ * columns must be the table's (matched by name and assignable to its
+ * type); `generation` orders rows with the same id (the greatest wins),
+ * `op` ('d' deletes) when the table has no column of that name.  Without
+ * a generation column, the row stored last wins in a table, and which one
+ * wins is unspecified in a view or foreign table.
+ */
+static char *
+source_stmt(MergeTarget *t, Oid srcoid)
+{
+	Relation	src;
+	TupleDesc	desc;
+	MergeSpec	m;
+	char	   *srcname;
+	char	   *kexpr = NULL;
+	bool		has_vec = false;
+	bool		has_gen = false;
+	bool		has_ctid;
+	char	   *opcol = NULL;
+	StringInfoData cols;
+	int			nf = 0;
+	int			i;
+
+	src = relation_open(srcoid, AccessShareLock);
+	srcname = pstrdup(RelationGetRelationName(src));
+	if (src->rd_rel->relkind != RELKIND_RELATION &&
+		src->rd_rel->relkind != RELKIND_PARTITIONED_TABLE &&
+		src->rd_rel->relkind != RELKIND_VIEW &&
+		src->rd_rel->relkind != RELKIND_MATVIEW &&
+		src->rd_rel->relkind != RELKIND_FOREIGN_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" cannot be the source of a merge", srcname),
+				 errdetail("A merge source is a table, view, materialized view or foreign table.")));
+	has_ctid = src->rd_rel->relkind == RELKIND_RELATION ||
+		src->rd_rel->relkind == RELKIND_MATVIEW;
+	desc = RelationGetDescr(src);
+
+	memset(&m, 0, sizeof(m));
+	initStringInfo(&cols);
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute satt = TupleDescAttr(desc, i);
+		const char *name = NameStr(satt->attname);
+		char	   *qcol;
+		AttrNumber	tattnum;
+		Form_pg_attribute tatt;
+
+		if (satt->attisdropped)
+			continue;
+		qcol = psprintf("s.%s", quote_identifier(name));
+		tattnum = get_attnum(t->heapoid, name);
+
+		if (strcmp(name, "generation") == 0)
+			has_gen = true;
+		if (tattnum <= 0)
+		{
+			if (strcmp(name, "generation") == 0)
+				continue;
+			if (strcmp(name, "op") == 0)
+			{
+				if (TypeCategory(satt->atttypid) != TYPCATEGORY_STRING &&
+					satt->atttypid != CHAROID)
+					ereport(ERROR,
+							(errcode(ERRCODE_DATATYPE_MISMATCH),
+							 errmsg("column \"op\" of merge source \"%s\" is of type %s",
+									srcname, format_type_be(satt->atttypid)),
+							 errdetail("op is text or \"char\": 'd' deletes the row with the id, anything else upserts it.")));
+				opcol = qcol;
+				continue;
+			}
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("column \"%s\" of merge source \"%s\" does not exist in table \"%s\"",
+							name, srcname, t->relname),
+					 errhint("A merge source has the table's id and vector columns, other columns of the table, and optionally generation (the greatest wins among rows with the same id) and op ('d' deletes).")));
+		}
+
+		tatt = TupleDescAttr(t->tupdesc, tattnum - 1);
+		if (!can_coerce_type(1, &satt->atttypid, &tatt->atttypid,
+							 COERCION_ASSIGNMENT))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column \"%s\" of merge source \"%s\" is of type %s, which cannot be assigned to column \"%s\" of table \"%s\" (type %s)",
+							name, srcname, format_type_be(satt->atttypid),
+							name, t->relname,
+							format_type_be(tatt->atttypid))));
+		if (tattnum == t->idatt)
+		{
+			kexpr = MergeKeyExpr(t, qcol, satt->atttypid);
+			continue;
+		}
+		if (tatt->attgenerated || tatt->attidentity == ATTRIBUTE_IDENTITY_ALWAYS)
+			ereport(ERROR,
+					(errcode(ERRCODE_GENERATED_ALWAYS),
+					 errmsg("column \"%s\" of table \"%s\" cannot be written by a merge",
+							name, t->relname),
+					 errdetail("It is a generated or GENERATED ALWAYS identity column.")));
+		if (tattnum == t->vecatt)
+		{
+			has_vec = true;
+			m.targets = lcons(pstrdup(quote_identifier(name)), m.targets);
+			m.sources = lcons(pstrdup("v"), m.sources);
+			appendStringInfo(&cols, ", %s AS v", qcol);
+			continue;
+		}
+		nf++;
+		m.targets = lappend(m.targets, pstrdup(quote_identifier(name)));
+		m.sources = lappend(m.sources, psprintf("f%d", nf));
+		appendStringInfo(&cols, ", %s AS f%d", qcol, nf);
+	}
+
+	if (kexpr == NULL || !has_vec)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("merge source \"%s\" has no column \"%s\"", srcname,
+						kexpr == NULL ? t->idname : t->vecname),
+				 errdetail("A merge source needs the id column \"%s\" and the vector column \"%s\" of table \"%s\".",
+						   t->idname, t->vecname, t->relname)));
+
+	initStringInfo(&m.source);
+	appendStringInfo(&m.source, "SELECT DISTINCT ON (1) %s AS k%s", kexpr,
+					 cols.data);
+	if (opcol)
+	{
+		appendStringInfo(&m.source, ", %s AS op", opcol);
+		m.has_op = true;
+	}
+	appendStringInfo(&m.source, "\n  FROM %s AS s\n  ORDER BY 1",
+					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(src)),
+												srcname));
+	if (has_gen)
+		appendStringInfoString(&m.source, ", s.generation DESC NULLS LAST");
+	if (has_ctid)
+		appendStringInfoString(&m.source, ", s.ctid DESC");
+	relation_close(src, NoLock);
+
+	return MergeBuildSql(t, &m);
+}
+
+/*
+ * ft.merge(index regclass, source regclass)
+ *	 -> (inserted bigint, updated bigint, deleted bigint)
+ *
+ * Upserts the rows of source into the index's table with one MERGE over
+ * the id, as the caller (privileges and row-level security apply as to any
+ * MERGE).  Builds the id btree first if it is missing (as the table's
+ * owner; see MergeEnsureKeyBtree).
+ */
+PG_FUNCTION_INFO_V1(ft_merge);
+Datum
+ft_merge(PG_FUNCTION_ARGS)
+{
+	MergeTarget t;
+	MergeCounts c;
+	TupleDesc	tupdesc;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+	char	   *sql;
+	bool		probe;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	MergeOpenTarget(PG_GETARG_OID(0), RowExclusiveLock, false, &t);
+	sql = source_stmt(&t, PG_GETARG_OID(1));
+	MergeCheckAnyPrivilege(&t, ACL_INSERT | ACL_UPDATE | ACL_DELETE);
+
+	memset(&c, 0, sizeof(c));
+	SPI_connect();
+	probe = MergeEnsureKeyBtree(&t, &c.built);
+	MergeRun(&t, sql, probe, &c);
+	MergeRecord(&t, &c);
+	SPI_finish();
+
+	values[0] = Int64GetDatum(c.inserted);
+	values[1] = Int64GetDatum(c.updated);
+	values[2] = Int64GetDatum(c.deleted);
+	if (!pgstat_track_counts)
+		nulls[0] = nulls[1] = nulls[2] = true;
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc),
+													  values, nulls)));
+}
+
+/*
+ * ft.merge_plan(index regclass, source regclass) -> SETOF text
+ *
+ * EXPLAIN (COSTS OFF) of the MERGE ft.merge(index, source) would run now,
+ * under the same settings.  Builds nothing: without the btree it shows the
+ * plan of a merge without one.
+ */
+PG_FUNCTION_INFO_V1(ft_merge_plan);
+Datum
+ft_merge_plan(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MergeTarget t;
+	char	   *sql;
+	Relation	heap;
+	bool		probe = false;
+	int			nest = 0;
+	uint64		i;
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	MergeOpenTarget(PG_GETARG_OID(0), AccessShareLock, false, &t);
+	sql = source_stmt(&t, PG_GETARG_OID(1));
+	heap = relation_open(t.heapoid, NoLock);
+	(void) SegvecFindKeyBtree(heap, t.idatt, &probe);
+	relation_close(heap, NoLock);
+
+	SPI_connect();
+	if (probe)
+		nest = probe_settings_push();
+	if (SPI_execute(psprintf("EXPLAIN (COSTS OFF) %s", sql), false, 0) !=
+		SPI_OK_UTILITY)
+		elog(ERROR, "EXPLAIN failed");
+	if (probe)
+		AtEOXact_GUC(true, nest);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		line = SPI_getbinval(SPI_tuptable->vals[i],
+										 SPI_tuptable->tupdesc, 1, &isnull);
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &line,
+							 &isnull);
+	}
+	SPI_finish();
+	return (Datum) 0;
+}

@@ -1,0 +1,183 @@
+/*-------------------------------------------------------------------------
+ *
+ * merge.h
+ *	  Merge-insert over the id btree: the btree guard, ft.merge, the queue
+ *	  of pending upserts (ft.add, ft.del, ft.flush) and the background
+ *	  merge job.
+ *
+ * See src/README.md, "Merge-insert".
+ *
+ * src/merge/merge.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SEGVEC_MERGE_H
+#define SEGVEC_MERGE_H
+
+#include "postgres.h"
+
+#include "access/tupdesc.h"
+#include "access/xact.h"
+#include "lib/stringinfo.h"
+#include "nodes/pg_list.h"
+#include "storage/lockdefs.h"
+#include "utils/acl.h"
+#include "utils/relcache.h"
+
+/* ----------------
+ * Limits and constants
+ * ----------------
+ */
+
+/* Upper bound of segvec.merge_concurrency */
+#define SEGVEC_MAX_MERGE_CONCURRENCY	64
+
+/*
+ * segvec's own locks are advisory-type lock tags whose fourth field says
+ * what they protect (pg_locks shows it as objsubid; pg_advisory_lock uses
+ * 1 and 2, so they never clash with user advisory locks):
+ *
+ * MERGE_INDEX: (database, index, 0) one merge of an index's queue at a
+ *	   time (ft.flush, background merge), held to the end of the transaction;
+ * MERGE_ID:	(database, index, hash of id) ft.add/ft.del of one id, held
+ *	   to the end of the transaction, so the generations of one id commit
+ *	   in generation order;
+ * MERGE_SLOT:	(0, slot, 0) one of segvec.merge_concurrency cluster-wide
+ *	   slots, held by a background merge to the end of its transaction.
+ */
+#define SEGVEC_LOCKTAG_MERGE_INDEX	0x5347
+#define SEGVEC_LOCKTAG_MERGE_ID		0x5348
+#define SEGVEC_LOCKTAG_MERGE_SLOT	0x5349
+
+/* ----------------
+ * In-memory state shared by merge.c and mergequeue.c
+ * ----------------
+ */
+
+/* What a merge needs to know about an index and its table */
+typedef struct MergeTarget
+{
+	Oid			indexoid;
+	Oid			heapoid;
+	Oid			owner;			/* the table's owner */
+	bool		temp;			/* a temporary table */
+	char	   *indexname;
+	char	   *relname;		/* unqualified, for messages */
+	char	   *qualname;		/* schema-qualified and quoted */
+	char	   *rowtype;		/* the table's row type, qualified */
+	TupleDesc	tupdesc;		/* copy of the table's */
+	AttrNumber	idatt;			/* the id column: first INCLUDE column */
+	char	   *idname;
+	Oid			idtype;
+	int32		idtypmod;
+	Oid			idcoll;
+	AttrNumber	vecatt;			/* the vector column: the key column */
+	char	   *vecname;
+	int			dimensions;		/* 0 while unknown (or not read) */
+} MergeTarget;
+
+/* Counts of one merge (or one flush) */
+typedef struct MergeCounts
+{
+	int64		inserted;
+	int64		updated;
+	int64		deleted;
+	int64		applied;		/* pending rows consumed */
+	bool		built;			/* built the id btree first */
+} MergeCounts;
+
+/* A MERGE statement being put together (MergeBuildSql) */
+typedef struct MergeSpec
+{
+	StringInfoData source;		/* the USING subquery, without parentheses */
+	List	   *targets;		/* quoted table columns an upsert sets... */
+	List	   *sources;		/* ...from these columns of s */
+	List	   *defaults;		/* quoted columns a replace resets */
+	bool		has_op;			/* s.op: 'd' deletes, 'r' replaces */
+	bool		has_replace;
+} MergeSpec;
+
+/* An identity saved by MergeIdentityPush */
+typedef struct SavedIdentity
+{
+	Oid			userid;
+	int			sec_context;
+	int			gucnest;
+} SavedIdentity;
+
+/* ----------------
+ * GUCs
+ * ----------------
+ */
+extern PGDLLIMPORT bool segvec_index_before_merge;
+extern PGDLLIMPORT int segvec_merge_batch_rows;
+extern PGDLLIMPORT int segvec_merge_concurrency;
+extern PGDLLIMPORT bool segvec_background_merge;
+
+/* true inside SegvecMergePending: messages go to the log, not a client */
+extern bool segvec_merge_in_background;
+
+/* ----------------
+ * Prototypes
+ * ----------------
+ */
+
+/* called from _PG_init: GUCs and the commit callback that submits jobs */
+extern void SegvecMergeInit(void);
+
+/*
+ * SegvecFindKeyBtree: the btree a merge can probe for `col = value` on the
+ * plain column attnum of heap (valid, ready, non-partial, attnum its first
+ * key column, an operator class and collation that serve the column's `=`),
+ * or InvalidOid.  *usable (if not NULL) is false when the planner may not
+ * use it yet in this transaction (indcheckxmin).  Catalog look-ups only.
+ */
+extern Oid	SegvecFindKeyBtree(Relation heap, AttrNumber attnum, bool *usable);
+
+/*
+ * merge.c, for mergequeue.c
+ *
+ * MergeIdentityPush: act as userid, in a security-restricted operation with
+ * search_path = pg_catalog, pg_temp, until MergeIdentityPop.
+ * MergePendingOwner: the owner of ft.pending (the extension's owner).
+ * MergeQueueExecute: run SQL on the extension's tables as their owner
+ * (SPI connected); returns the SPI result code.
+ * MergeOpenTarget: lock the table (heaplock) and the segvec index, check
+ * that it has an id column, fill *t.
+ * MergeCheckPrivileges / MergeCheckAnyPrivilege: error unless the current
+ * user holds all / one of the table privileges.
+ * MergeEnsureKeyBtree: build the id btree if missing (see merge.c); returns
+ * whether the MERGE may probe it.
+ * MergeKeyExpr: col as the id type, in the id's collation.
+ * MergeBuildSql: the MERGE of a MergeSpec.
+ * MergeRun: run one MERGE, adding what it did to *c.
+ * MergeRecord: add one merge to ft.merge_counters.
+ */
+extern void MergeIdentityPush(SavedIdentity *saved, Oid userid);
+extern void MergeIdentityPop(SavedIdentity *saved);
+extern Oid	MergePendingOwner(void);
+extern int	MergeQueueExecute(const char *sql, int nargs, Oid *argtypes,
+							  Datum *values, const char *nulls, long count);
+extern void MergeOpenTarget(Oid indexoid, LOCKMODE heaplock, bool with_dims,
+							MergeTarget *t);
+extern void MergeCheckPrivileges(MergeTarget *t, AclMode all);
+extern void MergeCheckAnyPrivilege(MergeTarget *t, AclMode any);
+extern bool MergeEnsureKeyBtree(MergeTarget *t, bool *built);
+extern char *MergeKeyExpr(MergeTarget *t, const char *col, Oid coltype);
+extern char *MergeBuildSql(MergeTarget *t, MergeSpec *m);
+extern void MergeRun(MergeTarget *t, const char *sql, bool probe,
+					 MergeCounts *c);
+extern void MergeRecord(MergeTarget *t, MergeCounts *c);
+
+/* mergequeue.c: at commit, submits the merge jobs ft.add/ft.del asked for */
+extern void MergeQueueXactCallback(XactEvent event, void *arg);
+
+/*
+ * SegvecMergePending: the merge job.  Applies one batch (at most
+ * segvec.merge_batch_rows) of the index's pending upserts as the table's
+ * owner, and submits another merge job if rows remain.  Called by a
+ * background worker inside a transaction (see jobs.h).
+ */
+extern void SegvecMergePending(Relation index);
+
+#endif							/* SEGVEC_MERGE_H */

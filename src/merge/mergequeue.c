@@ -1,0 +1,803 @@
+/*-------------------------------------------------------------------------
+ *
+ * mergequeue.c
+ *	  The queue of pending upserts: ft.add and ft.del append to ft.pending,
+ *	  ft.pending_for reads it folded per id, ft.flush and the background
+ *	  merge job (SegvecMergePending) apply it.
+ *
+ * ft.pending is readable and writable only by the extension's owner.  The
+ * functions here check the caller's privileges on the indexed table, then
+ * read or write ft.pending as that owner (the effect of SECURITY DEFINER,
+ * which a PL/pgSQL function cannot get right: inside one, current_user is
+ * the definer, so it cannot check the caller).  Applying the queue
+ * (background merge, ft.flush) runs as the table's owner, never as the
+ * worker's role or whoever flushes.
+ *
+ * Ordering: generations come from a sequence, so they are handed out in
+ * call order but may commit out of order.  ft.add and ft.del of one id
+ * serialize on a lock held to the end of their transaction, so the
+ * generations of one id commit in order: a merge that sees a generation
+ * of an id sees every older one.  A merge takes its rows out of ft.pending
+ * with DELETE ... RETURNING in the transaction that applies them: a crash
+ * keeps them queued, or has applied them, once.
+ *
+ * See src/README.md, "Merge-insert".
+ *
+ * src/merge/mergequeue.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rls.h"
+
+#include "jobs/jobs.h"
+#include "kernels/distance.h"
+#include "merge/merge.h"
+#include "store/store.h"
+
+/*
+ * Indexes whose queue this transaction appended to; a merge job is
+ * submitted for each at commit, when the rows are visible (submitting
+ * earlier could let a worker run the job before it can see them).  Lives
+ * in TopTransactionContext.
+ */
+static List *submit_at_commit = NIL;
+
+/*
+ * The batch a running MERGE reads through ft._merge_batch(): rows
+ * [start, end) of the coalesced pending rows.  Set only while the MERGE
+ * runs.
+ */
+typedef struct StagedBatch
+{
+	SPITupleTable *tuptable;
+	uint64		start;
+	uint64		end;
+} StagedBatch;
+
+static StagedBatch *staged_batch = NULL;
+
+/*
+ * At commit, submit a merge job for each index this transaction queued
+ * upserts for.  SegvecSubmitJob never blocks and never errors, as a
+ * callback after commit must not.
+ */
+void
+MergeQueueXactCallback(XactEvent event, void *arg)
+{
+	ListCell   *lc;
+
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+			foreach(lc, submit_at_commit)
+				(void) SegvecSubmitJob(lfirst_oid(lc), SEGVEC_JOB_MERGE);
+			submit_at_commit = NIL;
+			staged_batch = NULL;
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			/* XXX a prepared transaction's rows wait for the next submit */
+			submit_at_commit = NIL;
+			staged_batch = NULL;
+			break;
+		default:
+			break;
+	}
+}
+
+/* ----------------
+ * The queue: ft.add, ft.del, ft.pending_for
+ * ----------------
+ */
+
+/*
+ * check_fields: fields of ft.add must be a JSON object whose keys are
+ * columns of the table other than the id and vector (not generated, not
+ * GENERATED ALWAYS, not NOT NULL when the value is null), with values the
+ * column types accept (checked with jsonb_populate_record, as the merge
+ * will read them).  SPI must be connected.
+ */
+static void
+check_fields(MergeTarget *t, Jsonb *fields)
+{
+	JsonbIterator *it;
+	JsonbIteratorToken tok;
+	JsonbValue	v;
+	char	   *key = NULL;
+	Oid			argtype = JSONBOID;
+	Datum		arg = JsonbPGetDatum(fields);
+
+	if (!JB_ROOT_IS_OBJECT(fields) || JB_ROOT_IS_SCALAR(fields))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("fields must be a JSON object")));
+
+	it = JsonbIteratorInit(&fields->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		AttrNumber	attnum;
+		Form_pg_attribute att;
+
+		if (tok == WJB_KEY)
+		{
+			key = pnstrdup(v.val.string.val, v.val.string.len);
+			continue;
+		}
+		if (tok != WJB_VALUE)
+			continue;
+		attnum = get_attnum(t->heapoid, key);
+		if (attnum <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("column \"%s\" of table \"%s\" does not exist",
+							key, t->relname)));
+		if (attnum == t->idatt || attnum == t->vecatt)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("fields cannot set column \"%s\"", key),
+					 errhint("The id and the vector are arguments of their own.")));
+		att = TupleDescAttr(t->tupdesc, attnum - 1);
+		if (att->attgenerated || att->attidentity == ATTRIBUTE_IDENTITY_ALWAYS)
+			ereport(ERROR,
+					(errcode(ERRCODE_GENERATED_ALWAYS),
+					 errmsg("column \"%s\" of table \"%s\" cannot be written by a merge",
+							key, t->relname),
+					 errdetail("It is a generated or GENERATED ALWAYS identity column.")));
+		if (v.type == jbvNull && att->attnotnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_NOT_NULL_VIOLATION),
+					 errmsg("column \"%s\" of table \"%s\" cannot be null",
+							key, t->relname)));
+	}
+
+	if (SPI_execute_with_args(psprintf("SELECT pg_catalog.jsonb_populate_record(NULL::%s, $1)",
+									   t->rowtype),
+							  1, &argtype, &arg, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not check fields");
+}
+
+/*
+ * queue_op: ft.add (op 'u') and ft.del (op 'd').  Checks the caller's
+ * privileges and the values, then appends a row to ft.pending and returns
+ * its generation.
+ */
+static Datum
+queue_op(FunctionCallInfo fcinfo, char op)
+{
+	static SPIPlanPtr insert_plan = NULL;
+	MergeTarget t;
+	char	   *idtext;
+	char	   *canon;
+	Oid			typinput,
+				typioparam,
+				typoutput;
+	bool		typisvarlena;
+	Datum		values[5];
+	char		nulls[5] = {' ', ' ', ' ', 'n', 'n'};
+	LOCKTAG		tag;
+	SavedIdentity saved;
+	bool		isnull;
+	int64		generation;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", PG_ARGISNULL(0) ? "index" : "id")));
+	if (op == 'u' && PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("vector must not be null"),
+				 errhint("ft.del removes a doc.")));
+
+	MergeOpenTarget(PG_GETARG_OID(0), AccessShareLock, op == 'u', &t);
+	MergeCheckPrivileges(&t, op == 'u' ? (ACL_INSERT | ACL_UPDATE) : ACL_DELETE);
+	if (t.temp)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot queue upserts for temporary table \"%s\"",
+						t.relname),
+				 errhint("Write to the table directly, or use ft.merge.")));
+	if (check_enable_rls(t.heapoid, InvalidOid, true) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot queue upserts for table \"%s\": row-level security applies to role \"%s\"",
+						t.relname, GetUserNameFromId(GetUserId(), false)),
+				 errdetail("Queued upserts are applied by the table's owner, outside the policies."),
+				 errhint("Write to the table directly, or use ft.merge, which runs as you.")));
+
+	/* the id in its canonical text form: the id type's input, then output */
+	idtext = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	getTypeInputInfo(t.idtype, &typinput, &typioparam);
+	getTypeOutputInfo(t.idtype, &typoutput, &typisvarlena);
+	canon = OidOutputFunctionCall(typoutput,
+								  OidInputFunctionCall(typinput, idtext,
+													   typioparam,
+													   t.idtypmod));
+
+	SPI_connect();
+	if (op == 'u')
+	{
+		ArrayType  *vec = PG_GETARG_ARRAYTYPE_P(2);
+		int			dim;
+
+		(void) SegvecArrayGetVector(vec, &dim);
+		if (t.dimensions > 0)
+			SegvecCheckSameDim(t.dimensions, dim);
+		values[3] = PointerGetDatum(vec);
+		nulls[3] = ' ';
+		if (!PG_ARGISNULL(3))
+		{
+			check_fields(&t, PG_GETARG_JSONB_P(3));
+			values[4] = PG_GETARG_DATUM(3);
+			nulls[4] = ' ';
+		}
+	}
+
+	/*
+	 * Adds of one id serialize, so their generations commit in order: a
+	 * merge that sees a generation of an id sees every older one.
+	 */
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, t.indexoid,
+						 hash_bytes((const unsigned char *) canon,
+									strlen(canon)),
+						 SEGVEC_LOCKTAG_MERGE_ID);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+
+	values[0] = ObjectIdGetDatum(t.indexoid);
+	values[1] = CStringGetTextDatum(canon);
+	values[2] = CharGetDatum(op);
+	MergeIdentityPush(&saved, MergePendingOwner());
+	if (insert_plan == NULL)
+	{
+		Oid			argtypes[5] = {OIDOID, TEXTOID, CHAROID, FLOAT4ARRAYOID,
+		JSONBOID};
+		SPIPlanPtr	plan;
+
+		plan = SPI_prepare("INSERT INTO ft.pending (indexrelid, id, op, vector, fields)\n"
+						   "VALUES ($1, $2, $3, $4, $5) RETURNING generation",
+						   5, argtypes);
+		if (plan == NULL)
+			elog(ERROR, "SPI_prepare failed: %s",
+				 SPI_result_code_string(SPI_result));
+		SPI_keepplan(plan);
+		insert_plan = plan;
+	}
+	if (SPI_execute_plan(insert_plan, values, nulls, false, 1) !=
+		SPI_OK_INSERT_RETURNING || SPI_processed != 1)
+		elog(ERROR, "could not queue the upsert");
+	MergeIdentityPop(&saved);
+	generation = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+											 SPI_tuptable->tupdesc, 1,
+											 &isnull));
+	SPI_finish();
+
+	if (segvec_background_merge)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+
+		submit_at_commit = list_append_unique_oid(submit_at_commit,
+												  t.indexoid);
+		MemoryContextSwitchTo(old);
+	}
+	PG_RETURN_INT64(generation);
+}
+
+/*
+ * ft.add(index regclass, id text, vector real[], fields jsonb DEFAULT NULL)
+ *	 -> bigint
+ *
+ * Queues an upsert of the doc with this id: its vector and the given
+ * fields (other columns keep their values, or take their defaults in a new
+ * row).  Needs INSERT and UPDATE on the table.  Returns the generation.
+ */
+PG_FUNCTION_INFO_V1(ft_add);
+Datum
+ft_add(PG_FUNCTION_ARGS)
+{
+	return queue_op(fcinfo, 'u');
+}
+
+/*
+ * ft.del(index regclass, id text) -> bigint
+ *
+ * Queues the deletion of the row(s) with this id.  Needs DELETE on the
+ * table.  Returns the generation.
+ */
+PG_FUNCTION_INFO_V1(ft_del);
+Datum
+ft_del(PG_FUNCTION_ARGS)
+{
+	return queue_op(fcinfo, 'd');
+}
+
+/*
+ * coalesce_sql: the query that folds pending rows (the CTE `taken`, with
+ * columns id, op, vector, fields, generation) into one row per id, the
+ * effect of applying them in generation order:
+ *
+ *	 id, op, vector, fields, generation, keys, n
+ *
+ * op is 'd' when the newest is a delete; 'r' (replace: delete, then
+ * insert) when an add follows a delete; else 'u'.  vector is the newest
+ * row's; fields the adds' fields since the last delete, the newest value
+ * per key; generation the newest; keys the sorted field names; n the rows
+ * folded.
+ */
+static char *
+coalesce_sql(const char *taken, const char *order)
+{
+	/* window functions only: one sort, no join the planner can misjudge */
+	return psprintf("WITH taken AS (%s),\n"
+					" w AS (SELECT t.id, t.op, t.vector, t.fields, t.generation,\n"
+					"         max(t.generation) FILTER (WHERE t.op = 'd')\n"
+					"           OVER (PARTITION BY t.id) AS dgen\n"
+					"       FROM taken t),\n"
+					" x AS (SELECT w.*,\n"
+					"         ft._jsonb_merge_agg(w.fields)\n"
+					"           FILTER (WHERE w.op = 'u' AND w.generation > COALESCE(w.dgen, 0))\n"
+					"           OVER p AS merged,\n"
+					"         max(w.generation) OVER p AS newest,\n"
+					"         count(*) OVER p AS n\n"
+					"       FROM w\n"
+					"       WINDOW p AS (PARTITION BY w.id ORDER BY w.generation\n"
+					"                    ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING))\n"
+					"SELECT x.id,\n"
+					"       (CASE WHEN x.op = 'd' THEN 'd' WHEN x.dgen IS NOT NULL THEN 'r' ELSE 'u' END)::\"char\" AS op,\n"
+					"       x.vector, x.merged AS fields, x.newest,\n"
+					"       ARRAY(SELECT jsonb_object_keys(x.merged) ORDER BY 1) AS keys, x.n\n"
+					"FROM x WHERE x.generation = x.newest\n"
+					"ORDER BY %s",
+					taken, order);
+}
+
+/*
+ * ft.pending_for(index regclass)
+ *	 -> TABLE (id text, op "char", vector real[], fields jsonb, generation bigint)
+ *
+ * The index's pending upserts folded per id (see coalesce_sql; op is 'u'
+ * or 'd'), for the ft API's reads.  Needs SELECT on the table; a caller to
+ * whom the table's row-level security applies gets no rows (the policies
+ * cannot be judged on rows not yet in the table).
+ */
+PG_FUNCTION_INFO_V1(ft_pending_for);
+Datum
+ft_pending_for(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MergeTarget t;
+	Oid			argtype = OIDOID;
+	Datum		arg;
+	uint64		i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	MergeOpenTarget(PG_GETARG_OID(0), AccessShareLock, false, &t);
+	MergeCheckPrivileges(&t, ACL_SELECT);
+	if (check_enable_rls(t.heapoid, InvalidOid, true) == RLS_ENABLED)
+		return (Datum) 0;
+
+	SPI_connect();
+	arg = ObjectIdGetDatum(t.indexoid);
+	MergeQueueExecute(coalesce_sql("SELECT id, op, vector, fields, generation\n"
+							   "  FROM ft.pending WHERE indexrelid = $1",
+							   "x.id"),
+				  1, &argtype, &arg, NULL, 0);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		Datum		values[5];
+		bool		nulls[5];
+		int			j;
+
+		for (j = 0; j < 5; j++)
+			values[j] = SPI_getbinval(tup, desc, j + 1, &nulls[j]);
+		if (DatumGetChar(values[1]) == 'r')
+			values[1] = CharGetDatum('u');
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values,
+							 nulls);
+	}
+	SPI_finish();
+	return (Datum) 0;
+}
+
+/*
+ * ft._merge_batch() -> SETOF (id text, op "char", vector real[], fields jsonb)
+ *
+ * The rows of the batch the running merge applies, for its MERGE
+ * statement; an error anywhere else.
+ */
+PG_FUNCTION_INFO_V1(ft_merge_batch);
+Datum
+ft_merge_batch(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	uint64		i;
+
+	if (staged_batch == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("ft._merge_batch() can only be called by a segvec merge")));
+	InitMaterializedSRF(fcinfo, 0);
+	for (i = staged_batch->start; i < staged_batch->end; i++)
+	{
+		HeapTuple	tup = staged_batch->tuptable->vals[i];
+		TupleDesc	desc = staged_batch->tuptable->tupdesc;
+		Datum		values[4];
+		bool		nulls[4];
+		int			j;
+
+		for (j = 0; j < 4; j++)
+			values[j] = SPI_getbinval(tup, desc, j + 1, &nulls[j]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values,
+							 nulls);
+	}
+	return (Datum) 0;
+}
+
+/* ----------------
+ * Applying the queue
+ * ----------------
+ */
+
+/* The field names of coalesced row i (its `keys` column) */
+static char *
+row_keys(SPITupleTable *tt, uint64 i)
+{
+	return SPI_getvalue(tt->vals[i], tt->tupdesc, 6);
+}
+
+/*
+ * group_stmt: the MERGE of rows [start, end) of the coalesced batch, which
+ * all set the same fields.  A field that is no longer a column of the
+ * table (dropped since it was queued) is left out, with a WARNING.
+ */
+static char *
+group_stmt(MergeTarget *t, SPITupleTable *tt, uint64 start, uint64 end)
+{
+	MergeSpec	m;
+	Datum		keysd;
+	bool		isnull;
+	Datum	   *keys;
+	int			nkeys;
+	Bitmapset  *set = NULL;
+	StringInfoData cols;
+	uint64		i;
+	int			j;
+
+	memset(&m, 0, sizeof(m));
+	m.has_op = true;
+	for (i = start; i < end; i++)
+	{
+		if (DatumGetChar(SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &isnull)) == 'r')
+			m.has_replace = true;
+	}
+
+	m.targets = list_make1(pstrdup(quote_identifier(t->vecname)));
+	m.sources = list_make1(pstrdup("v"));
+	initStringInfo(&cols);
+	keysd = SPI_getbinval(tt->vals[start], tt->tupdesc, 6, &isnull);
+	deconstruct_array(DatumGetArrayTypeP(keysd), TEXTOID, -1, false,
+					  TYPALIGN_INT, &keys, NULL, &nkeys);
+	for (j = 0; j < nkeys; j++)
+	{
+		char	   *key = TextDatumGetCString(keys[j]);
+		AttrNumber	attnum = get_attnum(t->heapoid, key);
+		Form_pg_attribute att;
+
+		if (attnum <= 0 || attnum == t->idatt || attnum == t->vecatt ||
+			TupleDescAttr(t->tupdesc, attnum - 1)->attgenerated)
+		{
+			ereport(WARNING,
+					(errmsg("queued field \"%s\" is not a writable column of table \"%s\"; left out",
+							key, t->relname)));
+			continue;
+		}
+		att = TupleDescAttr(t->tupdesc, attnum - 1);
+		set = bms_add_member(set, attnum);
+		m.targets = lappend(m.targets,
+							pstrdup(quote_identifier(NameStr(att->attname))));
+		m.sources = lappend(m.sources, psprintf("f%d", j + 1));
+		appendStringInfo(&cols, ", (b.r).%s AS f%d",
+						 quote_identifier(NameStr(att->attname)), j + 1);
+	}
+
+	/* a replace resets every other column to its default, as an insert */
+	if (m.has_replace)
+	{
+		for (j = 0; j < t->tupdesc->natts; j++)
+		{
+			Form_pg_attribute att = TupleDescAttr(t->tupdesc, j);
+
+			if (att->attisdropped || att->attgenerated ||
+				att->attnum == t->idatt || att->attnum == t->vecatt ||
+				bms_is_member(att->attnum, set))
+				continue;
+			m.defaults = lappend(m.defaults,
+								 pstrdup(quote_identifier(NameStr(att->attname))));
+		}
+	}
+
+	initStringInfo(&m.source);
+	appendStringInfo(&m.source, "SELECT %s AS k, b.op, b.vector AS v%s\n  FROM ",
+					 MergeKeyExpr(t, "b.id", TEXTOID), cols.data);
+	if (cols.len > 0)
+		appendStringInfo(&m.source,
+						 "(SELECT b.id, b.op, b.vector, jsonb_populate_record(NULL::%s, b.fields) AS r\n"
+						 "          FROM ft._merge_batch() AS b OFFSET 0) AS b",
+						 t->rowtype);
+	else
+		appendStringInfoString(&m.source, "ft._merge_batch() AS b");
+	return MergeBuildSql(t, &m);
+}
+
+/* MergeRun with ft._merge_batch() returning the rows of batch */
+static void
+run_staged(MergeTarget *t, const char *sql, bool probe, StagedBatch *batch,
+		   MergeCounts *c)
+{
+	staged_batch = batch;
+	PG_TRY();
+	{
+		MergeRun(t, sql, probe, c);
+	}
+	PG_FINALLY();
+	{
+		staged_batch = NULL;
+	}
+	PG_END_TRY();
+}
+
+/*
+ * merge_batch: apply the index's oldest pending rows, at most
+ * segvec.merge_batch_rows, no newer than horizon: take them out of
+ * ft.pending and fold them per id (as the extension's owner), then MERGE
+ * each group of ids that set the same fields, as the current user (the
+ * table's owner).  Taking and applying are in one transaction: a crash
+ * either keeps the rows queued or has applied them, once.  The caller
+ * holds the index's MERGE_INDEX lock.  Returns the rows taken (0: the
+ * queue is empty up to horizon).
+ */
+static int64
+merge_batch(MergeTarget *t, int64 horizon, MergeCounts *c)
+{
+	Oid			argtypes[3] = {OIDOID, INT8OID, INT4OID};
+	Datum		values[3];
+	SPITupleTable *tt;
+	uint64		n;
+	uint64		start;
+	int64		taken = 0;
+	bool		probe;
+	bool		built;
+	MergeCounts one;
+
+	SPI_connect();
+	values[0] = ObjectIdGetDatum(t->indexoid);
+	values[1] = Int64GetDatum(horizon);
+	values[2] = Int32GetDatum(segvec_merge_batch_rows);
+	MergeQueueExecute(coalesce_sql("DELETE FROM ft.pending p\n"
+							   "  WHERE p.indexrelid = $1 AND p.generation IN\n"
+							   "   (SELECT q.generation FROM ft.pending q\n"
+							   "     WHERE q.indexrelid = $1 AND q.generation <= $2\n"
+							   "     ORDER BY q.generation LIMIT $3)\n"
+							   "  RETURNING p.id, p.op, p.vector, p.fields, p.generation",
+							   "keys, x.id"),
+				  3, argtypes, values, NULL, 0);
+	tt = SPI_tuptable;
+	n = SPI_processed;
+	if (n == 0)
+	{
+		SPI_finish();
+		return 0;
+	}
+
+	memset(&one, 0, sizeof(one));
+	probe = MergeEnsureKeyBtree(t, &built);
+	one.built = built;
+	c->built |= built;
+	for (start = 0; start < n;)
+	{
+		char	   *keys = row_keys(tt, start);
+		uint64		end = start + 1;
+		char	   *sql;
+		StagedBatch batch;
+
+		while (end < n && strcmp(row_keys(tt, end), keys) == 0)
+			end++;
+		sql = group_stmt(t, tt, start, end);
+		batch.tuptable = tt;
+		batch.start = start;
+		batch.end = end;
+		run_staged(t, sql, probe, &batch, &one);
+		start = end;
+	}
+	for (start = 0; start < n; start++)
+	{
+		bool		isnull;
+
+		taken += DatumGetInt64(SPI_getbinval(tt->vals[start], tt->tupdesc,
+											 7, &isnull));
+	}
+	one.applied = taken;
+	MergeRecord(t, &one);
+	SPI_finish();
+
+	c->inserted += one.inserted;
+	c->updated += one.updated;
+	c->deleted += one.deleted;
+	c->applied += taken;
+	return taken;
+}
+
+/* Take the index's MERGE_INDEX lock (to the end of the transaction) */
+static void
+lock_index_queue(Oid indexoid)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, indexoid, 0,
+						 SEGVEC_LOCKTAG_MERGE_INDEX);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
+/* Whether the index has pending rows (up to horizon); SPI connected */
+static bool
+queue_has_rows(Oid indexoid, int64 horizon)
+{
+	Oid			argtypes[2] = {OIDOID, INT8OID};
+	Datum		values[2];
+
+	values[0] = ObjectIdGetDatum(indexoid);
+	values[1] = Int64GetDatum(horizon);
+	MergeQueueExecute("SELECT 1 FROM ft.pending\n"
+				  " WHERE indexrelid = $1 AND generation <= $2 LIMIT 1",
+				  2, argtypes, values, NULL, 1);
+	return SPI_processed > 0;
+}
+
+/*
+ * ft.flush(index regclass)
+ *	 -> (applied bigint, inserted bigint, updated bigint, deleted bigint)
+ *
+ * Applies every upsert queued for the index before the call, now, in the
+ * caller's transaction, in batches of segvec.merge_batch_rows, as the
+ * table's owner (as a background merge does, so the result is the same
+ * whoever applies the queue).  Needs INSERT, UPDATE or DELETE on the table.
+ * Waits for a merge of the same index that is running.
+ */
+PG_FUNCTION_INFO_V1(ft_flush);
+Datum
+ft_flush(PG_FUNCTION_ARGS)
+{
+	MergeTarget t;
+	MergeCounts c;
+	TupleDesc	tupdesc;
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
+	Oid			argtype = OIDOID;
+	Datum		arg;
+	bool		isnull;
+	Datum		horizon;
+	SavedIdentity saved;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	MergeOpenTarget(PG_GETARG_OID(0), RowExclusiveLock, false, &t);
+	MergeCheckAnyPrivilege(&t, ACL_INSERT | ACL_UPDATE | ACL_DELETE);
+	lock_index_queue(t.indexoid);
+
+	memset(&c, 0, sizeof(c));
+	SPI_connect();
+	arg = ObjectIdGetDatum(t.indexoid);
+	MergeQueueExecute("SELECT max(generation) FROM ft.pending WHERE indexrelid = $1",
+				  1, &argtype, &arg, NULL, 0);
+	horizon = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+							&isnull);
+	SPI_finish();
+
+	if (!isnull)
+	{
+		MergeIdentityPush(&saved, t.owner);
+		while (merge_batch(&t, DatumGetInt64(horizon), &c) > 0)
+			CHECK_FOR_INTERRUPTS();
+		MergeIdentityPop(&saved);
+	}
+
+	values[0] = Int64GetDatum(c.applied);
+	values[1] = Int64GetDatum(c.inserted);
+	values[2] = Int64GetDatum(c.updated);
+	values[3] = Int64GetDatum(c.deleted);
+	if (!pgstat_track_counts)
+		nulls[1] = nulls[2] = nulls[3] = true;
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc),
+													  values, nulls)));
+}
+
+/*
+ * Take one of the segvec.merge_concurrency cluster-wide merge slots, to the
+ * end of the transaction; waits when all are taken.
+ */
+static void
+acquire_merge_slot(void)
+{
+	LOCKTAG		tag;
+	int			n = segvec_merge_concurrency;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		SET_LOCKTAG_ADVISORY(tag, InvalidOid, i, 0, SEGVEC_LOCKTAG_MERGE_SLOT);
+		if (LockAcquire(&tag, ExclusiveLock, false, true) !=
+			LOCKACQUIRE_NOT_AVAIL)
+			return;
+	}
+	SET_LOCKTAG_ADVISORY(tag, InvalidOid, MyProcPid % n, 0,
+						 SEGVEC_LOCKTAG_MERGE_SLOT);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
+void
+SegvecMergePending(Relation index)
+{
+	MergeTarget t;
+	MergeCounts c;
+	SavedIdentity saved;
+	bool		more;
+
+	/* cheap when there is nothing to do (a sweep visits every index) */
+	SPI_connect();
+	more = queue_has_rows(RelationGetRelid(index), PG_INT64_MAX);
+	SPI_finish();
+	if (!more)
+		return;
+
+	MergeOpenTarget(RelationGetRelid(index), RowExclusiveLock, false, &t);
+
+	acquire_merge_slot();
+	lock_index_queue(t.indexoid);
+
+	memset(&c, 0, sizeof(c));
+	segvec_merge_in_background = true;
+	PG_TRY();
+	{
+		MergeIdentityPush(&saved, t.owner);
+		(void) merge_batch(&t, PG_INT64_MAX, &c);
+		MergeIdentityPop(&saved);
+	}
+	PG_FINALLY();
+	{
+		segvec_merge_in_background = false;
+	}
+	PG_END_TRY();
+
+	SPI_connect();
+	more = queue_has_rows(t.indexoid, PG_INT64_MAX);
+	SPI_finish();
+	if (more && !t.temp)
+		(void) SegvecSubmitJob(t.indexoid, SEGVEC_JOB_MERGE);
+
+	ereport(DEBUG1,
+			(errmsg_internal("segvec merged " INT64_FORMAT " queued upserts into \"%s\": " INT64_FORMAT " inserted, " INT64_FORMAT " updated, " INT64_FORMAT " deleted",
+							 c.applied, t.relname, c.inserted, c.updated,
+							 c.deleted)));
+}

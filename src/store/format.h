@@ -1,0 +1,289 @@
+/*-------------------------------------------------------------------------
+ *
+ * format.h
+ *	  The on-disk format of a segvec index: every page kind, the metapage
+ *	  (manifest, garbage list, keymap directory), the mutable segment's doc
+ *	  pieces, an immutable segment's node records and the keymap's entries.
+ *
+ * Everything here is stored; changing any of it means a new
+ * SEGVEC_VERSION.  src/README.md describes each page and the WAL records
+ * that change it.
+ *
+ * src/store/format.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SEGVEC_FORMAT_H
+#define SEGVEC_FORMAT_H
+
+#include "postgres.h"
+
+#include "storage/block.h"
+#include "storage/bufpage.h"
+#include "storage/itemptr.h"
+
+/* ----------------
+ * Page opaque data, at the end of every page but the metapage's too
+ * ----------------
+ */
+typedef struct SegvecPageOpaqueData
+{
+	BlockNumber nextblkno;		/* next page of the same chain, or Invalid */
+	uint16		flags;			/* SEGVEC_PAGE_* */
+	uint16		page_id;		/* SEGVEC_PAGE_ID, for pg_filedump */
+	uint64		seqno;			/* mutable page: page sequence number;
+								 * deleted page: FullTransactionId after
+								 * which it may be recycled */
+	uint32		next_docno;		/* mutable page: doc number of its next doc */
+	uint32		unused;
+} SegvecPageOpaqueData;
+
+typedef SegvecPageOpaqueData *SegvecPageOpaque;
+
+#define SEGVEC_PAGE_ID			0xFF84
+
+#define SEGVEC_PAGE_META		(1 << 0)
+#define SEGVEC_PAGE_MUTABLE		(1 << 1)
+#define SEGVEC_PAGE_DELETED		(1 << 2)	/* unlinked, awaiting recycling */
+#define SEGVEC_PAGE_SEGMENT		(1 << 3)	/* page of an immutable segment */
+#define SEGVEC_PAGE_KEYMAP_RUN	(1 << 4)	/* keymap snapshot run */
+#define SEGVEC_PAGE_KEYMAP_DELTA (1 << 5)	/* keymap changes since snapshot */
+
+#define SegvecPageGetOpaque(page) \
+	((SegvecPageOpaque) PageGetSpecialPointer(page))
+#define SegvecPageIsMeta(page) \
+	((SegvecPageGetOpaque(page)->flags & SEGVEC_PAGE_META) != 0)
+#define SegvecPageIsMutable(page) \
+	((SegvecPageGetOpaque(page)->flags & SEGVEC_PAGE_MUTABLE) != 0)
+#define SegvecPageIsDeleted(page) \
+	((SegvecPageGetOpaque(page)->flags & SEGVEC_PAGE_DELETED) != 0)
+
+/* ----------------
+ * Reserved block numbers
+ * ----------------
+ */
+#define SEGVEC_METAPAGE_BLKNO	0
+
+/* ----------------
+ * A doc's identity, as the mutable segment's pieces and an immutable
+ * segment's doc area store it (32 bytes)
+ * ----------------
+ */
+typedef struct SegvecDocInfo
+{
+	uint64		docid;			/* stable, index-wide doc id */
+	uint64		key_hash;		/* XXH3-64 of the id key's send form */
+	uint64		checksum;		/* XXH3-64 of the vector's float4 bytes */
+	ItemPointerData heaptid;	/* heap row this doc indexes */
+	uint16		flags;			/* SEGVEC_DOC_* */
+} SegvecDocInfo;
+
+#define SEGVEC_DOC_HAS_KEY		(1 << 0)	/* key_hash is set (INCLUDE id) */
+
+/* ----------------
+ * Immutable segments (their pages: below; graph/graph.h reads them)
+ * ----------------
+ */
+/* Bytes of a segment page that hold data (between header and opaque) */
+#define SEGVEC_SEGPAGE_USABLE \
+	(BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - \
+	 MAXALIGN(sizeof(SegvecPageOpaqueData)))
+
+/*
+ * Segment descriptor, one per live immutable segment, kept in the
+ * metapage's manifest.  Block numbers are absolute.
+ */
+typedef struct SegvecSegment
+{
+	uint32		segno;			/* unique within the index, increasing */
+	uint32		ndocs;			/* nodes in the graph */
+	uint32		ntombstones;	/* nodes VACUUM has tombstoned */
+	int32		entry_point;	/* node to start searches at, -1 if empty */
+	uint16		max_level;		/* level of the entry point */
+	uint16		m;				/* HNSW M of this graph */
+	uint32		node_size;		/* bytes of one node record */
+	uint16		nodes_per_page; /* 0 when a node spans pages */
+	uint16		pages_per_node; /* 0 when a page holds whole nodes */
+	uint32		upper_size;		/* uint32 entries in the upper-layer area */
+	BlockNumber start;			/* first block of the extent */
+	uint32		npages;			/* blocks in the extent */
+	BlockNumber doc_start;		/* first doc-area page */
+	BlockNumber upper_start;	/* first upper-layer page */
+	BlockNumber node_start;		/* first node page */
+	uint64		min_docid;		/* doc ids held, sorted in the doc area */
+	uint64		max_docid;
+} SegvecSegment;
+
+/* ----------------
+ * Metapage
+ * ----------------
+ */
+#define SEGVEC_MAGIC			0x53475643	/* "SGVC" */
+#define SEGVEC_VERSION			1
+
+/*
+ * Options frozen into the metapage at build time (the reloptions can be
+ * changed by ALTER INDEX, the index keeps what it was built with).
+ */
+typedef struct SegvecFrozenOptions
+{
+	int32		m;
+	int32		ef_construction;
+	int32		dimensions;		/* as given in WITH, 0 if not */
+} SegvecFrozenOptions;
+
+/*
+ * Pages an install made unreachable, to be marked deleted (and so, later,
+ * recycled).  The install that drops them records them here in the same WAL
+ * record, so a crash before they are marked cannot leak them: the next
+ * compaction or VACUUM finishes the job.
+ */
+#define SEGVEC_GARBAGE_CHAIN	1	/* mutable pages from first up to stop */
+#define SEGVEC_GARBAGE_EXTENT	2	/* npages blocks from first */
+
+typedef struct SegvecGarbage
+{
+	uint32		kind;
+	BlockNumber first;
+	BlockNumber stop;			/* chain: first block not to mark */
+	uint32		npages;			/* extent: its length */
+	uint64		xid;			/* FullTransactionId of the install */
+} SegvecGarbage;
+
+#define SEGVEC_MAX_GARBAGE		16
+#define SEGVEC_MAX_SEGMENTS		32
+
+/* The keymap: 256 buckets chosen by key_hash >> 56 (see keymap/keymap.h) */
+#define SEGVEC_KEYMAP_BUCKETS	256
+
+/* A bucket's sorted run in the current keymap snapshot */
+typedef struct SegvecBucketRun
+{
+	BlockNumber start;			/* first page, or InvalidBlockNumber */
+	uint32		npages;
+	uint32		nentries;
+} SegvecBucketRun;
+
+typedef struct SegvecMetaPageData
+{
+	uint32		magic;
+	uint32		version;
+	int32		dimensions;		/* 0 until the first vector is indexed */
+	int32		metric;			/* SegvecMetric */
+	TransactionId dimensions_xid;	/* who set dimensions from a vector */
+	SegvecFrozenOptions opts;
+	BlockNumber mutable_head;	/* first page of the mutable segment */
+	BlockNumber mutable_tail;	/* page new docs are appended to */
+	uint64		next_seqno;		/* sequence number of the next mutable page */
+	uint64		mutable_head_seqno; /* sequence number of mutable_head */
+	uint32		next_segno;		/* number of the next immutable segment */
+	uint32		ngarbage;		/* entries used in garbage[] */
+	SegvecGarbage garbage[SEGVEC_MAX_GARBAGE];
+	uint32		nsegments;		/* the manifest: live immutable segments */
+	SegvecSegment segments[SEGVEC_MAX_SEGMENTS];
+
+	/* keymap: snapshot directory, and the changes since, per bucket */
+	uint32		keymap_epoch;	/* snapshots installed so far */
+	uint32		keymap_unused;
+	SegvecBucketRun snapshot[SEGVEC_KEYMAP_BUCKETS];
+	BlockNumber delta_head[SEGVEC_KEYMAP_BUCKETS];	/* changes being added */
+	BlockNumber delta_frozen[SEGVEC_KEYMAP_BUCKETS];	/* being snapshotted */
+} SegvecMetaPageData;
+
+typedef SegvecMetaPageData *SegvecMetaPage;
+
+#define SegvecPageGetMeta(page) ((SegvecMetaPage) PageGetContents(page))
+
+
+/* ----------------
+ * On-disk structs: one doc of the mutable segment
+ *
+ * A doc is stored as one or more pieces, consecutive in chain order; a
+ * piece holds a slice of the vector.  Small vectors are one piece; a vector
+ * bigger than a page spans pages.  Every piece carries the heap TID and the
+ * doc id, so VACUUM judges each piece on its own.
+ * ----------------
+ */
+typedef struct SegvecMutableTupleData
+{
+	uint64		docid;			/* page seqno << 16 | doc number in page */
+	uint64		key_hash;		/* XXH3-64 of the id key's send form */
+	uint64		checksum;		/* XXH3-64 of the vector's float4 bytes */
+	ItemPointerData heaptid;	/* heap row this doc indexes */
+	uint16		flags;			/* SEGVEC_DOC_* */
+	uint16		pieceno;		/* 0 .. npieces - 1 */
+	uint16		npieces;
+	uint16		nfloats;		/* float4 elements in this piece */
+	float4		data[FLEXIBLE_ARRAY_MEMBER];
+} SegvecMutableTupleData;
+
+typedef SegvecMutableTupleData *SegvecMutableTuple;
+
+#define SEGVEC_MUTABLE_HDRSZ	offsetof(SegvecMutableTupleData, data)
+
+/* Largest item a mutable page holds, and the floats that fit in it */
+#define SEGVEC_MAX_ITEMSZ \
+	MAXALIGN_DOWN(BLCKSZ - SizeOfPageHeaderData - sizeof(ItemIdData) - \
+				  MAXALIGN(sizeof(SegvecPageOpaqueData)))
+#define SEGVEC_MAX_PIECE_FLOATS \
+	((int) ((SEGVEC_MAX_ITEMSZ - SEGVEC_MUTABLE_HDRSZ) / sizeof(float4)))
+
+#define SegvecMakeDocId(seqno, off) (((uint64) (seqno) << 16) | (uint64) (off))
+
+
+/* ----------------
+ * Immutable segment pages: node records and per-page arrays
+ * ----------------
+ */
+/* Highest HNSW layer a node can get */
+#define SEGVEC_MAX_LEVEL		15
+
+/*
+ * Node record header.  It is followed by neighbours[2*M] (uint32 node
+ * numbers, the first nneighbors valid) and then the vector (dim float4).
+ * The node's upper-layer neighbour lists, for layers 1..level, start at
+ * upper_off in the upper-layer area; each is a count and M node numbers.
+ */
+typedef struct SegvecNodeHeader
+{
+	uint32		upper_off;
+	uint8		level;
+	uint8		unused;
+	uint16		nneighbors;
+} SegvecNodeHeader;
+
+#define SEGVEC_UPPER_LIST_SIZE(m)	((m) + 1)
+
+/* Entries of each per-page array */
+#define SEGVEC_DOCS_PER_PAGE	((int) (SEGVEC_SEGPAGE_USABLE / sizeof(SegvecDocInfo)))
+#define SEGVEC_UPPER_PER_PAGE	((int) (SEGVEC_SEGPAGE_USABLE / sizeof(uint32)))
+#define SEGVEC_TOMB_PER_PAGE	((int) (SEGVEC_SEGPAGE_USABLE * 8))
+
+
+/* ----------------
+ * Keymap pages: snapshot runs and delta chains (see keymap/keymap.h)
+ * ----------------
+ */
+/* A keymap entry (24 bytes): a doc's key hash, doc id and vector checksum */
+typedef struct KeymapEntry
+{
+	uint64		key_hash;
+	uint64		docid;
+	uint64		checksum;
+} KeymapEntry;
+
+/* a change since the snapshot, on a delta page */
+typedef struct KeymapDelta
+{
+	KeymapEntry entry;
+	uint32		op;				/* KEYMAP_OP_* */
+	uint32		unused;
+} KeymapDelta;
+
+#define KEYMAP_OP_ADD			1
+#define KEYMAP_OP_REMOVE		2
+
+#define KEYMAP_BUCKET(key_hash)	((int) ((key_hash) >> 56))
+#define KEYMAP_ENTRIES_PER_PAGE	((int) (SEGVEC_SEGPAGE_USABLE / sizeof(KeymapEntry)))
+
+#endif							/* SEGVEC_FORMAT_H */

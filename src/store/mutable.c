@@ -1,0 +1,488 @@
+/*-------------------------------------------------------------------------
+ *
+ * mutable.c
+ *	  The mutable segment: an append-only chain of pages that every insert
+ *	  writes to and that scans read exactly.
+ *
+ * The chain starts at the metapage's mutable_head and ends at its
+ * mutable_tail; pages are linked by their opaque nextblkno.  Appends go to
+ * the tail only, under an exclusive lock on the tail page; VACUUM deletes
+ * dead pieces in place and unlinks pages it empties (never the head or the
+ * tail), marking them deleted with the next FullTransactionId so they are
+ * recycled only once no scan can still be on its way to them.  See
+ * src/README.md, "Mutable segment".
+ *
+ * src/store/mutable.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "access/transam.h"
+#include "commands/vacuum.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+
+#include "store/store.h"
+
+/*
+ * Lock the tail page of the mutable segment exclusively and return it.
+ * The metapage's tail may be stale by the time we get the lock (another
+ * backend appended a page); then follow the chain, coupling locks forward.
+ */
+/*
+ * The metapage's mutable_tail.  Only that one field: every insert comes
+ * here, and the whole SegvecMetaInfo (manifest and keymap directory) is
+ * some 5 kB to copy.
+ */
+static BlockNumber
+meta_mutable_tail(Relation index)
+{
+	Buffer		metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	BlockNumber tail;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	tail = SegvecPageGetMeta(BufferGetPage(metabuf))->mutable_tail;
+	UnlockReleaseBuffer(metabuf);
+	return tail;
+}
+
+Buffer
+SegvecMutableLockTail(Relation index)
+{
+	for (;;)
+	{
+		Buffer		buf;
+
+		buf = ReadBuffer(index, meta_mutable_tail(index));
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+
+		for (;;)
+		{
+			Page		page = BufferGetPage(buf);
+			SegvecPageOpaque opaque = SegvecPageGetOpaque(page);
+			Buffer		next;
+
+			/*
+			 * Between reading the metapage and locking the page, others may
+			 * have appended after it and VACUUM unlinked it: start over.
+			 */
+			if (!SegvecPageIsMutable(page) || SegvecPageIsDeleted(page))
+			{
+				UnlockReleaseBuffer(buf);
+				buf = InvalidBuffer;
+				break;
+			}
+			if (opaque->nextblkno == InvalidBlockNumber)
+				return buf;
+
+			next = ReadBuffer(index, opaque->nextblkno);
+			LockBuffer(next, BUFFER_LOCK_EXCLUSIVE);
+			UnlockReleaseBuffer(buf);
+			buf = next;
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * Add a new page after the locked tail *buf, in one WAL record that also
+ * moves the metapage's tail.  On return *buf is the new tail, locked, and
+ * the old tail is unlocked and released.  Lock order: tail, new page,
+ * metapage.
+ */
+void
+SegvecMutableAppendPage(Relation index, Buffer *buf)
+{
+	Buffer		newbuf = SegvecNewBuffer(index);
+	Buffer		metabuf;
+	GenericXLogState *state;
+	Page		oldpage,
+				newpage,
+				metapage;
+	SegvecMetaPage meta;
+
+	metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+
+	state = GenericXLogStart(index);
+	oldpage = GenericXLogRegisterBuffer(state, *buf, 0);
+	newpage = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
+	metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
+	meta = SegvecPageGetMeta(metapage);
+
+	SegvecInitPage(newpage, SEGVEC_PAGE_MUTABLE);
+	SegvecPageGetOpaque(newpage)->seqno = meta->next_seqno++;
+	SegvecPageGetOpaque(oldpage)->nextblkno = BufferGetBlockNumber(newbuf);
+	meta->mutable_tail = BufferGetBlockNumber(newbuf);
+
+	GenericXLogFinish(state);
+
+	UnlockReleaseBuffer(metabuf);
+	UnlockReleaseBuffer(*buf);
+	*buf = newbuf;
+}
+
+/*
+ * SegvecMutableDocsEstimate: about how many docs the mutable segment holds,
+ * from its page count and how many docs of the index's dimension fit in a
+ * page (without reading the pages).
+ */
+double
+SegvecMutableDocsEstimate(Relation index, SegvecMetaInfo *info)
+{
+	Size		itemsz;
+	double		per_page;
+
+	if (info->dimensions <= 0)
+		return 0;
+	itemsz = MAXALIGN(SEGVEC_MUTABLE_HDRSZ + sizeof(float4) * info->dimensions) +
+		sizeof(ItemIdData);
+	per_page = (double) SEGVEC_MAX_ITEMSZ / itemsz;
+	return info->mutable_pages * per_page;
+}
+
+/*
+ * SegvecMutableAppend: append one doc (its identity from *doc, whose docid
+ * is ignored, and its vector of dim floats) to the tail of the mutable
+ * segment.  Returns the doc id it gets; *page_added tells whether the doc
+ * started a new page (the caller may then check the compaction
+ * threshold).  A vector bigger than a page is written
+ * as several pieces on consecutive pages; the tail lock is coupled forward
+ * from page to page, so no other doc's pieces come between them.
+ *
+ * The pieces go out in separate WAL records.  A crash in between leaves a
+ * doc with missing pieces, which scans skip; that can only happen to a
+ * transaction that did not commit, whose heap row VACUUM then removes along
+ * with the pieces.
+ */
+uint64
+SegvecMutableAppend(Relation index, const SegvecDocInfo *doc,
+					const float *vector, int dim, bool *page_added)
+{
+	int			npieces;
+	int			pieceno;
+	int			done = 0;
+	uint64		docid = 0;
+	Buffer		buf;
+	SegvecMutableTuple tup;
+
+	npieces = (dim + SEGVEC_MAX_PIECE_FLOATS - 1) / SEGVEC_MAX_PIECE_FLOATS;
+	Assert(npieces >= 1 && npieces <= PG_UINT16_MAX);
+	tup = palloc(SEGVEC_MAX_ITEMSZ);
+
+	*page_added = false;
+	buf = SegvecMutableLockTail(index);
+
+	for (pieceno = 0; pieceno < npieces; pieceno++)
+	{
+		int			nfloats = Min(dim - done, SEGVEC_MAX_PIECE_FLOATS);
+		Size		itemsz = MAXALIGN(SEGVEC_MUTABLE_HDRSZ +
+									  nfloats * sizeof(float4));
+		GenericXLogState *state;
+		Page		page;
+		OffsetNumber off;
+
+		/* a page numbers at most 65,535 docs in its life (doc id bits) */
+		if (PageGetFreeSpace(BufferGetPage(buf)) < itemsz ||
+			(pieceno == 0 &&
+			 SegvecPageGetOpaque(BufferGetPage(buf))->next_docno > PG_UINT16_MAX))
+		{
+			SegvecMutableAppendPage(index, &buf);
+			*page_added = true;
+		}
+
+		state = GenericXLogStart(index);
+		page = GenericXLogRegisterBuffer(state, buf, 0);
+
+		if (pieceno == 0)
+			docid = SegvecMakeDocId(SegvecPageGetOpaque(page)->seqno,
+									SegvecPageGetOpaque(page)->next_docno++);
+
+		memset(tup, 0, SEGVEC_MUTABLE_HDRSZ);
+		tup->docid = docid;
+		tup->key_hash = doc->key_hash;
+		tup->checksum = doc->checksum;
+		tup->heaptid = doc->heaptid;
+		tup->flags = doc->flags;
+		tup->pieceno = pieceno;
+		tup->npieces = npieces;
+		tup->nfloats = nfloats;
+		memcpy(tup->data, vector + done, nfloats * sizeof(float4));
+
+		off = PageAddItem(page, (Item) tup, itemsz, InvalidOffsetNumber,
+						  false, false);
+		if (off == InvalidOffsetNumber)
+			elog(ERROR, "failed to add item to segvec index \"%s\"",
+				 RelationGetRelationName(index));
+
+		GenericXLogFinish(state);
+		done += nfloats;
+	}
+
+	UnlockReleaseBuffer(buf);
+	pfree(tup);
+	return docid;
+}
+
+/*
+ * SegvecMutableCountDocs: how many docs (first pieces) the mutable segment
+ * holds, counted page by page from the head without decoding vectors; with
+ * limit >= 0 it stops once it has counted limit docs, so it reads at most
+ * about that many docs' pages.  The page-based estimate the inserts use
+ * can count pages VACUUM has unlinked, or a prefix a compaction is about
+ * to install; this is the real count.  Takes only page share locks, one at
+ * a time: the answer may be stale by the time it returns.
+ */
+int64
+SegvecMutableCountDocs(Relation index, int64 limit)
+{
+	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+	BlockNumber blkno;
+	int64		n = 0;
+
+	SegvecGetMetaInfo(index, info);
+	blkno = info->mutable_head;
+	pfree(info);
+	while (blkno != InvalidBlockNumber && (limit < 0 || n < limit))
+	{
+		Buffer		buf;
+		Page		page;
+
+		CHECK_FOR_INTERRUPTS();
+		buf = ReadBuffer(index, blkno);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		blkno = SegvecPageGetOpaque(page)->nextblkno;
+		if (SegvecPageIsMutable(page) && !SegvecPageIsDeleted(page))
+		{
+			OffsetNumber off,
+						maxoff = PageGetMaxOffsetNumber(page);
+
+			for (off = FirstOffsetNumber; off <= maxoff; off++)
+			{
+				ItemId		iid = PageGetItemId(page, off);
+
+				if (ItemIdIsUsed(iid) &&
+					((SegvecMutableTuple) PageGetItem(page, iid))->pieceno == 0)
+					n++;
+			}
+		}
+		UnlockReleaseBuffer(buf);
+	}
+	return n;
+}
+
+/* the identity of the doc a piece belongs to */
+static inline void
+tuple_doc(SegvecMutableTuple tup, SegvecDocInfo *doc)
+{
+	doc->docid = tup->docid;
+	doc->key_hash = tup->key_hash;
+	doc->checksum = tup->checksum;
+	doc->heaptid = tup->heaptid;
+	doc->flags = tup->flags;
+}
+
+/*
+ * SegvecMutableForEachDoc: call callback for every complete doc of the
+ * mutable segment from page head up to (not including) page stop, or to the
+ * end if stop is InvalidBlockNumber, in chain order.  Each page is copied
+ * under a share lock that is released before the callbacks run.  Docs with
+ * a missing piece (see SegvecMutableAppend) and pages unlinked by VACUUM
+ * while we walk are skipped.
+ */
+void
+SegvecMutableForEachDoc(Relation index, BlockNumber head, BlockNumber stop,
+						int dim, SegvecDocCallback callback, void *arg)
+{
+	PGAlignedBlock pagecopy;
+	Page		page = (Page) pagecopy.data;
+	SegvecDocInfo doc;
+	float	   *assembly = NULL;
+	uint64		cur_docid = 0;
+	int			cur_next = -1;	/* next piece expected; -1: none */
+	int			cur_done = 0;
+	BlockNumber blkno = head;
+
+	while (blkno != InvalidBlockNumber && blkno != stop)
+	{
+		Buffer		buf;
+		OffsetNumber off,
+					maxoff;
+
+		CHECK_FOR_INTERRUPTS();
+
+		buf = ReadBuffer(index, blkno);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		memcpy(page, BufferGetPage(buf), BLCKSZ);
+		UnlockReleaseBuffer(buf);
+
+		blkno = SegvecPageGetOpaque(page)->nextblkno;
+		if (!SegvecPageIsMutable(page) || SegvecPageIsDeleted(page))
+			continue;
+
+		maxoff = PageGetMaxOffsetNumber(page);
+		for (off = FirstOffsetNumber; off <= maxoff; off++)
+		{
+			ItemId		iid = PageGetItemId(page, off);
+			SegvecMutableTuple tup;
+
+			if (!ItemIdIsUsed(iid))
+				continue;
+			tup = (SegvecMutableTuple) PageGetItem(page, iid);
+
+			if (tup->npieces == 1)
+			{
+				cur_next = -1;
+				if (tup->nfloats == dim)
+				{
+					tuple_doc(tup, &doc);
+					callback(&doc, tup->data, dim, arg);
+				}
+				continue;
+			}
+
+			/* a piece of a doc that spans pages */
+			if (tup->pieceno == 0)
+			{
+				cur_docid = tup->docid;
+				cur_next = 0;
+				cur_done = 0;
+				if (assembly == NULL)
+					assembly = palloc(dim * sizeof(float));
+			}
+			if (cur_next != tup->pieceno || cur_docid != tup->docid ||
+				cur_done + tup->nfloats > dim)
+			{
+				cur_next = -1;	/* out of sequence: drop the doc */
+				continue;
+			}
+			memcpy(assembly + cur_done, tup->data,
+				   tup->nfloats * sizeof(float4));
+			cur_done += tup->nfloats;
+			cur_next++;
+			if (cur_next == tup->npieces)
+			{
+				if (cur_done == dim)
+				{
+					tuple_doc(tup, &doc);
+					callback(&doc, assembly, dim, arg);
+				}
+				cur_next = -1;
+			}
+		}
+	}
+
+	if (assembly)
+		pfree(assembly);
+}
+
+/*
+ * SegvecMutableBulkDelete: delete the pieces whose heap TID the callback
+ * reports dead, and unlink the pages this empties.
+ *
+ * Walks the chain from the head coupling exclusive locks forward (the same
+ * direction as appends, so no deadlock): the previous page stays locked
+ * while the next is examined, so an emptied page can be unlinked from it.
+ * The head and the tail are never unlinked.  An unlinked page keeps its
+ * nextblkno, so a scan that was about to read it carries on to the right
+ * page; it is marked deleted with the next FullTransactionId and recycled
+ * by a later VACUUM once that is older than every snapshot.
+ */
+void
+SegvecMutableBulkDelete(Relation index, IndexBulkDeleteResult *stats,
+						IndexBulkDeleteCallback callback, void *callback_state,
+						SegvecDocRemovedFn removed, void *removed_arg)
+{
+	SegvecMetaInfo info;
+	Buffer		prevbuf = InvalidBuffer;
+	BlockNumber blkno;
+
+	SegvecGetMetaInfo(index, &info);
+	blkno = info.mutable_head;
+
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf;
+		Page		page;
+		OffsetNumber off,
+					maxoff;
+		OffsetNumber deletable[MaxOffsetNumber];
+		int			ndeletable = 0;
+		BlockNumber next;
+
+		vacuum_delay_point();
+
+		buf = ReadBuffer(index, blkno);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		page = BufferGetPage(buf);
+
+		maxoff = PageGetMaxOffsetNumber(page);
+		for (off = FirstOffsetNumber; off <= maxoff; off++)
+		{
+			SegvecMutableTuple tup;
+
+			tup = (SegvecMutableTuple) PageGetItem(page,
+												   PageGetItemId(page, off));
+			if (callback(&tup->heaptid, callback_state))
+			{
+				deletable[ndeletable++] = off;
+				if (tup->pieceno == 0)
+				{
+					stats->tuples_removed += 1;
+					if (removed)
+					{
+						SegvecDocInfo doc;
+
+						tuple_doc(tup, &doc);
+						removed(index, &doc, removed_arg);
+					}
+				}
+			}
+			else if (tup->pieceno == 0)
+				stats->num_index_tuples += 1;
+		}
+
+		if (ndeletable > 0)
+		{
+			GenericXLogState *state = GenericXLogStart(index);
+			Page		wpage = GenericXLogRegisterBuffer(state, buf, 0);
+
+			PageIndexMultiDelete(wpage, deletable, ndeletable);
+			GenericXLogFinish(state);
+		}
+
+		next = SegvecPageGetOpaque(page)->nextblkno;
+
+		if (PageGetMaxOffsetNumber(page) == 0 &&
+			BufferIsValid(prevbuf) && next != InvalidBlockNumber)
+		{
+			/* unlink the emptied page: prev -> next, page marked deleted */
+			GenericXLogState *state = GenericXLogStart(index);
+			Page		wprev = GenericXLogRegisterBuffer(state, prevbuf, 0);
+			Page		wpage = GenericXLogRegisterBuffer(state, buf, 0);
+
+			SegvecPageGetOpaque(wprev)->nextblkno = next;
+			SegvecPageSetDeleted(wpage,
+								 U64FromFullTransactionId(ReadNextFullTransactionId()));
+			GenericXLogFinish(state);
+
+			stats->pages_newly_deleted++;
+			stats->pages_deleted++;
+			UnlockReleaseBuffer(buf);
+		}
+		else
+		{
+			if (BufferIsValid(prevbuf))
+				UnlockReleaseBuffer(prevbuf);
+			prevbuf = buf;
+		}
+		blkno = next;
+	}
+
+	if (BufferIsValid(prevbuf))
+		UnlockReleaseBuffer(prevbuf);
+}

@@ -1,0 +1,217 @@
+/*-------------------------------------------------------------------------
+ *
+ * page.c
+ *	  Pages and extents of a segvec index: initialising a page, getting a
+ *	  free one, writing a contiguous extent of fresh pages, and marking
+ *	  pages deleted so that a later VACUUM recycles them.
+ *
+ * A deleted page keeps its kind and its nextblkno (a scan that was on its
+ * way to it carries on) and records in its opaque seqno the
+ * FullTransactionId after which no snapshot can still be reading it;
+ * SegvecNewBuffer reuses it only once that is older than every snapshot,
+ * the way nbtree recycles pages.  See src/README.md, "Page recycling".
+ *
+ * src/store/page.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "access/transam.h"
+#include "access/xloginsert.h"
+#include "miscadmin.h"
+#include "storage/indexfsm.h"
+#include "storage/lmgr.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "store/store.h"
+
+/*
+ * SegvecInitPage: initialise a page of the given kind (SEGVEC_PAGE_*).
+ */
+void
+SegvecInitPage(Page page, uint16 flags)
+{
+	SegvecPageOpaque opaque;
+
+	PageInit(page, BLCKSZ, sizeof(SegvecPageOpaqueData));
+	opaque = SegvecPageGetOpaque(page);
+	opaque->nextblkno = InvalidBlockNumber;
+	opaque->flags = flags;
+	opaque->page_id = SEGVEC_PAGE_ID;
+	opaque->seqno = 0;
+	opaque->next_docno = 1;
+	opaque->unused = 0;
+}
+
+/*
+ * SegvecNewBuffer: get an exclusively locked, unused page, from the free
+ * space map when it has one that is safe to reuse, else by extending the
+ * relation.  The caller initialises the page and WAL-logs it.
+ */
+Buffer
+SegvecNewBuffer(Relation index)
+{
+	Buffer		buf;
+	bool		needLock;
+
+	for (;;)
+	{
+		BlockNumber blkno = GetFreeIndexPage(index);
+		Page		page;
+
+		if (blkno == InvalidBlockNumber)
+			break;
+
+		buf = ReadBuffer(index, blkno);
+
+		/* someone else may be reusing it; then just try another */
+		if (ConditionalLockBuffer(buf))
+		{
+			page = BufferGetPage(buf);
+			if (PageIsNew(page))
+				return buf;
+			if (SegvecPageIsDeleted(page) &&
+				GlobalVisCheckRemovableFullXid(NULL,
+											   FullTransactionIdFromU64(SegvecPageGetOpaque(page)->seqno)))
+				return buf;
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		}
+		ReleaseBuffer(buf);
+	}
+
+	needLock = !RELATION_IS_LOCAL(index);
+	if (needLock)
+		LockRelationForExtension(index, ExclusiveLock);
+	buf = ReadBuffer(index, P_NEW);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	if (needLock)
+		UnlockRelationForExtension(index, ExclusiveLock);
+
+	return buf;
+}
+
+/*
+ * SegvecWriteExtent: write npages fresh, contiguous pages at the end of the
+ * index and return the first block number.  fill(page, k, arg) fills page k
+ * (the page is zeroed first).  Each page is WAL-logged as a full page
+ * image, so the extent is durable before anything points at it; nothing
+ * may point at it until the caller installs it (one metapage record).
+ *
+ * XXX The relation extension lock is held for the whole write, so that the
+ * pages are contiguous; other backends that extend the index wait.
+ */
+BlockNumber
+SegvecWriteExtent(Relation index, uint32 npages, SegvecFillPageFn fill,
+				  void *arg)
+{
+	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKWRITE);
+	bool		needLock = !RELATION_IS_LOCAL(index);
+	BlockNumber start = InvalidBlockNumber;
+	uint32		k;
+
+	if (needLock)
+		LockRelationForExtension(index, ExclusiveLock);
+
+	for (k = 0; k < npages; k++)
+	{
+		Buffer		buf;
+		Page		page;
+
+		CHECK_FOR_INTERRUPTS();
+
+		buf = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW, RBM_NORMAL,
+								 strategy);
+		if (k == 0)
+			start = BufferGetBlockNumber(buf);
+		else if (BufferGetBlockNumber(buf) != start + k)
+			elog(ERROR, "segvec index \"%s\": extent is not contiguous",
+				 RelationGetRelationName(index));
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+
+		START_CRIT_SECTION();
+		page = BufferGetPage(buf);
+		MemSet(page, 0, BLCKSZ);
+		fill(page, k, arg);
+		MarkBufferDirty(buf);
+		if (RelationNeedsWAL(index))
+			log_newpage_buffer(buf, true);
+		END_CRIT_SECTION();
+
+		UnlockReleaseBuffer(buf);
+	}
+
+	if (needLock)
+		UnlockRelationForExtension(index, ExclusiveLock);
+
+	FreeAccessStrategy(strategy);
+	return start;
+}
+
+/*
+ * SegvecPageSetDeleted: flag a page deleted, recyclable once xid (a
+ * FullTransactionId as uint64) is older than every snapshot.  The page is
+ * the caller's GenericXLog copy of a locked buffer.
+ */
+void
+SegvecPageSetDeleted(Page page, uint64 xid)
+{
+	SegvecPageOpaque opaque = SegvecPageGetOpaque(page);
+
+	opaque->flags |= SEGVEC_PAGE_DELETED;
+	opaque->seqno = xid;
+}
+
+/*
+ * SegvecMarkPageDeleted: mark the exclusively locked page buf deleted in
+ * its own WAL record, unless it already is.  Returns true if it marked it.
+ */
+bool
+SegvecMarkPageDeleted(Relation index, Buffer buf, uint64 xid)
+{
+	GenericXLogState *state;
+
+	if (SegvecPageIsDeleted(BufferGetPage(buf)))
+		return false;
+	state = GenericXLogStart(index);
+	SegvecPageSetDeleted(GenericXLogRegisterBuffer(state, buf, 0), xid);
+	GenericXLogFinish(state);
+	return true;
+}
+
+/*
+ * SegvecMarkPagesDeleted: mark deleted either the chain of pages from
+ * first up to (not including) stop, following nextblkno (chain = true), or
+ * the npages blocks of an extent from first (chain = false).  Pages already
+ * deleted are left as they are.  Returns how many pages it marked.  The
+ * caller makes sure nothing live can be among them (the pages were
+ * unlinked by an install it serialises with).
+ */
+uint32
+SegvecMarkPagesDeleted(Relation index, BlockNumber first, BlockNumber stop,
+					   uint32 npages, bool chain, uint64 xid)
+{
+	BlockNumber blkno = first;
+	uint32		done = 0;
+	uint32		marked = 0;
+
+	while (blkno != InvalidBlockNumber &&
+		   (chain ? blkno != stop : done < npages))
+	{
+		Buffer		buf;
+		BlockNumber next;
+
+		CHECK_FOR_INTERRUPTS();
+		buf = ReadBuffer(index, blkno);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		next = SegvecPageGetOpaque(BufferGetPage(buf))->nextblkno;
+		if (SegvecMarkPageDeleted(index, buf, xid))
+			marked++;
+		UnlockReleaseBuffer(buf);
+		done++;
+		blkno = chain ? next : blkno + 1;
+	}
+	return marked;
+}

@@ -1,0 +1,157 @@
+/*-------------------------------------------------------------------------
+ *
+ * store.h
+ *	  Storage of a segvec index: pages and extents, the metapage, the
+ *	  mutable segment, and what the relation itself says (metric,
+ *	  dimension, id key, options).
+ *
+ * Everything a segvec index holds lives in its main fork, read and written
+ * through the buffer manager and WAL-logged; store/format.h has the page
+ * formats, src/README.md the WAL records and locking rules.  This
+ * subsystem calls only the kernels; every other subsystem may call it.
+ *
+ * src/store/store.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SEGVEC_STORE_H
+#define SEGVEC_STORE_H
+
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "storage/bufmgr.h"
+#include "storage/lockdefs.h"
+#include "utils/relcache.h"
+
+#include "kernels/distance.h"
+#include "store/format.h"
+
+/* ----------------
+ * The operator class: support procedure and strategy numbers
+ * ----------------
+ */
+
+/* Support procedure: the distance function of the operator class */
+#define SEGVEC_DISTANCE_PROC		1
+#define SEGVEC_NPROC				1
+
+/* Strategy: the single ordering operator */
+#define SEGVEC_ORDERBY_STRATEGY		1
+#define SEGVEC_NSTRATEGIES			1
+
+/* ----------------
+ * Index options (reloptions) and their bounds (HNSW's M and ef_construction)
+ * ----------------
+ */
+#define SEGVEC_DEFAULT_M			16
+#define SEGVEC_MIN_M				2
+#define SEGVEC_MAX_M				100
+#define SEGVEC_DEFAULT_EF_CONSTRUCTION	64
+#define SEGVEC_MIN_EF_CONSTRUCTION	4
+#define SEGVEC_MAX_EF_CONSTRUCTION	1000
+
+typedef struct SegvecOptions
+{
+	int32		vl_len_;		/* varlena header (do not touch directly!) */
+	int			m;				/* HNSW M: neighbours per node */
+	int			ef_construction;	/* HNSW candidate list size at build */
+	int			dimensions;		/* 0: taken from the first vector */
+	int			compact_threshold;	/* -1: segvec.compact_threshold */
+} SegvecOptions;
+
+/* ----------------
+ * In-memory state
+ * ----------------
+ */
+
+/* What an index relation's metapage says, as read by SegvecGetMetaInfo */
+typedef struct SegvecMetaInfo
+{
+	int			dimensions;
+	TransactionId dimensions_xid;	/* who set dimensions (see metapage.c) */
+	SegvecMetric metric;
+	BlockNumber mutable_head;
+	BlockNumber mutable_tail;
+	uint64		mutable_head_seqno;
+	uint64		mutable_pages;	/* pages appended since the head (about) */
+	SegvecFrozenOptions opts;
+	uint32		nsegments;
+	SegvecSegment segments[SEGVEC_MAX_SEGMENTS];
+	SegvecBucketRun snapshot[SEGVEC_KEYMAP_BUCKETS];
+} SegvecMetaInfo;
+
+/*
+ * Callback for SegvecMutableForEachDoc (and GraphForEachNode): called once
+ * per complete doc with its identity and vector (dim floats, valid only
+ * during the call).
+ */
+typedef void (*SegvecDocCallback) (const SegvecDocInfo *doc,
+								   const float *vector, int dim, void *arg);
+
+/*
+ * Callback for SegvecWriteExtent: fill page k (0-based) of the extent.  The
+ * page is zeroed; the callback initialises it (SegvecInitPage) and its
+ * contents.
+ */
+typedef void (*SegvecFillPageFn) (Page page, uint32 k, void *arg);
+
+/*
+ * Callback for SegvecMutableBulkDelete: told about each doc VACUUM removes
+ * (its first piece), before the piece goes.
+ */
+typedef void (*SegvecDocRemovedFn) (Relation index, const SegvecDocInfo *doc,
+									void *arg);
+
+/* ----------------
+ * Prototypes
+ * ----------------
+ */
+
+/* page.c: pages, extents, page deletion */
+extern void SegvecInitPage(Page page, uint16 flags);
+extern Buffer SegvecNewBuffer(Relation index);
+extern BlockNumber SegvecWriteExtent(Relation index, uint32 npages,
+									 SegvecFillPageFn fill, void *arg);
+extern void SegvecPageSetDeleted(Page page, uint64 xid);
+extern bool SegvecMarkPageDeleted(Relation index, Buffer buf, uint64 xid);
+extern uint32 SegvecMarkPagesDeleted(Relation index, BlockNumber first,
+									 BlockNumber stop, uint32 npages,
+									 bool chain, uint64 xid);
+
+/* metapage.c */
+extern void SegvecInitMetaPage(Page page, SegvecMetric metric,
+							   SegvecFrozenOptions *opts);
+extern void SegvecCheckMetaPage(Relation index, SegvecMetaPage meta);
+extern void SegvecGetMetaInfo(Relation index, SegvecMetaInfo *info);
+extern void SegvecGetFrozenOptions(Relation index, SegvecFrozenOptions *opts);
+extern int	SegvecGetFrozenM(Relation index);
+extern void SegvecSetDimensions(Relation index, int dim);
+
+/* index.c: the index relation */
+extern bool SegvecIsSegvecIndex(Relation rel);
+extern Relation SegvecOpenIndex(Oid relid, LOCKMODE lockmode, bool owner);
+extern Oid	SegvecIndexGetHeap(Oid relid);
+extern SegvecMetric SegvecGetMetric(Relation index);
+extern FmgrInfo *SegvecKeySendProc(Relation index);
+extern float *SegvecDatumGetVector(Relation index, Datum value, int *dim);
+
+/* mutable.c: the mutable segment */
+extern uint64 SegvecMutableAppend(Relation index, const SegvecDocInfo *doc,
+								  const float *vector, int dim,
+								  bool *page_added);
+extern void SegvecMutableForEachDoc(Relation index, BlockNumber head,
+									BlockNumber stop, int dim,
+									SegvecDocCallback callback, void *arg);
+extern Buffer SegvecMutableLockTail(Relation index);
+extern void SegvecMutableAppendPage(Relation index, Buffer *buf);
+extern double SegvecMutableDocsEstimate(Relation index, SegvecMetaInfo *info);
+extern int64 SegvecMutableCountDocs(Relation index, int64 limit);
+extern void SegvecMutableBulkDelete(Relation index,
+									IndexBulkDeleteResult *stats,
+									IndexBulkDeleteCallback callback,
+									void *callback_state,
+									SegvecDocRemovedFn removed,
+									void *removed_arg);
+
+#endif							/* SEGVEC_STORE_H */
