@@ -20,6 +20,7 @@
 
 #include "am/am.h"
 #include "compact/compact.h"
+#include "ft/ftquery.h"
 #include "hooks/testhooks.h"
 #include "jobs/jobs.h"
 #include "kernels/distance.h"
@@ -41,6 +42,7 @@ _PG_init(void)
 	SegvecTestHooksInit();
 	SegvecJobsInit();
 	SegvecMergeInit();
+	FtQueryInit();
 
 	/* after every segvec.* setting is defined: drops unknown ones */
 	MarkGUCPrefixReserved("segvec");

@@ -52,6 +52,16 @@ SegvecAmInit(void)
 	add_int_reloption(segvec_relopt_kind, "compact_threshold",
 					  "Docs in the mutable segment that trigger a compaction (-1: segvec.compact_threshold)",
 					  -1, -1, INT_MAX, ShareUpdateExclusiveLock);
+	/* the ft dialect's field options, read by ft.query (ft/ftcompile.c) */
+	add_string_reloption(segvec_relopt_kind, "text_fields",
+						 "TEXT fields of the ft dialect: comma-separated column names",
+						 NULL, NULL, ShareUpdateExclusiveLock);
+	add_string_reloption(segvec_relopt_kind, "language",
+						 "Text search configuration of the TEXT fields",
+						 NULL, NULL, ShareUpdateExclusiveLock);
+	add_string_reloption(segvec_relopt_kind, "casesensitive",
+						 "TAG fields of the ft dialect compared case-sensitively: comma-separated column names",
+						 NULL, NULL, ShareUpdateExclusiveLock);
 
 	DefineCustomIntVariable("segvec.ef_search",
 							"Size of the candidate list when searching a graph segment.",
@@ -78,6 +88,12 @@ segvecoptions(Datum reloptions, bool validate)
 		{"dimensions", RELOPT_TYPE_INT, offsetof(SegvecOptions, dimensions)},
 		{"compact_threshold", RELOPT_TYPE_INT,
 		offsetof(SegvecOptions, compact_threshold)},
+		{"text_fields", RELOPT_TYPE_STRING,
+		offsetof(SegvecOptions, text_fields_offset)},
+		{"language", RELOPT_TYPE_STRING,
+		offsetof(SegvecOptions, language_offset)},
+		{"casesensitive", RELOPT_TYPE_STRING,
+		offsetof(SegvecOptions, casesensitive_offset)},
 	};
 
 	return (bytea *) build_reloptions(reloptions, validate,

@@ -19,17 +19,29 @@
 #include <float.h>
 #include <math.h>
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "common/int.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/float.h"
+#include "utils/formatting.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
+#include "utils/rel.h"
+#include "utils/varlena.h"
 
 #include "ft/ftquery.h"
+#include "store/store.h"
 
 /* ---------------------------------------------------------------------
  * Compiler
@@ -93,7 +105,13 @@ typedef struct CompileState
 	char	   *veccol;			/* "t." || quoted vector column */
 	char	   *idcol;			/* "t." || quoted id column */
 	List	   *aliases;		/* FtAlias * */
-	FtNode	   *stop_node;		/* VECTOR_RANGE used for range_stop */
+	FtNode	   *stop_node;		/* top-level VECTOR_RANGE: the early stop */
+	bool		squared;		/* report L2 distances squared */
+	char	   *cfg;			/* the TEXT configuration as SQL */
+	bool		has_text;		/* the filter has a full-text term */
+	StringInfoData rankq;		/* tsquery text of the scored terms */
+	char	   *stop_raw;		/* the last VECTOR_RANGE's operator
+								 * expression */
 } CompileState;
 
 /* Add a parameter; returns its number */
@@ -204,6 +222,16 @@ value_text(CompileState *st, FtValue *v, const char *what)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("parameter $%s%s must be %s", v->param,
 						at_char(v->location), what)));
+	if (v->negate)
+	{
+		/* -$p: the value with its sign flipped */
+		if (*s == '-')
+			s = s + 1;
+		else if (*s == '+')
+			s = psprintf("-%s", s + 1);
+		else
+			s = psprintf("-%s", s);
+	}
 	return s;
 }
 
@@ -522,62 +550,595 @@ find_alias(CompileState *st, const char *name)
 	return NULL;
 }
 
+/* The distance as reported and compared: squared for L2 in ft.query */
+static char *
+report_expr(CompileState *st, char *raw)
+{
+	if (st->squared)
+		return psprintf("pg_catalog.power(%s, CAST(2 AS pg_catalog.float8))", raw);
+	return raw;
+}
+
+/*
+ * The name a distance is given (AS, $YIELD_DISTANCE_AS): a name or a
+ * $param holding one.  RediSearch refuses a name that is a field of the
+ * schema; so does this.
+ */
+static char *
+distance_name(CompileState *st, FtValue *v)
+{
+	char	   *name = value_text(st, v, "a name");
+	TupleDesc	td = st->info->tupdesc;
+	int			i;
+
+	for (i = 0; i < td->natts; i++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(td, i);
+
+		if (!attr->attisdropped && strcmp(NameStr(attr->attname), name) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_COLUMN),
+					 errmsg("distance name \"%s\"%s is already a field of table \"%s\"",
+							name, at_char(v->location), st->info->relname),
+					 errhint("Give the distance another name.")));
+	}
+	return name;
+}
+
+/*
+ * A VECTOR_RANGE: checks it, adds its vector and radius as parameters
+ * and its $YIELD_DISTANCE_AS name.  Returns the reported distance; *raw
+ * the operator's (the index order), *radius_pno the radius parameter.
+ */
+static char *
+compile_vecrange(CompileState *st, FtNode *n, int *radius_pno)
+{
+	double		radius;
+	char	   *raw;
+	char	   *expr;
+
+	check_vector_field(st, n->field, n->field_location);
+	radius = value_float8(st, &n->radius, "the radius of VECTOR_RANGE");
+	if (radius < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the radius of VECTOR_RANGE%s must not be negative",
+						at_char(n->radius.location))));
+	if (n->has_epsilon &&
+		value_float8(st, &n->epsilon, "EPSILON") < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("EPSILON%s must not be negative",
+						at_char(n->epsilon.location))));
+	raw = distance_expr(st, value_vector(st, &n->vector));
+	expr = report_expr(st, raw);
+	if (n->yield_as.literal || n->yield_as.param)
+		add_alias(st, distance_name(st, &n->yield_as), expr);
+	*radius_pno = add_param(st->c, FLOAT8OID, Float8GetDatum(radius));
+	st->stop_raw = raw;
+	return expr;
+}
+
 /* One end of a numeric range as "t.col OP $n", or NULL when unbounded */
 static char *
 compile_bound(CompileState *st, FtNode *n, FtBound *b, bool lower,
-			  const char *col, bool isfloat, bool *never)
+			  const char *col, Oid typid, bool *never)
 {
 	int			inf = b->inf;
 	char	   *s = NULL;
 	int			pno;
+	bool		isfloat = (typid == FLOAT4OID || typid == FLOAT8OID);
+	double		d;
 
 	if (inf == 0)
 	{
 		s = value_text(st, &b->value, "a number");
 		inf = inf_word(s);
+		if (inf < 0 && !lower)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the upper bound of field \"%s\"%s cannot be -inf",
+							n->field, at_char(b->value.location))));
 	}
 	if (inf != 0)
 	{
-		/* [-inf .. and .. +inf] bound nothing; [+inf .. and .. -inf] all */
-		if ((lower && inf > 0) || (!lower && inf < 0))
+		/* [+inf .. bounds nothing in; .. -inf] was refused above */
+		if (lower && inf > 0)
+		{
 			*never = true;
-		return NULL;
+			return NULL;
+		}
+		/*
+		 * (-inf and (+inf leave out the infinities themselves, as in
+		 * RediSearch; only real, double precision and numeric hold them.
+		 */
+		if (!b->exclusive || !(isfloat || typid == NUMERICOID))
+			return NULL;
+		if (isfloat)
+			pno = add_param(st->c, FLOAT8OID,
+							Float8GetDatum(inf > 0 ? get_float8_infinity() :
+										   -get_float8_infinity()));
+		else
+			pno = add_param(st->c, NUMERICOID,
+							DirectFunctionCall3(numeric_in,
+												CStringGetDatum(inf > 0 ? "Infinity" : "-Infinity"),
+												ObjectIdGetDatum(InvalidOid),
+												Int32GetDatum(-1)));
+		return psprintf("%s OPERATOR(pg_catalog.%s) $%d", col,
+						lower ? ">" : "<", pno);
 	}
+	if (!parse_finite(s, &d))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("bound of field \"%s\"%s must be a number, not \"%s\"",
+						n->field, at_char(b->value.location), s)));
 	if (isfloat)
-	{
-		double		d;
-
-		if (!parse_finite(s, &d))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("bound of field \"%s\"%s must be a number, not \"%s\"",
-							n->field, at_char(b->value.location), s)));
 		pno = add_param(st->c, FLOAT8OID, Float8GetDatum(d));
-	}
 	else
-	{
-		double		d;
-
-		if (!parse_finite(s, &d))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("bound of field \"%s\"%s must be a number, not \"%s\"",
-							n->field, at_char(b->value.location), s)));
 		pno = add_param(st->c, NUMERICOID,
 						DirectFunctionCall3(numeric_in, CStringGetDatum(s),
 											ObjectIdGetDatum(InvalidOid),
 											Int32GetDatum(-1)));
-	}
 	return psprintf("%s OPERATOR(pg_catalog.%s) $%d", col,
 					lower ? (b->exclusive ? ">" : ">=") :
 					(b->exclusive ? "<" : "<="), pno);
+}
+
+/* Is the name in the list of names? */
+static bool
+name_in_list(List *names, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, names)
+		if (strcmp(lfirst(lc), name) == 0)
+			return true;
+	return false;
+}
+
+/* s with LIKE's special characters escaped (backslash is the escape) */
+static void
+append_like_literal(StringInfo buf, const char *s)
+{
+	for (; *s; s++)
+	{
+		if (*s == '%' || *s == '_' || *s == '\\')
+			appendStringInfoChar(buf, '\\');
+		appendStringInfoChar(buf, *s);
+	}
+}
+
+/*
+ * The LIKE pattern of a wildcard tag or term: FT_WILD_PREFIX (abc*),
+ * FT_WILD_SUFFIX (*abc), both (*abc*), or FT_WILD_PATTERN (w'a?c*': '*'
+ * any characters, '?' one, '\' escapes).
+ */
+static char *
+like_pattern(const char *s, int wild)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	if (wild & FT_WILD_PATTERN)
+	{
+		for (; *s; s++)
+		{
+			if (*s == '\\' && s[1] != '\0')
+			{
+				s++;
+				append_like_literal(&buf, pnstrdup(s, 1));
+			}
+			else if (*s == '*')
+				appendStringInfoChar(&buf, '%');
+			else if (*s == '?')
+				appendStringInfoChar(&buf, '_');
+			else if (*s == '%' || *s == '_')
+			{
+				appendStringInfoChar(&buf, '\\');
+				appendStringInfoChar(&buf, *s);
+			}
+			else
+				appendStringInfoChar(&buf, *s);
+		}
+		return buf.data;
+	}
+	if (wild & FT_WILD_SUFFIX)
+		appendStringInfoChar(&buf, '%');
+	append_like_literal(&buf, s);
+	if (wild & FT_WILD_PREFIX)
+		appendStringInfoChar(&buf, '%');
+	return buf.data;
+}
+
+static char *
+lower_text(const char *s)
+{
+	return str_tolower(s, strlen(s), DEFAULT_COLLATION_OID);
+}
+
+/* A text[] parameter of the strings in list; returns its number */
+static int
+add_text_array_param(CompileState *st, List *list)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * Max(list_length(list), 1));
+	ListCell   *lc;
+	int			i = 0;
+
+	foreach(lc, list)
+		elems[i++] = CStringGetTextDatum(lfirst(lc));
+	return add_param(st->c, TEXTARRAYOID,
+					 PointerGetDatum(construct_array(elems, i, TEXTOID, -1,
+													 false, TYPALIGN_INT)));
+}
+
+/*
+ * A tag filter.  Tags compare case-insensitively (both sides lower-cased)
+ * unless the field is CASESENSITIVE; a wildcard tag is a LIKE pattern.
+ */
+static void
+compile_tag(CompileState *st, FtNode *n, StringInfo buf)
+{
+	AttrNumber	attno = find_column(st, n->field, n->field_location);
+	bool		cs = name_in_list(st->info->casesensitive, n->field);
+	List	   *exact = NIL;
+	List	   *patterns = NIL;
+	ListCell   *lc;
+	char	   *elem;
+	bool		isarray;
+	StringInfoData cond;
+
+	if (attno == st->info->vecattno)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("field \"%s\"%s is the vector field: it takes KNN or VECTOR_RANGE, not a tag filter",
+						n->field, at_char(n->field_location))));
+	foreach(lc, n->tags)
+	{
+		FtValue    *v = lfirst(lc);
+		ListCell   *lc2;
+
+		foreach(lc2, value_tags(st, v))
+		{
+			char	   *t = lfirst(lc2);
+
+			if (!cs)
+				t = lower_text(t);
+			if (v->wild)
+				patterns = lappend(patterns, like_pattern(t, v->wild));
+			else
+				exact = lappend(exact, t);
+		}
+	}
+	isarray = get_element_type(column_base_type(st, attno)) != InvalidOid;
+	if (isarray && cs && patterns == NIL)
+	{
+		appendStringInfo(buf,
+						 "(CAST(%s AS pg_catalog.text[]) OPERATOR(pg_catalog.&&) $%d)",
+						 column_ref(st, attno), add_text_array_param(st, exact));
+		return;
+	}
+	elem = isarray ? "e.v" : psprintf("CAST(%s AS pg_catalog.text)",
+									  column_ref(st, attno));
+	if (!cs)
+		elem = psprintf("pg_catalog.lower(%s)", elem);
+	initStringInfo(&cond);
+	if (exact != NIL)
+		appendStringInfo(&cond, "%s OPERATOR(pg_catalog.=) ANY ($%d)", elem,
+						 add_text_array_param(st, exact));
+	if (patterns != NIL)
+		appendStringInfo(&cond, "%s%s OPERATOR(pg_catalog.~~) ANY ($%d)",
+						 exact != NIL ? " OR " : "", elem,
+						 add_text_array_param(st, patterns));
+	if (isarray)
+		appendStringInfo(buf,
+						 "(EXISTS (SELECT FROM pg_catalog.unnest(CAST(%s AS pg_catalog.text[])) e(v) WHERE %s))",
+						 column_ref(st, attno), cond.data);
+	else
+		appendStringInfo(buf, "(%s)", cond.data);
+}
+
+/* ---------------------------------------------------------------------
+ * Full-text terms
+ *
+ * The TEXT fields of an index (FtLoadFieldOptions) are searched through
+ *   pg_catalog.to_tsvector(<language>, COALESCE(CAST(t.f1 AS text), '')
+ *							  || ' ' || COALESCE(CAST(t.f2 AS text), ''))
+ * over all of them (the expression of the GIN index ft.create builds), or
+ * over the fields a term names.  Words, phrases and prefixes become one
+ * tsquery a subtree (to_tsquery normalises them like the documents);
+ * suffix, infix, pattern and fuzzy terms match the lexemes of the
+ * 'simple' configuration (lower-cased, not stemmed) one by one.
+ * ---------------------------------------------------------------------
+ */
+
+/* The TEXT fields a term searches, in the index's order; checked */
+static List *
+text_fields_of(CompileState *st, FtNode *n)
+{
+	ListCell   *lc;
+	List	   *result = NIL;
+
+	if (st->info->text_fields == NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("full-text term%s needs TEXT fields, and index \"%s\" has none",
+						at_char(n->location), st->info->indexname),
+				 errhint("Give them with ft.create(..., text_fields => '{title, body}') or ft.alter.")));
+	if (n->text_fields == NIL)
+		return st->info->text_fields;
+	foreach(lc, n->text_fields)
+	{
+		char	   *f = lfirst(lc);
+
+		if (!name_in_list(st->info->text_fields, f))
+		{
+			(void) find_column(st, f, n->location);
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("field \"%s\"%s is not a TEXT field of index \"%s\"",
+							f, at_char(n->location), st->info->indexname),
+					 errhint("A text term needs a TEXT field; a tag filter is written @%s:{...}.", f)));
+		}
+	}
+	foreach(lc, st->info->text_fields)
+		if (name_in_list(n->text_fields, lfirst(lc)))
+			result = lappend(result, lfirst(lc));
+	return result;
+}
+
+/* The text of fields, as one string: COALESCE(...) || ' ' || ... */
+static char *
+text_source(CompileState *st, List *fields)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	foreach(lc, fields)
+	{
+		if (lc != list_head(fields))
+			appendStringInfoString(&buf, " OPERATOR(pg_catalog.||) ' ' OPERATOR(pg_catalog.||) ");
+		appendStringInfo(&buf, "COALESCE(CAST(%s AS pg_catalog.text), '')",
+						 column_ref(st, find_column(st, lfirst(lc), 0)));
+	}
+	return buf.data;
+}
+
+static char *
+tsvector_expr(CompileState *st, List *fields)
+{
+	return psprintf("pg_catalog.to_tsvector(%s, %s)", st->cfg,
+					text_source(st, fields));
+}
+
+static bool
+same_fields(List *a, List *b)
+{
+	ListCell   *la;
+	ListCell   *lb;
+
+	if (list_length(a) != list_length(b))
+		return false;
+	forboth(la, a, lb, b)
+		if (strcmp(lfirst(la), lfirst(lb)) != 0)
+			return false;
+	return true;
+}
+
+/* A lexeme in tsquery syntax: 'word' ('' and \\ doubled), :* for prefix */
+static void
+append_lexeme(StringInfo buf, const char *w, bool prefix)
+{
+	appendStringInfoChar(buf, '\'');
+	for (; *w; w++)
+	{
+		if (*w == '\'' || *w == '\\')
+			appendStringInfoChar(buf, *w);
+		appendStringInfoChar(buf, *w);
+	}
+	appendStringInfoChar(buf, '\'');
+	if (prefix)
+		appendStringInfoString(buf, ":*");
+}
+
+/*
+ * The tsquery text of n if the whole subtree is words, phrases and
+ * prefixes over one set of fields (returned through *fields), combined
+ * with AND, OR and NOT, none optional; NULL otherwise.
+ */
+static char *
+text_tsquery(CompileState *st, FtNode *n, List **fields)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	check_stack_depth();
+	CHECK_FOR_INTERRUPTS();
+	if (n->optional)
+		return NULL;
+	switch (n->kind)
+	{
+		case FT_NODE_TEXT:
+			{
+				List	   *f = text_fields_of(st, n);
+
+				if (*fields != NIL && !same_fields(*fields, f))
+					return NULL;
+				if (n->text_kind == FT_TEXT_WORD &&
+					(n->term.wild & ~FT_WILD_PREFIX) == 0)
+				{
+					initStringInfo(&buf);
+					append_lexeme(&buf, value_text(st, &n->term, "a string"),
+								  (n->term.wild & FT_WILD_PREFIX) != 0);
+				}
+				else if (n->text_kind == FT_TEXT_PHRASE)
+				{
+					initStringInfo(&buf);
+					appendStringInfoChar(&buf, '(');
+					foreach(lc, n->words)
+					{
+						FtValue    *w = lfirst(lc);
+
+						if (lc != list_head(n->words))
+							appendStringInfoString(&buf, " <-> ");
+						append_lexeme(&buf, w->literal,
+									  (w->wild & FT_WILD_PREFIX) != 0);
+					}
+					appendStringInfoChar(&buf, ')');
+				}
+				else
+					return NULL;
+				*fields = f;
+				return buf.data;
+			}
+		case FT_NODE_AND:
+		case FT_NODE_OR:
+			initStringInfo(&buf);
+			appendStringInfoChar(&buf, '(');
+			foreach(lc, n->args)
+			{
+				char	   *sub = text_tsquery(st, lfirst(lc), fields);
+
+				if (sub == NULL)
+					return NULL;
+				if (lc != list_head(n->args))
+					appendStringInfoString(&buf, n->kind == FT_NODE_AND ? " & " : " | ");
+				appendStringInfoString(&buf, sub);
+			}
+			appendStringInfoChar(&buf, ')');
+			return buf.data;
+		case FT_NODE_NOT:
+			{
+				char	   *sub = text_tsquery(st, linitial(n->args), fields);
+
+				return sub ? psprintf("!%s", sub) : NULL;
+			}
+		default:
+			return NULL;
+	}
+}
+
+/* Add the positive text terms of n to the tsquery the score ranks by */
+static void
+collect_rank_terms(CompileState *st, FtNode *n)
+{
+	ListCell   *lc;
+	char	   *tq;
+	List	   *fields = NIL;
+
+	check_stack_depth();
+	switch (n->kind)
+	{
+		case FT_NODE_AND:
+		case FT_NODE_OR:
+			foreach(lc, n->args)
+				collect_rank_terms(st, lfirst(lc));
+			break;
+		case FT_NODE_TEXT:
+			{
+				bool		opt = n->optional;
+
+				n->optional = false;
+				tq = text_tsquery(st, n, &fields);
+				n->optional = opt;
+				if (tq == NULL)
+					break;
+				if (st->rankq.len > 0)
+					appendStringInfoString(&st->rankq, " | ");
+				appendStringInfoString(&st->rankq, tq);
+				break;
+			}
+		default:
+			break;
+	}
+}
+
+/* Does the subtree have a full-text term? */
+static bool
+has_text_term(FtNode *n)
+{
+	ListCell   *lc;
+
+	check_stack_depth();
+	if (n->kind == FT_NODE_TEXT)
+		return true;
+	foreach(lc, n->args)
+		if (has_text_term(lfirst(lc)))
+			return true;
+	return false;
+}
+
+/* The schema of an installed extension, or NULL */
+static char *
+extension_schema(const char *extname)
+{
+	Oid			extoid = get_extension_oid(extname, true);
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			nsp = InvalidOid;
+
+	if (!OidIsValid(extoid))
+		return NULL;
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(extoid));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		nsp = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return OidIsValid(nsp) ? get_namespace_name(nsp) : NULL;
+}
+
+/* A text term that tsquery cannot say: suffix, infix, pattern, fuzzy */
+static void
+compile_lexeme_match(CompileState *st, FtNode *n, StringInfo buf)
+{
+	List	   *fields = text_fields_of(st, n);
+	char	   *lexemes;
+	char	   *term = lower_text(value_text(st, &n->term, "a string"));
+
+	lexemes = psprintf("pg_catalog.unnest(pg_catalog.tsvector_to_array(pg_catalog.to_tsvector('pg_catalog.simple', %s))) l(w)",
+					   text_source(st, fields));
+	if (n->text_kind == FT_TEXT_FUZZY)
+	{
+		char	   *fsm = extension_schema("fuzzystrmatch");
+		char	   *trgm = extension_schema("pg_trgm");
+
+		if (fsm != NULL)
+			appendStringInfo(buf,
+							 "(EXISTS (SELECT FROM %s WHERE %s.levenshtein(l.w, $%d) OPERATOR(pg_catalog.<=) %d))",
+							 lexemes, quote_identifier(fsm),
+							 add_param(st->c, TEXTOID, CStringGetTextDatum(term)),
+							 n->fuzzy);
+		else if (trgm != NULL)
+			appendStringInfo(buf,
+							 "(EXISTS (SELECT FROM %s WHERE l.w OPERATOR(%s.%%) $%d))",
+							 lexemes, quote_identifier(trgm),
+							 add_param(st->c, TEXTOID, CStringGetTextDatum(term)));
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("fuzzy term%s needs the fuzzystrmatch or pg_trgm extension",
+							at_char(n->location)),
+					 errhint("Run CREATE EXTENSION fuzzystrmatch (Levenshtein distance, as RediSearch) or CREATE EXTENSION pg_trgm (trigram similarity).")));
+		return;
+	}
+	appendStringInfo(buf,
+					 "(EXISTS (SELECT FROM %s WHERE l.w OPERATOR(pg_catalog.~~) $%d))",
+					 lexemes,
+					 add_param(st->c, TEXTOID,
+							   CStringGetTextDatum(like_pattern(term, n->term.wild))));
 }
 
 /*
  * compile_node: append the SQL boolean expression of n to buf.  NULL
  * counts as false everywhere (a missing field matches no tag or range),
  * so a negation is "IS NOT TRUE", as RediSearch's negation is everything
- * but the matches.
+ * but the matches.  Optional terms (~) of an AND only score.
  */
 static void
 compile_node(CompileState *st, FtNode *n, StringInfo buf)
@@ -586,8 +1147,23 @@ compile_node(CompileState *st, FtNode *n, StringInfo buf)
 	AttrNumber	attno;
 	Oid			typid;
 	bool		first = true;
+	List	   *fields = NIL;
+	char	   *tq;
 
 	check_stack_depth();
+	CHECK_FOR_INTERRUPTS();
+
+	/* a subtree of words and phrases: one tsquery */
+	if (n->kind != FT_NODE_ALL && n->kind != FT_NODE_TAG &&
+		n->kind != FT_NODE_NUMERIC && n->kind != FT_NODE_VECRANGE &&
+		!n->optional && (tq = text_tsquery(st, n, &fields)) != NULL)
+	{
+		appendStringInfo(buf, "(%s OPERATOR(pg_catalog.@@) pg_catalog.to_tsquery(%s, $%d))",
+						 tsvector_expr(st, fields), st->cfg,
+						 add_param(st->c, TEXTOID, CStringGetTextDatum(tq)));
+		return;
+	}
+
 	switch (n->kind)
 	{
 		case FT_NODE_ALL:
@@ -602,6 +1178,8 @@ compile_node(CompileState *st, FtNode *n, StringInfo buf)
 				FtNode	   *child = lfirst(lc);
 
 				if (child == st->stop_node)
+					continue;
+				if (child->optional && n->kind == FT_NODE_AND)
 					continue;
 				if (!first)
 					appendStringInfoString(buf, n->kind == FT_NODE_AND ?
@@ -621,44 +1199,21 @@ compile_node(CompileState *st, FtNode *n, StringInfo buf)
 			break;
 
 		case FT_NODE_TAG:
-			{
-				List	   *tags = NIL;
-				Datum	   *elems;
-				int			i = 0;
-				int			pno;
+			compile_tag(st, n, buf);
+			break;
 
-				attno = find_column(st, n->field, n->field_location);
-				if (attno == st->info->vecattno)
-					ereport(ERROR,
-							(errcode(ERRCODE_DATATYPE_MISMATCH),
-							 errmsg("field \"%s\"%s is the vector field: it takes KNN or VECTOR_RANGE, not a tag filter",
-									n->field, at_char(n->field_location))));
-				foreach(lc, n->tags)
-					tags = list_concat(tags, value_tags(st, lfirst(lc)));
-				elems = palloc(sizeof(Datum) * list_length(tags));
-				foreach(lc, tags)
-					elems[i++] = CStringGetTextDatum(lfirst(lc));
-				pno = add_param(st->c, TEXTARRAYOID,
-								PointerGetDatum(construct_array(elems, i, TEXTOID, -1,
-																false, TYPALIGN_INT)));
-				typid = column_base_type(st, attno);
-				if (get_element_type(typid) != InvalidOid)
-					appendStringInfo(buf,
-									 "(CAST(%s AS pg_catalog.text[]) OPERATOR(pg_catalog.&&) $%d)",
-									 column_ref(st, attno), pno);
-				else
-					appendStringInfo(buf,
-									 "(CAST(%s AS pg_catalog.text) OPERATOR(pg_catalog.=) ANY ($%d))",
-									 column_ref(st, attno), pno);
-				break;
-			}
+		case FT_NODE_TEXT:
+			if (n->optional)
+				appendStringInfoString(buf, "true");
+			else
+				compile_lexeme_match(st, n, buf);
+			break;
 
 		case FT_NODE_NUMERIC:
 			{
 				char	   *col;
 				char	   *lo;
 				char	   *hi;
-				bool		isfloat;
 				bool		never = false;
 
 				attno = find_column(st, n->field, n->field_location);
@@ -671,10 +1226,9 @@ compile_node(CompileState *st, FtNode *n, StringInfo buf)
 							 errmsg("field \"%s\"%s is not numeric: a range needs smallint, integer, bigint, real, double precision or numeric, not %s",
 									n->field, at_char(n->field_location),
 									format_type_be(typid))));
-				isfloat = (typid == FLOAT4OID || typid == FLOAT8OID);
 				col = column_ref(st, attno);
-				lo = compile_bound(st, n, &n->lo, true, col, isfloat, &never);
-				hi = compile_bound(st, n, &n->hi, false, col, isfloat, &never);
+				lo = compile_bound(st, n, &n->lo, true, col, typid, &never);
+				hi = compile_bound(st, n, &n->hi, false, col, typid, &never);
 				if (never)
 					appendStringInfoString(buf, "false");
 				else if (lo && hi)
@@ -689,15 +1243,9 @@ compile_node(CompileState *st, FtNode *n, StringInfo buf)
 		case FT_NODE_VECRANGE:
 			{
 				char	   *expr;
-				double		radius;
 				int			pno;
 
-				check_vector_field(st, n->field, n->field_location);
-				radius = value_float8(st, &n->radius, "the radius of VECTOR_RANGE");
-				expr = distance_expr(st, value_vector(st, &n->vector));
-				if (n->yield_as)
-					add_alias(st, n->yield_as, expr);
-				pno = add_param(st->c, FLOAT8OID, Float8GetDatum(radius));
+				expr = compile_vecrange(st, n, &pno);
 				appendStringInfo(buf, "(%s OPERATOR(pg_catalog.<=) $%d)", expr, pno);
 				break;
 			}
@@ -706,7 +1254,7 @@ compile_node(CompileState *st, FtNode *n, StringInfo buf)
 
 /* The jsonb of the returned fields: NULL for RETURN 0 */
 static char *
-fields_expr(CompileState *st)
+fields_expr(CompileState *st, const char *score)
 {
 	FtQuery    *q = st->q;
 	List	   *keys = NIL;
@@ -718,7 +1266,19 @@ fields_expr(CompileState *st)
 	int			pno;
 	int			i;
 
-	if (q->has_return && q->returns == NIL)
+	if (q->withscores)
+	{
+		/* the fields and "__score", the key a constant of the dialect */
+		bool		save = q->withscores;
+		char	   *base;
+
+		q->withscores = false;
+		base = fields_expr(st, score);
+		q->withscores = save;
+		return psprintf("(COALESCE(%s, '{}'::pg_catalog.jsonb) OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('__score', %s))",
+						base, score);
+	}
+	if ((q->has_return && q->returns == NIL) || q->nocontent)
 		return "NULL::pg_catalog.jsonb";
 	if (!q->has_return)
 	{
@@ -875,6 +1435,26 @@ apply_param_options(CompileState *st)
 		q->sortby = field;
 		q->sort_desc = (dir != NULL && pg_strcasecmp(dir, "DESC") == 0);
 	}
+	if ((jv = PARAM_OPTION("WITHSCORES")) != NULL)
+	{
+		if (jv->type != jbvBool)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("WITHSCORES in params must be true or false")));
+		if (q->withscores && jv->val.boolean)
+			BOTH_ERROR("WITHSCORES");
+		q->withscores = q->withscores || jv->val.boolean;
+	}
+	if ((jv = PARAM_OPTION("SCORER")) != NULL)
+	{
+		if (q->scorer)
+			BOTH_ERROR("SCORER");
+		if (jv->type != jbvString)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("SCORER in params must be a scorer name")));
+		q->scorer = jsonb_scalar_text(jv);
+	}
 	if ((jv = PARAM_OPTION("DIALECT")) != NULL)
 	{
 		char	   *s = jsonb_scalar_text(jv);
@@ -940,36 +1520,123 @@ pending_row(CompileState *st, const char *idtype)
 }
 
 /*
+ * The score of a doc for the full-text terms of the query (SCORER):
+ * ts_rank_cd over all TEXT fields stands for BM25 (the default scorer),
+ * ts_rank for TF-IDF; 0 when the query has no text term.
+ */
+static char *
+score_expr(CompileState *st)
+{
+	FtQuery    *q = st->q;
+	const char *fn = "pg_catalog.ts_rank_cd";
+	const char *norm = "";
+
+	if (q->scorer != NULL)
+	{
+		if (pg_strcasecmp(q->scorer, "BM25") == 0 ||
+			pg_strcasecmp(q->scorer, "BM25STD") == 0)
+			;
+		else if (pg_strcasecmp(q->scorer, "TFIDF") == 0)
+			fn = "pg_catalog.ts_rank";
+		else if (pg_strcasecmp(q->scorer, "TFIDF.DOCNORM") == 0)
+		{
+			fn = "pg_catalog.ts_rank";
+			norm = ", 2";
+		}
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("SCORER %s%s is not supported", q->scorer,
+							at_char(q->scorer_location)),
+					 errhint("Use BM25, BM25STD (ts_rank_cd), TFIDF or TFIDF.DOCNORM (ts_rank).")));
+	}
+	if (!st->has_text || st->rankq.len == 0)
+		return "CAST(0 AS pg_catalog.float4)";
+	return psprintf("%s(%s, pg_catalog.to_tsquery(%s, $%d)%s)", fn,
+					tsvector_expr(st, st->info->text_fields), st->cfg,
+					add_param(st->c, TEXTOID, CStringGetTextDatum(st->rankq.data)),
+					norm);
+}
+
+/*
+ * FtLoadFieldOptions: the dialect options of a segvec index, from its
+ * reloptions: text_fields (TEXT fields, comma-separated column names),
+ * language (their text search configuration) and casesensitive (TAG
+ * fields compared case-sensitively).  The caller holds a lock on index.
+ */
+void
+FtLoadFieldOptions(FtIndexInfo *info, Relation index)
+{
+	SegvecOptions *opts = (SegvecOptions *) index->rd_options;
+	char	   *s;
+
+	info->text_fields = NIL;
+	info->casesensitive = NIL;
+	info->language = NULL;
+	if (opts == NULL)
+		return;
+	if (opts->text_fields_offset != 0 &&
+		(s = (char *) opts + opts->text_fields_offset) != NULL && *s)
+	{
+		if (!SplitIdentifierString(pstrdup(s), ',', &info->text_fields))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid text_fields \"%s\" of index \"%s\"", s,
+							RelationGetRelationName(index))));
+	}
+	if (opts->casesensitive_offset != 0 &&
+		(s = (char *) opts + opts->casesensitive_offset) != NULL && *s)
+	{
+		if (!SplitIdentifierString(pstrdup(s), ',', &info->casesensitive))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid casesensitive \"%s\" of index \"%s\"", s,
+							RelationGetRelationName(index))));
+	}
+	if (opts->language_offset != 0)
+	{
+		s = (char *) opts + opts->language_offset;
+		if (*s)
+			info->language = pstrdup(s);
+	}
+}
+
+/*
  * FtCompile: compile q, against the index and table described by info,
  * into one SQL statement and its parameters (see the comment above).
  * params (an object, or NULL) holds the $parameters and may give LIMIT,
- * RETURN, SORTBY and DIALECT.  pending, when not NULL, holds the index's
- * pending upserts (read from ft.pending_for by the caller): the statement
- * combines the table with them.  Errors for unknown fields, fields
- * of the wrong type, missing or malformed parameters, a query vector of
- * the wrong dimension.
+ * RETURN, SORTBY, WITHSCORES, SCORER and DIALECT.  pending, when not
+ * NULL, holds the index's pending upserts (read from ft.pending_for by
+ * the caller): the statement combines the table with them.  Errors for
+ * unknown fields, fields of the wrong type, missing or malformed
+ * parameters, a query vector of the wrong dimension.
  */
 FtCompiled *
 FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 {
 	CompileState st;
 	FtCompiled *c = palloc0(sizeof(FtCompiled));
-	char	   *dist = NULL;	/* distance expression the result is
-								 * ordered by, if any */
+	char	   *dist = NULL;	/* the reported distance, if any */
+	char	   *raw = NULL;		/* the operator's distance (index order) */
 	char	   *sortkey = NULL;
+	char	   *score = NULL;
 	const char *dir;
 	char	   *fields;
 	char	   *cols;
+	char	   *wcols;
 	char	   *branch_order;
 	char	   *union_order;
 	char	   *final_order;
 	char	   *table;
 	char	   *idtype;
+	char	   *exclude_pending = "";
 	StringInfoData where;
+	StringInfoData pwhere;
 	int64		offset = 0;
 	int64		num = FT_DEFAULT_LIMIT;
 	int64		lim;
 	int			lim_p;
+	int			radius_p = 0;
 
 	memset(&st, 0, sizeof(st));
 	st.info = info;
@@ -980,11 +1647,15 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 						info->opname);
 	st.veccol = column_ref(&st, info->vecattno);
 	st.idcol = column_ref(&st, info->idattno);
+	st.squared = q->squared_l2 && info->metric == SEGVEC_METRIC_L2;
+	st.cfg = psprintf("CAST(%s AS pg_catalog.regconfig)",
+					  quote_literal_cstr(info->language ? info->language :
+										 "pg_catalog.english"));
+	initStringInfo(&st.rankq);
 	c->with_pending = (pending != NULL);
 	initStringInfo(&c->sql);
 
 	apply_param_options(&st);
-
 
 	if (q->has_limit)
 	{
@@ -992,14 +1663,15 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 		num = value_int64(&st, &q->num, "the count of LIMIT");
 	}
 
-	/* KNN: the distance, its name, k and EF_RUNTIME */
+	/* KNN: the distance, its name, k, EF_RUNTIME, the hybrid policy */
 	if (q->knn)
 	{
 		FtKnn	   *knn = q->knn;
 
 		check_vector_field(&st, knn->field, knn->field_location);
-		dist = distance_expr(&st, knn->vector_datum != (Datum) 0 ?
-							 knn->vector_datum : value_vector(&st, &knn->vector));
+		raw = distance_expr(&st, knn->vector_datum != (Datum) 0 ?
+							knn->vector_datum : value_vector(&st, &knn->vector));
+		dist = report_expr(&st, raw);
 		lim = knn->vector_datum != (Datum) 0 ? knn->k_value :
 			value_int64(&st, &knn->k, "the k of KNN");
 		if (knn->has_ef)
@@ -1010,9 +1682,17 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 			if (c->ef_search < 1)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("EF_RUNTIME must be at least 1")));
+						 errmsg("EF_RUNTIME%s must be at least 1",
+								at_char(knn->ef.location))));
 		}
-		add_alias(&st, knn->alias ? knn->alias :
+		if (knn->has_batch_size &&
+			value_int64(&st, &knn->batch_size, "BATCH_SIZE") < 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("BATCH_SIZE%s must be at least 1",
+							at_char(knn->batch_size.location))));
+		add_alias(&st, (knn->alias.literal || knn->alias.param) ?
+				  distance_name(&st, &knn->alias) :
 				  psprintf("__%s_score", knn->field), dist);
 	}
 	else if (pg_add_s64_overflow(offset, num, &lim))
@@ -1021,10 +1701,11 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 				 errmsg("LIMIT offset and count are out of range")));
 
 	/*
-	 * A VECTOR_RANGE at the top level of a query with neither KNN nor
-	 * SORTBY orders the result, and the caller stops at its radius.
+	 * A VECTOR_RANGE at the top level of a query without KNN (alone or
+	 * AND-ed): the table is read nearest first and the read stops at the
+	 * first doc beyond the radius.
 	 */
-	if (!q->knn && !q->has_sortby && q->filter)
+	if (!q->knn && q->filter)
 	{
 		FtNode	   *f = q->filter;
 
@@ -1038,7 +1719,7 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 			{
 				FtNode	   *child = lfirst(lc);
 
-				if (child->kind == FT_NODE_VECRANGE)
+				if (child->kind == FT_NODE_VECRANGE && !child->optional)
 				{
 					st.stop_node = child;
 					break;
@@ -1048,45 +1729,56 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 	}
 	if (st.stop_node)
 	{
-		FtNode	   *n = st.stop_node;
+		dist = compile_vecrange(&st, st.stop_node, &radius_p);
+		raw = st.stop_raw;
+	}
 
-		check_vector_field(&st, n->field, n->field_location);
-		c->radius = value_float8(&st, &n->radius, "the radius of VECTOR_RANGE");
-		c->range_stop = true;
-		dist = distance_expr(&st, value_vector(&st, &n->vector));
-		if (n->yield_as)
-			add_alias(&st, n->yield_as, dist);
+	/* the full-text terms: they score the docs */
+	if (q->filter && has_text_term(q->filter))
+	{
+		st.has_text = true;
+		collect_rank_terms(&st, q->filter);
 	}
 
 	/* the filter (shared by both branches: same alias t, same $n) */
 	initStringInfo(&where);
 	appendStringInfo(&where, "%s IS NOT NULL", st.veccol);
-	if (q->filter && q->filter != st.stop_node)
+	if (q->filter && q->filter != st.stop_node && !q->filter->optional)
 	{
 		appendStringInfoString(&where, " AND ");
 		compile_node(&st, q->filter, &where);
 	}
+	initStringInfo(&pwhere);
+	appendStringInfoString(&pwhere, where.data);
+	if (st.stop_node)
+		appendStringInfo(&pwhere, " AND %s OPERATOR(pg_catalog.<=) $%d",
+						 dist, radius_p);
 
-	/* SORTBY: a distance name or a column */
+	score = score_expr(&st);
+
+	/* SORTBY: a distance name, __score or a column */
 	if (q->has_sortby)
 	{
 		sortkey = find_alias(&st, q->sortby);
+		if (sortkey == NULL && strcmp(q->sortby, "__score") == 0)
+			sortkey = score;
 		if (sortkey == NULL)
 			sortkey = column_ref(&st, find_column(&st, q->sortby,
 												   q->sortby_location));
 	}
 	dir = q->sort_desc ? "DESC" : "ASC";
 
-	fields = fields_expr(&st);
-	cols = psprintf("CAST(%s AS pg_catalog.text) AS id, %s AS dist, %s AS fields, %s AS ik%s%s%s",
+	fields = fields_expr(&st, score);
+	cols = psprintf("CAST(%s AS pg_catalog.text) AS id, %s AS dist, %s AS fields, %s AS ik, %s AS sk, %s AS sc",
 					st.idcol, dist ? dist : "NULL::pg_catalog.float8",
-					fields, st.idcol,
-					sortkey ? ", " : "", sortkey ? sortkey : "",
-					sortkey ? " AS sk" : "");
+					fields, st.idcol, sortkey ? sortkey : "NULL", score);
 
-	if (dist && (q->knn || !sortkey))
+	if (q->knn)
 	{
-		branch_order = dist;
+		/* the k nearest; HYBRID_POLICY ADHOC_BF: by exact distances */
+		branch_order = q->knn->policy == FT_HYBRID_ADHOC_BF ?
+			psprintf("%s OPERATOR(pg_catalog.+) CAST(0 AS pg_catalog.float8)", raw) :
+			raw;
 		union_order = "u.dist, u.ik";
 		final_order = sortkey ?
 			psprintf("s.sk %s NULLS LAST, s.dist, s.ik", dir) :
@@ -1094,13 +1786,21 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 	}
 	else if (sortkey)
 	{
-		branch_order = psprintf("%s %s NULLS LAST, %s", sortkey, dir, st.idcol);
+		branch_order = psprintf("sk %s NULLS LAST, ik", dir);
 		union_order = psprintf("u.sk %s NULLS LAST, u.ik", dir);
 		final_order = psprintf("s.sk %s NULLS LAST, s.ik", dir);
 	}
+	else if (st.has_text)
+	{
+		/* as RediSearch: the best score first */
+		branch_order = "sc DESC, ik";
+		union_order = "u.sc DESC, u.ik";
+		final_order = "s.sc DESC, s.ik";
+	}
 	else
 	{
-		branch_order = st.idcol;
+		/* RediSearch's order of docs is their key's here */
+		branch_order = "ik";
 		union_order = "u.ik";
 		final_order = "s.ik";
 	}
@@ -1110,9 +1810,13 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 	idtype = format_type_extended(info->idtype, -1, FORMAT_TYPE_FORCE_QUALIFY);
 
 	if (pending != NULL)
+	{
 		appendStringInfoString(&c->sql,
 							   "WITH p AS MATERIALIZED (\n"
 							   "  SELECT p.id, p.op, p.vector, p.fields FROM ft._pending_rows() p)\n");
+		exclude_pending = psprintf("\n    AND (%s OPERATOR(pg_catalog.=) ANY (SELECT CAST(p.id AS %s) FROM p)) IS NOT TRUE",
+								   st.idcol, idtype);
+	}
 
 	appendStringInfoString(&c->sql,
 						   "SELECT s.id, CAST(s.dist AS pg_catalog.float4) AS distance, s.fields, s.dist\n"
@@ -1121,16 +1825,33 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 		appendStringInfoString(&c->sql, "SELECT u.* FROM (\n(");
 
 	/* the table branch */
-	appendStringInfo(&c->sql,
-					 "SELECT %s\n"
-					 "  FROM %s t\n"
-					 "  WHERE %s",
-					 cols, table, where.data);
-	if (pending != NULL)
+	if (st.stop_node)
+	{
+		/*
+		 * Nearest first, counting the docs beyond the radius: the
+		 * condition on that count becomes the window's run condition, so
+		 * the read stops at the first doc beyond the radius.
+		 */
+		wcols = "w.id, w.dist, w.fields, w.ik, w.sk, w.sc";
 		appendStringInfo(&c->sql,
-						 "\n    AND (%s OPERATOR(pg_catalog.=) ANY (SELECT CAST(p.id AS %s) FROM p)) IS NOT TRUE",
-						 st.idcol, idtype);
-	appendStringInfo(&c->sql, "\n  ORDER BY %s\n  LIMIT $%d", branch_order, lim_p);
+						 "SELECT %s FROM (SELECT %s,\n"
+						 "      pg_catalog.count(*) FILTER (WHERE %s OPERATOR(pg_catalog.>) $%d)\n"
+						 "        OVER (ORDER BY %s) AS beyond\n"
+						 "  FROM %s t\n"
+						 "  WHERE %s%s) w\n"
+						 "  WHERE w.beyond OPERATOR(pg_catalog.<) 1\n"
+						 "  ORDER BY %s\n  LIMIT $%d",
+						 wcols, cols, dist, radius_p, raw, table, where.data,
+						 exclude_pending, branch_order, lim_p);
+	}
+	else
+		appendStringInfo(&c->sql,
+						 "SELECT %s\n"
+						 "  FROM %s t\n"
+						 "  WHERE %s%s\n"
+						 "  ORDER BY %s\n  LIMIT $%d",
+						 cols, table, where.data, exclude_pending,
+						 branch_order, lim_p);
 
 	if (pending != NULL)
 		appendStringInfo(&c->sql,
@@ -1146,7 +1867,8 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 						 cols, table,
 						 quote_identifier(column_name(&st, info->idattno)),
 						 idtype, table, pending_row(&st, idtype),
-						 where.data, branch_order, lim_p, union_order, lim_p);
+						 pwhere.data, q->knn ? raw : branch_order, lim_p,
+						 union_order, lim_p);
 
 	appendStringInfo(&c->sql, ") s\nORDER BY %s\nLIMIT $%d OFFSET $%d",
 					 final_order,
@@ -1154,4 +1876,3 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 					 add_param(c, INT8OID, Int64GetDatum(offset)));
 	return c;
 }
-

@@ -43,7 +43,9 @@
 
 #include <ctype.h>
 
+#include "miscadmin.h"
 #include "mb/pg_wchar.h"
+#include "utils/guc.h"
 
 #include "ft/ftquery.h"
 
@@ -58,17 +60,54 @@ typedef struct FtParser
 	int			len;			/* its length in bytes */
 	int			pos;			/* byte offset of the next character */
 	int			depth;			/* nesting of parentheses and negations */
+	int			nterms;			/* terms read so far */
 	bool		filter_only;	/* parsing ft.search's filter */
 	const char *what;			/* "query" or "filter", for messages */
+	List	   *scope;			/* fields of the enclosing @f:( ... ), or
+								 * NIL: every TEXT field */
+	int			cache_off;		/* char_position: a byte offset ... */
+	int			cache_chars;	/* ... and the characters before it */
 } FtParser;
 
-static FtNode *parse_or(FtParser *p);
+/* segvec.max_query_terms */
+int			segvec_max_query_terms = 10000;
 
-/* 1-based character position of byte offset off */
+static FtNode *parse_or(FtParser *p);
+static FtNode *parse_unary(FtParser *p);
+
+/*
+ * FtQueryInit: define the parser's settings (from _PG_init, before the
+ * segvec prefix is reserved).
+ */
+void
+FtQueryInit(void)
+{
+	DefineCustomIntVariable("segvec.max_query_terms",
+							"Most terms (tags, ranges, words) one ft query may have.",
+							"Bounds the work of parsing and compiling one query.",
+							&segvec_max_query_terms, 10000, 1, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+}
+
+/*
+ * 1-based character position of byte offset off.  Counts from the offset
+ * asked for last time, so that a parse that asks for increasing positions
+ * does linear work in all (counting from the start each time made a long
+ * query take quadratic time).
+ */
 static int
 char_position(FtParser *p, int off)
 {
-	return pg_mbstrlen_with_len(p->str, off) + 1;
+	if (off > p->len)
+		off = p->len;
+	if (off >= p->cache_off)
+		p->cache_chars += pg_mbstrlen_with_len(p->str + p->cache_off,
+											   off - p->cache_off);
+	else
+		p->cache_chars -= pg_mbstrlen_with_len(p->str + off,
+											   p->cache_off - off);
+	p->cache_off = off;
+	return p->cache_chars + 1;
 }
 
 static bool
@@ -83,11 +122,22 @@ peek(FtParser *p)
 	return at_end(p) ? '\0' : p->str[p->pos];
 }
 
+static char
+peek_at(FtParser *p, int ahead)
+{
+	return p->pos + ahead >= p->len ? '\0' : p->str[p->pos + ahead];
+}
+
 static void
 skip_ws(FtParser *p)
 {
 	while (!at_end(p) && isspace((unsigned char) p->str[p->pos]))
+	{
+		/* a query of nothing but white space is long too */
+		if ((p->pos & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
 		p->pos++;
+	}
 }
 
 static bool
@@ -134,6 +184,34 @@ syntax_error(FtParser *p, int off, const char *expected)
 					found_at(p, off))));
 }
 
+/* Report a construct that is valid RediSearch but not supported here */
+static void
+pg_attribute_noreturn()
+not_supported(FtParser *p, int off, const char *what, const char *hint)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("%s at character %d of the %s is not supported",
+					what, char_position(p, off), p->what),
+			 hint ? errhint("%s", hint) : 0));
+}
+
+/*
+ * Count one more term (a tag, a range, a word), checking
+ * segvec.max_query_terms, so that the work of one query stays bounded.
+ */
+static void
+count_term(FtParser *p, int off)
+{
+	if (++p->nterms > segvec_max_query_terms)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s has too many terms at character %d",
+						p->what, char_position(p, off)),
+				 errdetail("At most %d tags, ranges and words are allowed (segvec.max_query_terms).",
+						   segvec_max_query_terms)));
+}
+
 /* Consume the character c (after white space), or report what was expected */
 static void
 expect_char(FtParser *p, char c, const char *expected)
@@ -160,11 +238,12 @@ accept_str(FtParser *p, const char *s)
 }
 
 /*
- * Read a keyword-like word ([A-Za-z_][A-Za-z0-9_]*), returning it or NULL
- * if there is none; does not consume anything when it returns NULL.
+ * Read a keyword-like word ([A-Za-z_][A-Za-z0-9_.]*, '.' only with
+ * with_dot), returning it or NULL if there is none; does not consume
+ * anything when it returns NULL.
  */
 static char *
-read_word(FtParser *p)
+read_word_ext(FtParser *p, bool with_dot)
 {
 	int			start;
 
@@ -173,9 +252,16 @@ read_word(FtParser *p)
 	if (at_end(p) ||
 		!(isalpha((unsigned char) peek(p)) || peek(p) == '_'))
 		return NULL;
-	while (!at_end(p) && (isalnum((unsigned char) peek(p)) || peek(p) == '_'))
+	while (!at_end(p) && (isalnum((unsigned char) peek(p)) || peek(p) == '_' ||
+						  (with_dot && peek(p) == '.')))
 		p->pos++;
 	return pnstrdup(p->str + start, p->pos - start);
+}
+
+static char *
+read_word(FtParser *p)
+{
+	return read_word_ext(p, false);
 }
 
 /* True, consuming it, if the next word is kw (case-insensitive) */
@@ -189,6 +275,37 @@ accept_keyword(FtParser *p, const char *kw)
 		return true;
 	p->pos = save;
 	return false;
+}
+
+/*
+ * The options that may follow a query (LIMIT 0 10, RETURN ..., ...): a
+ * bare word spelled like one, outside parentheses, ends the query
+ * expression.  (Write "limit" or (limit) to search for the word.)
+ */
+static const char *const option_words[] = {
+	"LIMIT", "RETURN", "SORTBY", "DIALECT", "PARAMS", "WITHSCORES",
+	"SCORER", "NOCONTENT", "VERBATIM", "NOSTOPWORDS", "WITHPAYLOADS",
+	"WITHSORTKEYS", "INKEYS", "INFIELDS", "SLOP", "INORDER", "LANGUAGE",
+	"EXPANDER", "PAYLOAD", "TIMEOUT", "HIGHLIGHT", "SUMMARIZE", "FILTER",
+	"GEOFILTER", "EXPLAINSCORE", "FORMAT", NULL
+};
+
+static bool
+at_option_word(FtParser *p)
+{
+	int			save = p->pos;
+	char	   *w = read_word(p);
+	bool		found = false;
+	int			i;
+
+	p->pos = save;
+	if (w == NULL || is_name_char(peek_at(p, strlen(w))) ||
+		peek_at(p, strlen(w)) == '*')
+		return false;
+	for (i = 0; option_words[i] != NULL; i++)
+		if (pg_strcasecmp(w, option_words[i]) == 0)
+			found = true;
+	return found;
 }
 
 /*
@@ -253,10 +370,25 @@ read_param(FtParser *p, FtValue *v)
 	v->param = pnstrdup(p->str + start + 1, p->pos - start - 1);
 }
 
+/* A name or a $param (AS, $YIELD_DISTANCE_AS) */
+static void
+read_name_or_param(FtParser *p, FtValue *v, const char *what)
+{
+	skip_ws(p);
+	if (peek(p) == '$')
+	{
+		read_param(p, v);
+		return;
+	}
+	v->param = NULL;
+	v->location = char_position(p, p->pos);
+	v->literal = read_name(p, what);
+}
+
 /*
  * Read a number literal ([+-]digits[.digits][e[+-]digits]) into v, or a
- * $param.  With allow_inf, also -inf, +inf and inf, returned through
- * *inf (-1 or +1; 0 for a value).
+ * $param (also -$param: its value negated).  With allow_inf, also -inf,
+ * +inf and inf, returned through *inf (-1 or +1; 0 for a value).
  */
 static void
 read_number(FtParser *p, FtValue *v, const char *expected, bool allow_inf,
@@ -272,6 +404,16 @@ read_number(FtParser *p, FtValue *v, const char *expected, bool allow_inf,
 	if (peek(p) == '$')
 	{
 		read_param(p, v);
+		return;
+	}
+	if ((peek(p) == '+' || peek(p) == '-') && peek_at(p, 1) == '$')
+	{
+		bool		neg = (peek(p) == '-');
+
+		p->pos++;
+		read_param(p, v);
+		v->negate = neg;
+		v->location = char_position(p, start);
 		return;
 	}
 	if (peek(p) == '+' || peek(p) == '-')
@@ -365,78 +507,200 @@ read_small_int(FtParser *p, const char *expected)
 }
 
 /*
- * One tag of @f:{...}: a $param, a "quoted string" or bare text up to an
- * unescaped '|' or '}', white space around it dropped.
+ * Read the text of a bare tag or term up to a character stop() says ends
+ * it, \-escapes kept as the escaped character.  *escaped_last tells
+ * whether the last character was escaped, *first_escaped the first (so
+ * that \* is a star, not a wildcard).  White space ends a term; a tag
+ * keeps inner white space and drops it at both ends.
+ */
+static char *
+read_bare(FtParser *p, bool tag, bool *first_escaped, bool *last_escaped)
+{
+	StringInfoData buf;
+	int			keep = 0;		/* length without trailing white space */
+
+	initStringInfo(&buf);
+	*first_escaped = false;
+	*last_escaped = false;
+	while (!at_end(p))
+	{
+		char		c = peek(p);
+		int			n;
+		bool		escaped = false;
+
+		if (tag ? (c == '|' || c == '}') :
+			!(is_name_char(c) || c == '\\'))
+			break;
+		CHECK_FOR_INTERRUPTS();
+		if (c == '\\' && p->pos + 1 < p->len)
+		{
+			p->pos++;
+			escaped = true;
+		}
+		if (buf.len == 0)
+			*first_escaped = escaped;
+		n = Min(pg_mblen(p->str + p->pos), p->len - p->pos);
+		appendBinaryStringInfo(&buf, p->str + p->pos, n);
+		if (escaped || !isspace((unsigned char) p->str[p->pos]))
+		{
+			keep = buf.len;
+			*last_escaped = escaped;
+		}
+		p->pos += n;
+	}
+	buf.len = keep;
+	buf.data[keep] = '\0';
+	return buf.data;
+}
+
+/*
+ * A quoted string, the opening quote q at p->pos: \q and \\ are the
+ * quote and the backslash, any other backslash is kept as written.
+ */
+static char *
+read_quoted(FtParser *p, char q, const char *what)
+{
+	StringInfoData buf;
+	int			start = p->pos;
+
+	initStringInfo(&buf);
+	p->pos++;
+	for (;;)
+	{
+		int			n;
+
+		CHECK_FOR_INTERRUPTS();
+		if (at_end(p))
+			syntax_error(p, start, what);
+		if (peek(p) == q)
+		{
+			p->pos++;
+			break;
+		}
+		if (peek(p) == '\\' && (peek_at(p, 1) == q || peek_at(p, 1) == '\\'))
+			p->pos++;
+		n = Min(pg_mblen(p->str + p->pos), p->len - p->pos);
+		appendBinaryStringInfo(&buf, p->str + p->pos, n);
+		p->pos += n;
+	}
+	return buf.data;
+}
+
+/*
+ * One tag of @f:{...}: a $param, a "quoted string", w'pattern' or bare
+ * text up to an unescaped '|' or '}', white space around it dropped.  A
+ * leading '*' matches any start (suffix), a trailing one any end
+ * (prefix).  Inside bare text, $name is replaced by the parameter's value
+ * (parts).
  */
 static FtValue *
 read_tag(FtParser *p)
 {
 	FtValue    *v = palloc0(sizeof(FtValue));
-	StringInfoData buf;
+	bool		first_escaped;
+	bool		last_escaped;
 	int			start;
+	char	   *s;
 
 	skip_ws(p);
 	start = p->pos;
+	count_term(p, start);
 	v->location = char_position(p, start);
+	if (peek(p) == '*' && (peek_at(p, 1) == '"' || peek_at(p, 1) == '$'))
+	{
+		v->wild |= FT_WILD_SUFFIX;
+		p->pos++;
+	}
 	if (peek(p) == '$')
 	{
+		int			wild = v->wild;
+
 		read_param(p, v);
+		v->wild = wild;
+		v->location = char_position(p, start);
+		if (peek(p) == '*')
+		{
+			v->wild |= FT_WILD_PREFIX;
+			p->pos++;
+		}
 		return v;
 	}
-	initStringInfo(&buf);
 	if (peek(p) == '"')
 	{
-		p->pos++;
-		for (;;)
+		v->literal = read_quoted(p, '"', "a closing \" of the tag");
+		if (peek(p) == '*')
 		{
-			int			n;
-
-			if (at_end(p))
-				syntax_error(p, p->pos, "a closing \" of the tag");
-			if (peek(p) == '"')
-			{
-				p->pos++;
-				break;
-			}
-			if (peek(p) == '\\' && p->pos + 1 < p->len)
-				p->pos++;
-			n = Min(pg_mblen(p->str + p->pos), p->len - p->pos);
-			appendBinaryStringInfo(&buf, p->str + p->pos, n);
-			p->pos += n;
+			v->wild |= FT_WILD_PREFIX;
+			p->pos++;
 		}
+		return v;
 	}
-	else
+	if (peek(p) == 'w' && peek_at(p, 1) == '\'')
 	{
-		int			keep = 0;	/* length without trailing white space */
-
-		while (!at_end(p) && peek(p) != '|' && peek(p) != '}')
-		{
-			int			n;
-			bool		escaped = false;
-
-			if (peek(p) == '\\' && p->pos + 1 < p->len)
-			{
-				p->pos++;
-				escaped = true;
-			}
-			n = Min(pg_mblen(p->str + p->pos), p->len - p->pos);
-			appendBinaryStringInfo(&buf, p->str + p->pos, n);
-			if (escaped || !isspace((unsigned char) p->str[p->pos]))
-				keep = buf.len;
-			p->pos += n;
-		}
-		buf.len = keep;
-		buf.data[keep] = '\0';
-		if (buf.len == 0)
-			syntax_error(p, start, "a tag value");
+		p->pos++;
+		v->literal = read_quoted(p, '\'', "a closing ' of the pattern");
+		v->wild = FT_WILD_PATTERN;
+		return v;
 	}
-	v->literal = buf.data;
+	s = read_bare(p, true, &first_escaped, &last_escaped);
+	if (*s == '\0')
+		syntax_error(p, start, "a tag value");
+	if (s[0] == '*' && !first_escaped && s[1] != '\0')
+	{
+		v->wild |= FT_WILD_SUFFIX;
+		s++;
+	}
+	if (strlen(s) > 1 && s[strlen(s) - 1] == '*' && !last_escaped)
+	{
+		v->wild |= FT_WILD_PREFIX;
+		s[strlen(s) - 1] = '\0';
+	}
+	v->literal = s;
 	return v;
 }
 
-/* attrs after a VECTOR_RANGE or KNN clause: =>{$NAME: value; ...} */
+/* Which attributes =>{$name: value; ...} may give, and where they go */
+typedef struct FtAttrs
+{
+	FtValue    *yield_as;		/* $YIELD_DISTANCE_AS, or NULL */
+	FtValue    *ef;				/* $EF_RUNTIME */
+	bool	   *has_ef;
+	FtValue    *epsilon;		/* $EPSILON */
+	bool	   *has_epsilon;
+	FtKnn	   *knn;			/* $HYBRID_POLICY, $BATCH_SIZE */
+	bool		text;			/* $weight, $slop, $inorder, $phonetic */
+} FtAttrs;
+
 static void
-parse_attributes(FtParser *p, char **yield_as, FtValue *ef, bool *has_ef)
+duplicate_attribute(FtParser *p, int start, const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_SYNTAX_ERROR),
+			 errmsg("%s is given twice (character %d of the %s)",
+					name, char_position(p, start), p->what)));
+}
+
+/* HYBRID_POLICY's value */
+static void
+read_policy(FtParser *p, FtKnn *knn, int start)
+{
+	char	   *w;
+
+	if (knn->policy != FT_HYBRID_DEFAULT)
+		duplicate_attribute(p, start, "HYBRID_POLICY");
+	knn->policy_location = char_position(p, start);
+	w = read_word(p);
+	if (w != NULL && pg_strcasecmp(w, "BATCHES") == 0)
+		knn->policy = FT_HYBRID_BATCHES;
+	else if (w != NULL && pg_strcasecmp(w, "ADHOC_BF") == 0)
+		knn->policy = FT_HYBRID_ADHOC_BF;
+	else
+		syntax_error(p, p->pos, "BATCHES or ADHOC_BF after HYBRID_POLICY");
+}
+
+/* attrs after a VECTOR_RANGE, KNN clause or text term: =>{$NAME: value; ...} */
+static void
+parse_attributes(FtParser *p, FtAttrs *a)
 {
 	expect_char(p, '{', "\"{\" after \"=>\"");
 	for (;;)
@@ -447,25 +711,52 @@ parse_attributes(FtParser *p, char **yield_as, FtValue *ef, bool *has_ef)
 		skip_ws(p);
 		start = p->pos;
 		if (peek(p) != '$')
-			syntax_error(p, start, "an attribute ($YIELD_DISTANCE_AS or $EF_RUNTIME)");
+			syntax_error(p, start, "an attribute ($name: value)");
 		p->pos++;
 		name = read_word(p);
-		if (name != NULL && pg_strcasecmp(name, "YIELD_DISTANCE_AS") == 0)
+		if (name == NULL)
+			syntax_error(p, start, "an attribute ($name: value)");
+		expect_char(p, ':', "\":\" after the attribute name");
+		if (a->yield_as && pg_strcasecmp(name, "YIELD_DISTANCE_AS") == 0)
 		{
-			expect_char(p, ':', "\":\"");
-			*yield_as = read_name(p, "a name for the distance");
+			if (a->yield_as->literal || a->yield_as->param)
+				duplicate_attribute(p, start, "$YIELD_DISTANCE_AS");
+			read_name_or_param(p, a->yield_as, "a name for the distance");
 		}
-		else if (name != NULL && ef != NULL &&
-				 pg_strcasecmp(name, "EF_RUNTIME") == 0)
+		else if (a->ef && pg_strcasecmp(name, "EF_RUNTIME") == 0)
 		{
-			expect_char(p, ':', "\":\"");
-			read_integer(p, ef, "an integer or a $parameter");
-			*has_ef = true;
+			if (*a->has_ef)
+				duplicate_attribute(p, start, "EF_RUNTIME");
+			read_integer(p, a->ef, "an integer or a $parameter");
+			*a->has_ef = true;
 		}
+		else if (a->epsilon && pg_strcasecmp(name, "EPSILON") == 0)
+		{
+			if (*a->has_epsilon)
+				duplicate_attribute(p, start, "EPSILON");
+			read_number(p, a->epsilon, "a number or a $parameter", false, NULL);
+			*a->has_epsilon = true;
+		}
+		else if (a->knn && pg_strcasecmp(name, "HYBRID_POLICY") == 0)
+			read_policy(p, a->knn, start);
+		else if (a->knn && pg_strcasecmp(name, "BATCH_SIZE") == 0)
+		{
+			if (a->knn->has_batch_size)
+				duplicate_attribute(p, start, "BATCH_SIZE");
+			read_integer(p, &a->knn->batch_size, "an integer or a $parameter");
+			a->knn->has_batch_size = true;
+		}
+		else if (a->text && (pg_strcasecmp(name, "weight") == 0 ||
+							 pg_strcasecmp(name, "slop") == 0 ||
+							 pg_strcasecmp(name, "inorder") == 0 ||
+							 pg_strcasecmp(name, "phonetic") == 0))
+			not_supported(p, start, psprintf("attribute $%s", name),
+						  "ts_rank_cd scores the terms; segvec has no per-term weights, slop or phonetic matching.");
 		else
-			syntax_error(p, start, ef != NULL ?
-						 "an attribute ($YIELD_DISTANCE_AS or $EF_RUNTIME)" :
-						 "an attribute ($YIELD_DISTANCE_AS)");
+			ereport(ERROR,
+					(errcode(ERRCODE_SYNTAX_ERROR),
+					 errmsg("unknown attribute $%s at character %d of the %s",
+							name, char_position(p, start), p->what)));
 		skip_ws(p);
 		if (peek(p) == ';')
 		{
@@ -482,19 +773,176 @@ parse_attributes(FtParser *p, char **yield_as, FtValue *ef, bool *has_ef)
 	p->pos++;					/* the '}' */
 }
 
-/* @name:{...} or @name:[...], the '@' not yet consumed */
+/* Is what follows "=>" then "{" (attributes, not a KNN clause)? */
+static bool
+at_attributes(FtParser *p)
+{
+	int			save = p->pos;
+	bool		yes = false;
+
+	if (accept_str(p, "=>"))
+	{
+		skip_ws(p);
+		yes = (peek(p) == '{');
+	}
+	p->pos = save;
+	return yes;
+}
+
+static FtNode *
+make_node(FtNodeKind kind, int location, List *args)
+{
+	FtNode	   *n = palloc0(sizeof(FtNode));
+
+	n->kind = kind;
+	n->location = location;
+	n->args = args;
+	return n;
+}
+
+static bool
+is_term_start(FtParser *p)
+{
+	char		c = peek(p);
+
+	return is_name_char(c) || c == '\\' || c == '"' || c == '%' ||
+		c == '$' || (c == '*' && (is_name_char(peek_at(p, 1)) ||
+								  peek_at(p, 1) == '\\'));
+}
+
+/*
+ * A full-text term at p->pos: a word (with '*' for prefix, suffix or
+ * infix), "a phrase", %fuzzy% (up to three '%'), w'pattern' or a $param.
+ * fields, when not NIL, restrict it to those TEXT fields; otherwise the
+ * enclosing @f:( ... ) does, or it is every TEXT field.
+ */
+static FtNode *
+parse_text_term(FtParser *p, List *fields)
+{
+	int			start = p->pos;
+	FtNode	   *n = make_node(FT_NODE_TEXT, char_position(p, start), NIL);
+	bool		first_escaped;
+	bool		last_escaped;
+	char	   *s;
+
+	n->text_fields = fields ? fields : p->scope;
+	n->text_kind = FT_TEXT_WORD;
+	n->term.location = n->location;
+	count_term(p, start);
+	if (peek(p) == '"')
+	{
+		char	   *text = read_quoted(p, '"', "a closing \" of the phrase");
+		char	   *tok;
+		char	   *save;
+
+		n->text_kind = FT_TEXT_PHRASE;
+		for (tok = strtok_r(text, " \t\n\r\f\v", &save); tok != NULL;
+			 tok = strtok_r(NULL, " \t\n\r\f\v", &save))
+		{
+			FtValue    *w = palloc0(sizeof(FtValue));
+			int			len = strlen(tok);
+
+			CHECK_FOR_INTERRUPTS();
+			if (len > 1 && tok[len - 1] == '*')
+			{
+				w->wild = FT_WILD_PREFIX;
+				tok[len - 1] = '\0';
+			}
+			w->literal = tok;
+			w->location = n->location;
+			n->words = lappend(n->words, w);
+		}
+		if (n->words == NIL)
+			syntax_error(p, start, "a word inside the quotes");
+		if (list_length(n->words) == 1)
+		{
+			n->text_kind = FT_TEXT_WORD;
+			n->term = *(FtValue *) linitial(n->words);
+			n->words = NIL;
+		}
+		return n;
+	}
+	if (peek(p) == 'w' && peek_at(p, 1) == '\'')
+	{
+		p->pos++;
+		n->text_kind = FT_TEXT_PATTERN;
+		n->term.literal = read_quoted(p, '\'', "a closing ' of the pattern");
+		n->term.wild = FT_WILD_PATTERN;
+		return n;
+	}
+	if (peek(p) == '%')
+	{
+		int			level = 0;
+		int			i;
+
+		while (peek(p) == '%')
+			p->pos++, level++;
+		if (level > 3)
+			syntax_error(p, start, "at most three \"%\" around a fuzzy term");
+		n->text_kind = FT_TEXT_FUZZY;
+		n->fuzzy = level;
+		n->term.literal = read_bare(p, false, &first_escaped, &last_escaped);
+		if (*n->term.literal == '\0')
+			syntax_error(p, p->pos, "a word after \"%\"");
+		for (i = 0; i < level; i++)
+			if (peek(p) != '%')
+				syntax_error(p, p->pos, "the closing \"%\" of the fuzzy term");
+			else
+				p->pos++;
+		return n;
+	}
+	if (peek(p) == '*')
+	{
+		n->term.wild |= FT_WILD_SUFFIX;
+		p->pos++;
+	}
+	if (peek(p) == '$')
+	{
+		int			wild = n->term.wild;
+
+		read_param(p, &n->term);
+		n->term.wild = wild;
+	}
+	else
+	{
+		s = read_bare(p, false, &first_escaped, &last_escaped);
+		if (*s == '\0')
+			syntax_error(p, start, "a word");
+		n->term.literal = s;
+	}
+	if (peek(p) == '*')
+	{
+		n->term.wild |= FT_WILD_PREFIX;
+		p->pos++;
+	}
+	return n;
+}
+
+/* @name:{...}, @name:[...], @name:word, @name:( ... ); '@' not consumed */
 static FtNode *
 parse_field(FtParser *p)
 {
 	FtNode	   *n = palloc0(sizeof(FtNode));
 	int			start = p->pos;
+	List	   *fields = NIL;
 
 	n->location = char_position(p, start);
 	p->pos++;					/* the '@' */
 	n->field_location = char_position(p, p->pos);
 	n->field = read_name(p, "a field name after \"@\"");
+	fields = list_make1(n->field);
+	while (peek(p) == '|')
+	{
+		p->pos++;
+		if (peek(p) == '@')
+			p->pos++;
+		fields = lappend(fields, read_name(p, "a field name after \"|\""));
+	}
 	expect_char(p, ':', "\":\" after the field name");
 	skip_ws(p);
+	if ((peek(p) == '{' || peek(p) == '[') && list_length(fields) > 1)
+		syntax_error(p, p->pos,
+					 "a text term: a tag filter or a range takes one field");
 	if (peek(p) == '{')
 	{
 		p->pos++;
@@ -518,9 +966,12 @@ parse_field(FtParser *p)
 	}
 	else if (peek(p) == '[')
 	{
+		count_term(p, start);
 		p->pos++;
 		if (accept_keyword(p, "VECTOR_RANGE"))
 		{
+			FtAttrs		a;
+
 			n->kind = FT_NODE_VECRANGE;
 			read_number(p, &n->radius, "a radius (a number or a $parameter)",
 						false, NULL);
@@ -530,7 +981,13 @@ parse_field(FtParser *p)
 			read_param(p, &n->vector);
 			expect_char(p, ']', "\"]\"");
 			if (accept_str(p, "=>"))
-				parse_attributes(p, &n->yield_as, NULL, NULL);
+			{
+				memset(&a, 0, sizeof(a));
+				a.yield_as = &n->yield_as;
+				a.epsilon = &n->epsilon;
+				a.has_epsilon = &n->has_epsilon;
+				parse_attributes(p, &a);
+			}
 		}
 		else
 		{
@@ -545,6 +1002,13 @@ parse_field(FtParser *p)
 						"a number, -inf, +inf, a $parameter or VECTOR_RANGE",
 						true, &n->lo.inf);
 			skip_ws(p);
+			if (peek(p) == ']' && !n->lo.exclusive && n->lo.inf == 0)
+			{
+				/* [105]: that value alone */
+				p->pos++;
+				n->hi = n->lo;
+				return n;
+			}
 			if (peek(p) == ',')
 				p->pos++;
 			skip_ws(p);
@@ -553,26 +1017,38 @@ parse_field(FtParser *p)
 				p->pos++;
 				n->hi.exclusive = true;
 			}
+			skip_ws(p);
+			start = p->pos;
 			read_number(p, &n->hi.value,
 						"a number, -inf, +inf or a $parameter",
 						true, &n->hi.inf);
+			if (n->hi.inf < 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_SYNTAX_ERROR),
+						 errmsg("the upper bound of a range cannot be -inf (character %d of the %s)",
+								char_position(p, start), p->what)));
 			expect_char(p, ']', "\"]\"");
 		}
 	}
 	else
-		syntax_error(p, p->pos,
-					 "\"{\" (a tag filter) or \"[\" (a numeric range or VECTOR_RANGE)");
-	return n;
-}
+	{
+		/* a text term or group restricted to these fields */
+		List	   *save = p->scope;
+		FtNode	   *t;
 
-static FtNode *
-make_node(FtNodeKind kind, int location, List *args)
-{
-	FtNode	   *n = palloc0(sizeof(FtNode));
-
-	n->kind = kind;
-	n->location = location;
-	n->args = args;
+		if (peek(p) == '(' || peek(p) == '-' || peek(p) == '~')
+		{
+			p->scope = fields;
+			t = parse_unary(p);
+			p->scope = save;
+		}
+		else if (is_term_start(p))
+			t = parse_text_term(p, fields);
+		else
+			syntax_error(p, p->pos,
+						 "\"{\" (a tag filter), \"[\" (a numeric range or VECTOR_RANGE), a text term or \"(\"");
+		return t;
+	}
 	return n;
 }
 
@@ -584,13 +1060,14 @@ parse_unary(FtParser *p)
 
 	skip_ws(p);
 	start = p->pos;
-	if (p->depth >= FT_MAX_DEPTH)
+	if (p->depth > FT_MAX_DEPTH)
 		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				(errcode(ERRCODE_STATEMENT_TOO_COMPLEX),
 				 errmsg("%s nested too deeply at character %d",
 						p->what, char_position(p, start)),
-				 errdetail("At most %d levels of parentheses and negations are allowed.",
+				 errdetail("At most %d levels of parentheses, negations and optional terms are allowed.",
 						   FT_MAX_DEPTH)));
+	check_stack_depth();
 	switch (peek(p))
 	{
 		case '-':
@@ -598,6 +1075,13 @@ parse_unary(FtParser *p)
 			p->depth++;
 			n = make_node(FT_NODE_NOT, char_position(p, start),
 						  list_make1(parse_unary(p)));
+			p->depth--;
+			return n;
+		case '~':
+			p->pos++;
+			p->depth++;
+			n = parse_unary(p);
+			n->optional = true;
 			p->depth--;
 			return n;
 		case '(':
@@ -608,15 +1092,35 @@ parse_unary(FtParser *p)
 			expect_char(p, ')', "\")\" or \"|\"");
 			return n;
 		case '*':
+			if (is_term_start(p))
+				return parse_text_term(p, NIL);
 			p->pos++;
 			return make_node(FT_NODE_ALL, char_position(p, start), NIL);
 		case '@':
 			return parse_field(p);
 		default:
+			if (is_term_start(p))
+				return parse_text_term(p, NIL);
 			syntax_error(p, start,
-						 "a query term (@field:{...}, @field:[...], \"(\", \"-\" or \"*\")");
+						 "a query term (a word, \"phrase\", @field:{...}, @field:[...], \"(\", \"-\" or \"*\")");
 	}
 	return NULL;				/* keep compiler quiet */
+}
+
+/* Is there another term to AND with (and not an option keyword)? */
+static bool
+more_terms(FtParser *p)
+{
+	char		c;
+
+	skip_ws(p);
+	c = peek(p);
+	if (c == '@' || c == '(' || c == '-' || c == '~' ||
+		(c == '*' && !(peek_at(p, 1) == '=' && peek_at(p, 2) == '>')))
+		return true;
+	if (!is_term_start(p))
+		return false;
+	return p->depth > 0 || !at_option_word(p);
 }
 
 /* Juxtaposed terms: their AND */
@@ -628,17 +1132,23 @@ parse_and(FtParser *p)
 
 	skip_ws(p);
 	location = char_position(p, p->pos);
-	terms = lappend(terms, parse_unary(p));
-	for (;;)
+	do
 	{
-		char		c;
+		FtNode	   *t;
 
-		skip_ws(p);
-		c = peek(p);
-		if (c != '@' && c != '(' && c != '-' && c != '*')
-			break;
-		terms = lappend(terms, parse_unary(p));
-	}
+		CHECK_FOR_INTERRUPTS();
+		t = parse_unary(p);
+		if (at_attributes(p))
+		{
+			FtAttrs		a;
+
+			memset(&a, 0, sizeof(a));
+			a.text = true;
+			(void) accept_str(p, "=>");
+			parse_attributes(p, &a);
+		}
+		terms = lappend(terms, t);
+	} while (more_terms(p));
 	if (list_length(terms) == 1)
 		return linitial(terms);
 	return make_node(FT_NODE_AND, location, terms);
@@ -655,6 +1165,7 @@ parse_or(FtParser *p)
 	terms = lappend(terms, parse_and(p));
 	for (;;)
 	{
+		CHECK_FOR_INTERRUPTS();
 		skip_ws(p);
 		if (peek(p) != '|')
 			break;
@@ -666,11 +1177,12 @@ parse_or(FtParser *p)
 	return make_node(FT_NODE_OR, location, terms);
 }
 
-/* [KNN k @field $vec EF_RUNTIME ef AS alias], after the "=>" */
+/* [KNN k @field $vec EF_RUNTIME ef AS alias ...], after the "=>" */
 static FtKnn *
 parse_knn(FtParser *p)
 {
 	FtKnn	   *knn = palloc0(sizeof(FtKnn));
+	FtAttrs		a;
 
 	skip_ws(p);
 	knn->location = char_position(p, p->pos);
@@ -693,7 +1205,10 @@ parse_knn(FtParser *p)
 	read_param(p, &knn->vector);
 	for (;;)
 	{
+		int			start;
+
 		skip_ws(p);
+		start = p->pos;
 		if (peek(p) == ']')
 		{
 			p->pos++;
@@ -701,16 +1216,43 @@ parse_knn(FtParser *p)
 		}
 		if (accept_keyword(p, "EF_RUNTIME"))
 		{
+			if (knn->has_ef)
+				duplicate_attribute(p, start, "EF_RUNTIME");
 			read_integer(p, &knn->ef, "an integer or a $parameter after EF_RUNTIME");
 			knn->has_ef = true;
 		}
 		else if (accept_keyword(p, "AS"))
-			knn->alias = read_name(p, "a name after AS");
+		{
+			if (knn->alias.literal || knn->alias.param)
+				duplicate_attribute(p, start, "AS");
+			read_name_or_param(p, &knn->alias, "a name after AS");
+		}
+		else if (accept_keyword(p, "HYBRID_POLICY"))
+			read_policy(p, knn, start);
+		else if (accept_keyword(p, "BATCH_SIZE"))
+		{
+			if (knn->has_batch_size)
+				duplicate_attribute(p, start, "BATCH_SIZE");
+			read_integer(p, &knn->batch_size, "an integer or a $parameter after BATCH_SIZE");
+			knn->has_batch_size = true;
+		}
+		else if (accept_keyword(p, "EPSILON"))
+			ereport(ERROR,
+					(errcode(ERRCODE_SYNTAX_ERROR),
+					 errmsg("EPSILON at character %d of the %s is a VECTOR_RANGE attribute, not a KNN one",
+							char_position(p, start), p->what)));
 		else
-			syntax_error(p, p->pos, "EF_RUNTIME, AS or \"]\"");
+			syntax_error(p, p->pos, "EF_RUNTIME, HYBRID_POLICY, BATCH_SIZE, AS or \"]\"");
 	}
 	if (accept_str(p, "=>"))
-		parse_attributes(p, &knn->alias, &knn->ef, &knn->has_ef);
+	{
+		memset(&a, 0, sizeof(a));
+		a.yield_as = &knn->alias;
+		a.ef = &knn->ef;
+		a.has_ef = &knn->has_ef;
+		a.knn = knn;
+		parse_attributes(p, &a);
+	}
 	return knn;
 }
 
@@ -734,7 +1276,7 @@ duplicate_option(FtParser *p, int start, const char *opt)
 					opt, char_position(p, start), p->what)));
 }
 
-/* LIMIT, RETURN, SORTBY, DIALECT after the query expression */
+/* LIMIT, RETURN, SORTBY, DIALECT, ... after the query expression */
 static void
 parse_options(FtParser *p, FtQuery *q)
 {
@@ -743,6 +1285,7 @@ parse_options(FtParser *p, FtQuery *q)
 		int			start;
 		char	   *w;
 
+		CHECK_FOR_INTERRUPTS();
 		skip_ws(p);
 		if (at_end(p))
 			break;
@@ -750,7 +1293,7 @@ parse_options(FtParser *p, FtQuery *q)
 		w = read_word(p);
 		if (w == NULL)
 			syntax_error(p, start,
-						 "end of query or an option (LIMIT, RETURN, SORTBY, DIALECT)");
+						 "end of query or an option (LIMIT, RETURN, SORTBY, WITHSCORES, SCORER, DIALECT)");
 		if (pg_strcasecmp(w, "LIMIT") == 0)
 		{
 			if (q->has_limit)
@@ -772,6 +1315,7 @@ parse_options(FtParser *p, FtQuery *q)
 			{
 				FtReturnField *f = palloc0(sizeof(FtReturnField));
 
+				CHECK_FOR_INTERRUPTS();
 				f->field = read_option_field(p, &f->location,
 											 "a field name to return");
 				used++;
@@ -800,6 +1344,28 @@ parse_options(FtParser *p, FtQuery *q)
 			else
 				(void) accept_keyword(p, "ASC");
 		}
+		else if (pg_strcasecmp(w, "WITHSCORES") == 0)
+		{
+			if (q->withscores)
+				duplicate_option(p, start, "WITHSCORES");
+			q->withscores = true;
+		}
+		else if (pg_strcasecmp(w, "NOCONTENT") == 0)
+		{
+			if (q->nocontent)
+				duplicate_option(p, start, "NOCONTENT");
+			q->nocontent = true;
+		}
+		else if (pg_strcasecmp(w, "SCORER") == 0)
+		{
+			if (q->scorer)
+				duplicate_option(p, start, "SCORER");
+			skip_ws(p);
+			q->scorer_location = char_position(p, p->pos);
+			q->scorer = read_word_ext(p, true);
+			if (q->scorer == NULL)
+				syntax_error(p, p->pos, "a scorer name after SCORER");
+		}
 		else if (pg_strcasecmp(w, "DIALECT") == 0)
 		{
 			int			vstart;
@@ -820,9 +1386,26 @@ parse_options(FtParser *p, FtQuery *q)
 					 errmsg("PARAMS cannot be given in the query text (character %d)",
 							char_position(p, start)),
 					 errhint("Pass the parameters in the params argument, for example '{\"vec\": [1, 2, 3]}'.")));
+		else if (pg_strcasecmp(w, "SLOP") == 0 ||
+				 pg_strcasecmp(w, "INORDER") == 0)
+			not_supported(p, start, w,
+						  "A phrase (\"...\") matches adjacent words in order; segvec has no slop.");
+		else if (pg_strcasecmp(w, "VERBATIM") == 0 ||
+				 pg_strcasecmp(w, "NOSTOPWORDS") == 0 ||
+				 pg_strcasecmp(w, "EXPANDER") == 0 ||
+				 pg_strcasecmp(w, "LANGUAGE") == 0)
+			not_supported(p, start, w,
+						  "Words are normalised by the text search configuration of the index (ft.create's language).");
 		else
+		{
+			int			i;
+
+			for (i = 0; option_words[i] != NULL; i++)
+				if (pg_strcasecmp(w, option_words[i]) == 0)
+					not_supported(p, start, option_words[i], NULL);
 			syntax_error(p, start,
-						 "end of query or an option (LIMIT, RETURN, SORTBY, DIALECT)");
+						 "end of query or an option (LIMIT, RETURN, SORTBY, WITHSCORES, SCORER, DIALECT)");
+		}
 	}
 }
 
@@ -835,10 +1418,22 @@ normalize_top(FtNode *n)
 	return n;
 }
 
+static void
+init_parser(FtParser *p, const char *str, bool filter_only)
+{
+	memset(p, 0, sizeof(*p));
+	p->str = str;
+	p->len = strlen(str);
+	p->filter_only = filter_only;
+	p->what = filter_only ? "filter" : "query";
+}
+
 /*
  * FtParseQuery: parse an ft.query query string.  Returns the tree; raises
- * ERRCODE_SYNTAX_ERROR on a syntax error.  Parameters are not resolved
- * here (FtCompile does that).
+ * ERRCODE_SYNTAX_ERROR on a syntax error, ERRCODE_PROGRAM_LIMIT_EXCEEDED
+ * past segvec.max_query_terms, ERRCODE_STATEMENT_TOO_COMPLEX past
+ * FT_MAX_DEPTH.  Takes time linear in the length of the query and can be
+ * cancelled.  Parameters are not resolved here (FtCompile does that).
  */
 FtQuery *
 FtParseQuery(const char *query)
@@ -846,21 +1441,32 @@ FtParseQuery(const char *query)
 	FtParser	p;
 	FtQuery    *q = palloc0(sizeof(FtQuery));
 
-	p.str = query;
-	p.len = strlen(query);
-	p.pos = 0;
-	p.depth = 0;
-	p.filter_only = false;
-	p.what = "query";
+	init_parser(&p, query, false);
 	q->dialect = 2;
+	q->squared_l2 = true;		/* as RediSearch's DISTANCE_METRIC L2 */
 
 	skip_ws(&p);
 	if (at_end(&p))
-		syntax_error(&p, p.pos, "a query (\"*\", @field:... or \"(\")");
+		syntax_error(&p, p.pos, "a query (\"*\", a word, @field:... or \"(\")");
 	q->filter = normalize_top(parse_or(&p));
 	if (accept_str(&p, "=>"))
 		q->knn = parse_knn(&p);
 	parse_options(&p, q);
+
+	/* what RediSearch says of HYBRID_POLICY and BATCH_SIZE */
+	if (q->knn && (q->knn->policy != FT_HYBRID_DEFAULT ||
+				   q->knn->has_batch_size) && q->filter == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("hybrid query attributes were sent for a non-hybrid query (character %d)",
+						q->knn->location),
+				 errdetail("HYBRID_POLICY and BATCH_SIZE apply to a KNN with a filter.")));
+	if (q->knn && q->knn->policy == FT_HYBRID_ADHOC_BF &&
+		q->knn->has_batch_size)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("BATCH_SIZE is irrelevant for HYBRID_POLICY ADHOC_BF (character %d)",
+						q->knn->policy_location)));
 	return q;
 }
 
@@ -874,12 +1480,7 @@ FtParseFilter(const char *filter)
 	FtParser	p;
 	FtNode	   *n;
 
-	p.str = filter;
-	p.len = strlen(filter);
-	p.pos = 0;
-	p.depth = 0;
-	p.filter_only = true;
-	p.what = "filter";
+	init_parser(&p, filter, true);
 
 	skip_ws(&p);
 	if (at_end(&p))
@@ -907,10 +1508,24 @@ FtParseFilter(const char *filter)
 static void
 append_value(StringInfo buf, FtValue *v)
 {
+	if (v->wild & FT_WILD_PATTERN)
+		appendStringInfoString(buf, "w'");
+	if (v->wild & FT_WILD_SUFFIX)
+		appendStringInfoChar(buf, '*');
 	if (v->param)
-		appendStringInfo(buf, "$%s", v->param);
+		appendStringInfo(buf, "%s$%s", v->negate ? "-" : "", v->param);
 	else
-		appendStringInfoString(buf, v->literal);
+		appendStringInfoString(buf, v->literal ? v->literal : "");
+	if (v->wild & FT_WILD_PREFIX)
+		appendStringInfoChar(buf, '*');
+	if (v->wild & FT_WILD_PATTERN)
+		appendStringInfoChar(buf, '\'');
+}
+
+static bool
+has_value(FtValue *v)
+{
+	return v->param != NULL || v->literal != NULL;
 }
 
 static void
@@ -966,8 +1581,44 @@ node_to_string(StringInfo buf, FtNode *n, int indent)
 			append_value(buf, &n->vector);
 			appendStringInfoString(buf, " radius ");
 			append_value(buf, &n->radius);
-			if (n->yield_as)
-				appendStringInfo(buf, " AS %s", n->yield_as);
+			if (has_value(&n->yield_as))
+			{
+				appendStringInfoString(buf, " AS ");
+				append_value(buf, &n->yield_as);
+			}
+			appendStringInfoString(buf, "}\n");
+			break;
+		case FT_NODE_TEXT:
+			appendStringInfoString(buf, n->optional ? "OPTIONAL " : "");
+			if (n->text_fields != NIL)
+			{
+				appendStringInfoChar(buf, '@');
+				foreach(lc, n->text_fields)
+					appendStringInfo(buf, "%s%s", lc == list_head(n->text_fields) ? "" : "|",
+									 (char *) lfirst(lc));
+				appendStringInfoChar(buf, ':');
+			}
+			switch (n->text_kind)
+			{
+				case FT_TEXT_WORD:
+				case FT_TEXT_PATTERN:
+					appendStringInfoString(buf, n->term.wild ? "WILDCARD {" : "TERM {");
+					append_value(buf, &n->term);
+					break;
+				case FT_TEXT_FUZZY:
+					appendStringInfo(buf, "FUZZY %d {", n->fuzzy);
+					append_value(buf, &n->term);
+					break;
+				case FT_TEXT_PHRASE:
+					appendStringInfoString(buf, "EXACT {");
+					foreach(lc, n->words)
+					{
+						if (lc != list_head(n->words))
+							appendStringInfoChar(buf, ' ');
+						append_value(buf, lfirst(lc));
+					}
+					break;
+			}
 			appendStringInfoString(buf, "}\n");
 			break;
 	}
@@ -995,8 +1646,19 @@ FtQueryToString(FtQuery *q)
 			appendStringInfoString(&buf, " EF_RUNTIME ");
 			append_value(&buf, &q->knn->ef);
 		}
-		if (q->knn->alias)
-			appendStringInfo(&buf, " AS %s", q->knn->alias);
+		if (q->knn->policy != FT_HYBRID_DEFAULT)
+			appendStringInfo(&buf, " HYBRID_POLICY %s",
+							 q->knn->policy == FT_HYBRID_ADHOC_BF ? "ADHOC_BF" : "BATCHES");
+		if (q->knn->has_batch_size)
+		{
+			appendStringInfoString(&buf, " BATCH_SIZE ");
+			append_value(&buf, &q->knn->batch_size);
+		}
+		if (has_value(&q->knn->alias))
+		{
+			appendStringInfoString(&buf, " AS ");
+			append_value(&buf, &q->knn->alias);
+		}
 		appendStringInfoString(&buf, "}\n");
 	}
 	if (q->filter)
@@ -1027,6 +1689,10 @@ FtQueryToString(FtQuery *q)
 	if (q->has_sortby)
 		appendStringInfo(&buf, "SORTBY %s %s\n", q->sortby,
 						 q->sort_desc ? "DESC" : "ASC");
+	if (q->withscores)
+		appendStringInfoString(&buf, "WITHSCORES\n");
+	if (q->scorer)
+		appendStringInfo(&buf, "SCORER %s\n", q->scorer);
 	if (buf.len > 0 && buf.data[buf.len - 1] == '\n')
 		buf.data[--buf.len] = '\0';
 	return buf.data;

@@ -25,6 +25,7 @@
 #include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
 #include "utils/jsonb.h"
+#include "utils/relcache.h"
 
 #include "kernels/distance.h"
 
@@ -33,7 +34,7 @@
  * ----------------
  */
 
-/* Nesting depth of parentheses and negations the parser accepts */
+/* Nesting depth of parentheses, negations and field scopes accepted */
 #define FT_MAX_DEPTH			64
 
 /* LIMIT when the query gives none (RediSearch's default: LIMIT 0 10) */
@@ -53,7 +54,14 @@ typedef struct FtValue
 	char	   *param;			/* parameter name without '$', or NULL */
 	char	   *literal;		/* literal text when param is NULL */
 	int			location;		/* 1-based character position */
+	bool		negate;			/* -$param: the parameter's value negated */
+	int			wild;			/* tags and terms: FT_WILD_* bits */
 } FtValue;
+
+/* Wildcards of a tag or term */
+#define FT_WILD_PREFIX			0x01	/* abc*: starts with */
+#define FT_WILD_SUFFIX			0x02	/* *abc: ends with */
+#define FT_WILD_PATTERN			0x04	/* w'a?c*': a pattern */
 
 typedef enum FtNodeKind
 {
@@ -63,8 +71,27 @@ typedef enum FtNodeKind
 	FT_NODE_NOT,				/* -x: one child */
 	FT_NODE_TAG,				/* @f:{a | b} */
 	FT_NODE_NUMERIC,			/* @f:[lo hi] */
-	FT_NODE_VECRANGE			/* @f:[VECTOR_RANGE r $v] */
+	FT_NODE_VECRANGE,			/* @f:[VECTOR_RANGE r $v] */
+	FT_NODE_TEXT				/* a full-text term: word, "phrase", pre*,
+								 * %fuzzy%, w'pattern' */
 } FtNodeKind;
+
+/* What a full-text term is */
+typedef enum FtTextKind
+{
+	FT_TEXT_WORD,				/* hello, hel*, *llo, *ll* (value.wild) */
+	FT_TEXT_PHRASE,				/* "hello world": words adjacent, in order */
+	FT_TEXT_FUZZY,				/* %hello% (fuzzy = number of '%') */
+	FT_TEXT_PATTERN				/* w'he?lo*' */
+} FtTextKind;
+
+/* HYBRID_POLICY of a KNN with a filter */
+typedef enum FtHybridPolicy
+{
+	FT_HYBRID_DEFAULT = 0,		/* not given: segvec's filtered scan */
+	FT_HYBRID_BATCHES,			/* the same, named */
+	FT_HYBRID_ADHOC_BF			/* exact distances of the filtered docs */
+} FtHybridPolicy;
 
 /* One end of a numeric range */
 typedef struct FtBound
@@ -86,7 +113,19 @@ typedef struct FtNode
 	FtBound		hi;
 	FtValue		radius;			/* VECRANGE */
 	FtValue		vector;
-	char	   *yield_as;		/* VECRANGE: $YIELD_DISTANCE_AS, or NULL */
+	FtValue		yield_as;		/* VECRANGE: $YIELD_DISTANCE_AS (name or
+								 * $param); literal and param NULL: none */
+	bool		has_epsilon;	/* VECRANGE: $EPSILON given (accepted, the
+								 * range is exact) */
+	FtValue		epsilon;
+	/* TEXT */
+	List	   *text_fields;	/* field names (char *), NIL: every TEXT
+								 * field of the index */
+	FtTextKind	text_kind;
+	FtValue		term;			/* WORD, FUZZY, PATTERN: the term */
+	List	   *words;			/* PHRASE: FtValue *s */
+	int			fuzzy;			/* FUZZY: 1, 2 or 3 */
+	bool		optional;		/* ~term: scores, does not filter */
 } FtNode;
 
 /* The KNN clause: *=>[KNN k @field $vec EF_RUNTIME ef AS alias] */
@@ -99,7 +138,12 @@ typedef struct FtKnn
 	FtValue		vector;
 	bool		has_ef;
 	FtValue		ef;
-	char	   *alias;			/* AS / $YIELD_DISTANCE_AS, or NULL */
+	FtValue		alias;			/* AS / $YIELD_DISTANCE_AS (a name or a
+								 * $param); literal and param NULL: none */
+	FtHybridPolicy policy;		/* HYBRID_POLICY */
+	int			policy_location;
+	bool		has_batch_size;
+	FtValue		batch_size;		/* BATCH_SIZE (accepted, see ftcompile.c) */
 
 	/*
 	 * ft.search passes its vector and k directly: when vector_datum is not
@@ -133,6 +177,13 @@ typedef struct FtQuery
 	int			sortby_location;
 	bool		sort_desc;
 	int			dialect;		/* 2 */
+	bool		withscores;		/* WITHSCORES: fields gets "__score" */
+	bool		nocontent;		/* NOCONTENT: fields is NULL */
+	char	   *scorer;			/* SCORER name, or NULL */
+	int			scorer_location;
+	bool		squared_l2;		/* report and compare L2 distances squared
+								 * (ft.query, as RediSearch); ft.search
+								 * keeps the operator's Euclidean value */
 } FtQuery;
 
 /* ----------------
@@ -154,6 +205,10 @@ typedef struct FtIndexInfo
 	char	   *opnspname;		/* schema of the ordering operator */
 	char	   *opname;			/* "<->", "<=>" or "<#>" */
 	int			dimensions;		/* 0 while the index has no vector */
+	/* dialect options of the index (reloptions, see FtLoadFieldOptions) */
+	List	   *text_fields;	/* TEXT fields: column names (char *) */
+	char	   *language;		/* text search configuration of TEXT */
+	List	   *casesensitive;	/* TAG fields compared case-sensitively */
 } FtIndexInfo;
 
 /*
@@ -191,6 +246,8 @@ typedef struct FtCompiled
  */
 
 /* ftquery.c: parser */
+extern PGDLLIMPORT int segvec_max_query_terms;
+extern void FtQueryInit(void);
 extern FtQuery *FtParseQuery(const char *query);
 extern FtNode *FtParseFilter(const char *filter);
 extern char *FtQueryToString(FtQuery *q);
@@ -198,6 +255,7 @@ extern char *FtQueryToString(FtQuery *q);
 /* ftcompile.c */
 extern FtCompiled *FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params,
 							 FtPending *pending);
+extern void FtLoadFieldOptions(FtIndexInfo *info, Relation index);
 
 /* ftsearch.c */
 extern FtIndexInfo *FtGetIndexInfo(Oid indexoid);

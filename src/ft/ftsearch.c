@@ -132,6 +132,7 @@ FtGetIndexInfo(Oid indexoid)
 
 	SegvecGetMetaInfo(index, &meta);
 	info->dimensions = meta.dimensions;
+	FtLoadFieldOptions(info, index);
 
 	relation_close(index, NoLock);
 	relation_close(heap, NoLock);

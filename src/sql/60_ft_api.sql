@@ -20,11 +20,15 @@
  *   CREATE INDEX index_name ON tbl USING segvec (vector_column <opclass>)
  *     INCLUDE (id_column) WITH (m = .., ef_construction = ..)
  * in the table's schema, and returns it.  metric: l2 (default), cosine or
- * ip.
+ * ip.  text_fields, language and casesensitive are the dialect's field
+ * options (TEXT fields with their GIN index, case-sensitive TAG fields),
+ * set by ft.alter.
  */
 CREATE FUNCTION ft.create(index_name text, tbl regclass, id_column name,
 	vector_column name, metric text DEFAULT 'l2', m int DEFAULT 16,
-	ef_construction int DEFAULT 64, dimensions int DEFAULT NULL)
+	ef_construction int DEFAULT 64, dimensions int DEFAULT NULL,
+	text_fields name[] DEFAULT NULL, language text DEFAULT NULL,
+	casesensitive name[] DEFAULT NULL)
 RETURNS regclass
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -148,11 +152,17 @@ BEGIN
 		CASE WHEN dimensions IS NOT NULL
 			THEN format(', dimensions = %L', dimensions) ELSE '' END);
 
+	IF text_fields IS NOT NULL OR language IS NOT NULL
+		OR casesensitive IS NOT NULL THEN
+		PERFORM ft.alter(to_regclass(format('%I.%I', rel.nspname, index_name)),
+			text_fields, language, casesensitive);
+	END IF;
+
 	RETURN to_regclass(format('%I.%I', rel.nspname, index_name));
 END
 $$;
 
-COMMENT ON FUNCTION ft.create(text, regclass, name, name, text, int, int, int)
+COMMENT ON FUNCTION ft.create(text, regclass, name, name, text, int, int, int, name[], text, name[])
 	IS 'FT.CREATE: create a segvec index on tbl (vector_column) INCLUDE (id_column), with a btree on the id';
 
 /*

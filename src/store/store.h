@@ -58,6 +58,10 @@ typedef struct SegvecOptions
 	int			ef_construction;	/* HNSW candidate list size at build */
 	int			dimensions;		/* 0: taken from the first vector */
 	int			compact_threshold;	/* -1: segvec.compact_threshold */
+	/* the ft dialect's field options (strings: offsets, 0 when unset) */
+	int			text_fields_offset; /* TEXT fields: "title,body" */
+	int			language_offset;	/* their text search configuration */
+	int			casesensitive_offset;	/* case-sensitive TAG fields */
 } SegvecOptions;
 
 /* ----------------
