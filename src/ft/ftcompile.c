@@ -65,15 +65,24 @@
  *			  ORDER BY <distance> | <sort key>, t.id | t.id
  *			  LIMIT $lim
  *
+ * Every branch also has sk (the SORTBY key, or NULL) and sc (the
+ * full-text score, or 0); distances of an L2 index are reported squared
+ * in ft.query (pg_catalog.power(<->, 2)), while the order stays the
+ * operator's, which the index provides.
+ *
  * A KNN query orders the branch by the distance, so the planner can take
  * the segvec index's ordered scan (the filter becomes its Filter and the
  * scan keeps producing rows until $lim of them pass); $lim is k, and
- * SORTBY and LIMIT apply to those k rows, as in RediSearch.  A query whose
- * top level has a VECTOR_RANGE (and no KNN, no SORTBY) is ordered by that
- * distance the same way, without the range in the WHERE: the caller stops
- * reading at the first row beyond the radius (range_stop), so the scan
- * does not go through the whole index.  Otherwise the order is the SORTBY
- * field, then the id.
+ * SORTBY and LIMIT apply to those k rows, as in RediSearch (HYBRID_POLICY
+ * ADHOC_BF orders by "distance + 0", which no index provides: exact
+ * distances of the filtered rows).  A query whose top level has a
+ * VECTOR_RANGE (and no KNN) reads the table in that distance's order
+ * inside a window that counts the rows beyond the radius; the condition
+ * "count < 1" becomes the window's run condition, so the scan stops at the
+ * first row beyond the radius instead of going through the whole index,
+ * and the rows within are then ordered.  Without SORTBY the order is, as
+ * RediSearch's, the full-text score (best first) when there are text
+ * terms, else the id.
  *
  * The pending branch reads the newest pending upsert per id, read from
  * ft.pending_for just before and handed to the statement by
@@ -106,7 +115,8 @@ typedef struct CompileState
 	char	   *idcol;			/* "t." || quoted id column */
 	List	   *aliases;		/* FtAlias * */
 	FtNode	   *stop_node;		/* top-level VECTOR_RANGE: the early stop */
-	bool		squared;		/* report L2 distances squared */
+	bool		squared;		/* report RediSearch's distances (L2
+								 * squared, IP as 1 - dot) */
 	char	   *cfg;			/* the TEXT configuration as SQL */
 	bool		has_text;		/* the filter has a full-text term */
 	StringInfoData rankq;		/* tsquery text of the scored terms */
@@ -439,6 +449,16 @@ value_tags(CompileState *st, FtValue *v)
 	List	   *tags = NIL;
 	ListCell   *lc;
 
+	if (v->parts != NIL)
+	{
+		StringInfoData buf;
+
+		initStringInfo(&buf);
+		foreach(lc, v->parts)
+			appendStringInfoString(&buf,
+								   value_text(st, lfirst(lc), "a string or a number"));
+		return list_make1(buf.data);
+	}
 	if (v->param == NULL)
 		return list_make1(v->literal);
 	jv = lookup_param(st, v);
@@ -550,12 +570,18 @@ find_alias(CompileState *st, const char *name)
 	return NULL;
 }
 
-/* The distance as reported and compared: squared for L2 in ft.query */
+/*
+ * The distance as reported and compared.  ft.query gives RediSearch's:
+ * L2 squared, IP as 1 - the inner product (<#> is its negation); cosine
+ * is the same.  ft.search gives the operator's.
+ */
 static char *
 report_expr(CompileState *st, char *raw)
 {
-	if (st->squared)
+	if (st->squared && st->info->metric == SEGVEC_METRIC_L2)
 		return psprintf("pg_catalog.power(%s, CAST(2 AS pg_catalog.float8))", raw);
+	if (st->squared && st->info->metric == SEGVEC_METRIC_IP)
+		return psprintf("(%s OPERATOR(pg_catalog.+) CAST(1 AS pg_catalog.float8))", raw);
 	return raw;
 }
 
@@ -1647,7 +1673,7 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 						info->opname);
 	st.veccol = column_ref(&st, info->vecattno);
 	st.idcol = column_ref(&st, info->idattno);
-	st.squared = q->squared_l2 && info->metric == SEGVEC_METRIC_L2;
+	st.squared = q->squared_l2;
 	st.cfg = psprintf("CAST(%s AS pg_catalog.regconfig)",
 					  quote_literal_cstr(info->language ? info->language :
 										 "pg_catalog.english"));

@@ -8,19 +8,29 @@
  *
  *	query	 := expr ['=>' knn [attrs]] option*
  *	expr	 := and ('|' and)*						OR, binds loosest
- *	and		 := unary unary*						AND by juxtaposition
- *	unary	 := '-' unary | '(' expr ')' | '*' | field
- *	field	 := '@' name ':' '{' tag ('|' tag)* '}'	tag filter
+ *	and		 := unary [attrs] (unary [attrs])*		AND by juxtaposition
+ *	unary	 := '-' unary | '~' unary | '(' expr ')' | '*' | field | term
+ *	field	 := '@' names ':' '{' tag ('|' tag)* '}'	tag filter
  *			  | '@' name ':' '[' bound [','] bound ']'	numeric range
+ *			  | '@' name ':' '[' bound ']'				single value
  *			  | '@' name ':' '[' VECTOR_RANGE num $vec ']' [attrs]
- *	bound	 := ['('] (number | -inf | +inf | inf | $param)
- *	tag		 := text with \-escapes | "quoted" | $param
+ *			  | '@' names ':' (term | '(' expr ')' | '-' unary | '~' unary)
+ *	names	 := name ('|' ['@'] name)*
+ *	bound	 := ['('] (number | -inf | +inf | inf | [+-]$param)
+ *	tag		 := ['*'] (text with \-escapes and $params | "quoted" | $param)
+ *				['*'] | w'pattern'
+ *	term	 := ['*'] (word | $param) ['*'] | "phrase words" | %word% |
+ *				%%word%% | %%%word%%% | w'pattern'
  *	knn		 := '[' KNN (int | $param) '@' name $vec
- *				(EF_RUNTIME (int | $param) | AS name)* ']'
- *	attrs	 := '=>' '{' ($YIELD_DISTANCE_AS | $EF_RUNTIME) ':' value
- *				[';' ...] '}'
+ *				(EF_RUNTIME (int | $param) | AS (name | $param) |
+ *				 HYBRID_POLICY (BATCHES | ADHOC_BF) | BATCH_SIZE int)* ']'
+ *	attrs	 := '=>' '{' $name ':' value [';' ...] '}'
  *	option	 := LIMIT off num | RETURN n field [AS name]... |
- *				SORTBY field [ASC | DESC] | DIALECT 2
+ *				SORTBY field [ASC | DESC] | WITHSCORES | NOCONTENT |
+ *				SCORER name | DIALECT 2
+ *
+ * A bare word spelled like an option (LIMIT, RETURN, ...) outside
+ * parentheses ends the expression.
  *
  * As in DIALECT 2, AND binds tighter than OR: "a b | c d" is
  * "(a b) | (c d)".  The filter of ft.search is an expr alone (no KNN, no
@@ -29,7 +39,15 @@
  * Errors: a syntax error says at which character (1-based, counted in
  * characters, not bytes) and what was expected, with
  * ERRCODE_SYNTAX_ERROR; the message carries both, so that it survives
- * \set VERBOSITY terse.
+ * \set VERBOSITY terse.  A construct of RediSearch that segvec does not
+ * have is refused by name (ERRCODE_FEATURE_NOT_SUPPORTED), never read as
+ * something else.
+ *
+ * Bounded work: the parser takes time linear in the query (character
+ * positions are counted incrementally, see char_position), checks for
+ * interrupts in every loop that can run long, and refuses more than
+ * segvec.max_query_terms terms (ERRCODE_PROGRAM_LIMIT_EXCEEDED) and more
+ * than FT_MAX_DEPTH levels of nesting (ERRCODE_STATEMENT_TOO_COMPLEX).
  *
  * The compiler (FtCompile, in ftcompile.c) checks every field against the
  * table's columns, quotes column names with quote_identifier() and binds
@@ -514,12 +532,15 @@ read_small_int(FtParser *p, const char *expected)
  * keeps inner white space and drops it at both ends.
  */
 static char *
-read_bare(FtParser *p, bool tag, bool *first_escaped, bool *last_escaped)
+read_bare(FtParser *p, bool tag, bool *first_escaped, bool *last_escaped,
+		  List **parts)
 {
 	StringInfoData buf;
 	int			keep = 0;		/* length without trailing white space */
 
 	initStringInfo(&buf);
+	if (parts)
+		*parts = NIL;
 	*first_escaped = false;
 	*last_escaped = false;
 	while (!at_end(p))
@@ -532,6 +553,25 @@ read_bare(FtParser *p, bool tag, bool *first_escaped, bool *last_escaped)
 			!(is_name_char(c) || c == '\\'))
 			break;
 		CHECK_FOR_INTERRUPTS();
+		if (parts && c == '$' &&
+			(isalnum((unsigned char) peek_at(p, 1)) || peek_at(p, 1) == '_'))
+		{
+			/* {t100 $p}: the text so far, then the parameter */
+			FtValue    *v;
+
+			if (buf.len > 0)
+			{
+				v = palloc0(sizeof(FtValue));
+				v->literal = pnstrdup(buf.data, buf.len);
+				*parts = lappend(*parts, v);
+			}
+			resetStringInfo(&buf);
+			keep = 0;
+			v = palloc0(sizeof(FtValue));
+			read_param(p, v);
+			*parts = lappend(*parts, v);
+			continue;
+		}
 		if (c == '\\' && p->pos + 1 < p->len)
 		{
 			p->pos++;
@@ -550,6 +590,13 @@ read_bare(FtParser *p, bool tag, bool *first_escaped, bool *last_escaped)
 	}
 	buf.len = keep;
 	buf.data[keep] = '\0';
+	if (parts && *parts != NIL && keep > 0)
+	{
+		FtValue    *v = palloc0(sizeof(FtValue));
+
+		v->literal = buf.data;
+		*parts = lappend(*parts, v);
+	}
 	return buf.data;
 }
 
@@ -561,7 +608,6 @@ static char *
 read_quoted(FtParser *p, char q, const char *what)
 {
 	StringInfoData buf;
-	int			start = p->pos;
 
 	initStringInfo(&buf);
 	p->pos++;
@@ -571,7 +617,7 @@ read_quoted(FtParser *p, char q, const char *what)
 
 		CHECK_FOR_INTERRUPTS();
 		if (at_end(p))
-			syntax_error(p, start, what);
+			syntax_error(p, p->pos, what);
 		if (peek(p) == q)
 		{
 			p->pos++;
@@ -614,6 +660,7 @@ read_tag(FtParser *p)
 	if (peek(p) == '$')
 	{
 		int			wild = v->wild;
+		int			save = p->pos;
 
 		read_param(p, v);
 		v->wild = wild;
@@ -623,7 +670,13 @@ read_tag(FtParser *p)
 			v->wild |= FT_WILD_PREFIX;
 			p->pos++;
 		}
-		return v;
+		skip_ws(p);
+		if (peek(p) == '|' || peek(p) == '}' || p->filter_only || wild)
+			return v;
+		/* {$a more text}: text with a parameter in it */
+		p->pos = save;
+		v->param = NULL;
+		v->wild = 0;
 	}
 	if (peek(p) == '"')
 	{
@@ -642,7 +695,10 @@ read_tag(FtParser *p)
 		v->wild = FT_WILD_PATTERN;
 		return v;
 	}
-	s = read_bare(p, true, &first_escaped, &last_escaped);
+	s = read_bare(p, true, &first_escaped, &last_escaped,
+				  p->filter_only ? NULL : &v->parts);
+	if (v->parts != NIL)
+		return v;
 	if (*s == '\0')
 		syntax_error(p, start, "a tag value");
 	if (s[0] == '*' && !first_escaped && s[1] != '\0')
@@ -746,12 +802,18 @@ parse_attributes(FtParser *p, FtAttrs *a)
 			read_integer(p, &a->knn->batch_size, "an integer or a $parameter");
 			a->knn->has_batch_size = true;
 		}
-		else if (a->text && (pg_strcasecmp(name, "weight") == 0 ||
-							 pg_strcasecmp(name, "slop") == 0 ||
+		else if (a->text && pg_strcasecmp(name, "weight") == 0)
+		{
+			/* only scores; ts_rank_cd has no per-term weights */
+			FtValue		w;
+
+			read_number(p, &w, "a number or a $parameter", false, NULL);
+		}
+		else if (a->text && (pg_strcasecmp(name, "slop") == 0 ||
 							 pg_strcasecmp(name, "inorder") == 0 ||
 							 pg_strcasecmp(name, "phonetic") == 0))
 			not_supported(p, start, psprintf("attribute $%s", name),
-						  "ts_rank_cd scores the terms; segvec has no per-term weights, slop or phonetic matching.");
+						  "A phrase matches adjacent words in order; segvec has no slop or phonetic matching.");
 		else
 			ereport(ERROR,
 					(errcode(ERRCODE_SYNTAX_ERROR),
@@ -881,9 +943,15 @@ parse_text_term(FtParser *p, List *fields)
 			syntax_error(p, start, "at most three \"%\" around a fuzzy term");
 		n->text_kind = FT_TEXT_FUZZY;
 		n->fuzzy = level;
-		n->term.literal = read_bare(p, false, &first_escaped, &last_escaped);
-		if (*n->term.literal == '\0')
-			syntax_error(p, p->pos, "a word after \"%\"");
+		if (peek(p) == '$')
+			read_param(p, &n->term);
+		else
+		{
+			n->term.literal = read_bare(p, false, &first_escaped,
+										&last_escaped, NULL);
+			if (*n->term.literal == '\0')
+				syntax_error(p, p->pos, "a word after \"%\"");
+		}
 		for (i = 0; i < level; i++)
 			if (peek(p) != '%')
 				syntax_error(p, p->pos, "the closing \"%\" of the fuzzy term");
@@ -905,7 +973,7 @@ parse_text_term(FtParser *p, List *fields)
 	}
 	else
 	{
-		s = read_bare(p, false, &first_escaped, &last_escaped);
+		s = read_bare(p, false, &first_escaped, &last_escaped, NULL);
 		if (*s == '\0')
 			syntax_error(p, start, "a word");
 		n->term.literal = s;
@@ -1512,7 +1580,14 @@ append_value(StringInfo buf, FtValue *v)
 		appendStringInfoString(buf, "w'");
 	if (v->wild & FT_WILD_SUFFIX)
 		appendStringInfoChar(buf, '*');
-	if (v->param)
+	if (v->parts)
+	{
+		ListCell   *lc;
+
+		foreach(lc, v->parts)
+			append_value(buf, lfirst(lc));
+	}
+	else if (v->param)
 		appendStringInfo(buf, "%s$%s", v->negate ? "-" : "", v->param);
 	else
 		appendStringInfoString(buf, v->literal ? v->literal : "");

@@ -56,6 +56,8 @@ typedef struct FtValue
 	int			location;		/* 1-based character position */
 	bool		negate;			/* -$param: the parameter's value negated */
 	int			wild;			/* tags and terms: FT_WILD_* bits */
+	List	   *parts;			/* a bare tag with $params inside ({t100
+								 * $p}): FtValue *s to concatenate */
 } FtValue;
 
 /* Wildcards of a tag or term */
@@ -234,7 +236,9 @@ typedef struct FtCompiled
 	Oid		   *types;
 	Datum	   *values;
 	int			ef_search;		/* from EF_RUNTIME / the argument; 0: none */
-	bool		range_stop;		/* stop at the first row with dist >
+	bool		range_stop;		/* XXX no longer set: the statement stops
+								 * at the radius itself; stop at the
+								 * first row with dist >
 								 * radius */
 	double		radius;
 	bool		with_pending;	/* combines pending upserts */
