@@ -11,6 +11,9 @@ SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
 RESET client_min_messages;
 SET jit = off;
+-- queued writes stay queued until ft.flush: the checks before it assert
+-- what a background merge would change
+SET segvec.background_merge = off;
 
 -- deterministic, pairwise distinct 4-dim vectors
 CREATE FUNCTION pg_temp.v(i int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
