@@ -154,6 +154,10 @@ SELECT id, fields FROM ft.query('docs_idx', 'leather boots WITHSCORES RETURN 1 t
 SET enable_seqscan = off;
 SELECT line FROM ft.explain('docs_idx', 'running shoes') AS e(line)
   WHERE line ~ 'Bitmap|Index';
+-- and, as a first test, one restricted to some fields (a match in the
+-- title is a match in title and body)
+SELECT count(*) AS index_scans FROM ft.explain('docs_idx', '@title:(trail hat)') AS e(line)
+  WHERE line ~ 'Bitmap Index Scan on docs_idx_text';
 RESET enable_seqscan;
 
 -- fuzzy terms: neither extension, pg_trgm (trigram similarity),

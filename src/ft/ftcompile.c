@@ -1184,9 +1184,22 @@ compile_node(CompileState *st, FtNode *n, StringInfo buf)
 		n->kind != FT_NODE_NUMERIC && n->kind != FT_NODE_VECRANGE &&
 		!n->optional && (tq = text_tsquery(st, n, &fields)) != NULL)
 	{
-		appendStringInfo(buf, "(%s OPERATOR(pg_catalog.@@) pg_catalog.to_tsquery(%s, $%d))",
-						 tsvector_expr(st, fields), st->cfg,
-						 add_param(st->c, TEXTOID, CStringGetTextDatum(tq)));
+		int			pno = add_param(st->c, TEXTOID, CStringGetTextDatum(tq));
+
+		/*
+		 * Restricted to some of the TEXT fields: a match there is a match
+		 * over all of them too when the tsquery has no negation, and that
+		 * test the GIN index can answer first.
+		 */
+		if (!same_fields(fields, st->info->text_fields) &&
+			strchr(tq, '!') == NULL)
+			appendStringInfo(buf, "(%s OPERATOR(pg_catalog.@@) pg_catalog.to_tsquery(%s, $%d) AND ",
+							 tsvector_expr(st, st->info->text_fields), st->cfg,
+							 pno);
+		else
+			appendStringInfoChar(buf, '(');
+		appendStringInfo(buf, "%s OPERATOR(pg_catalog.@@) pg_catalog.to_tsquery(%s, $%d))",
+						 tsvector_expr(st, fields), st->cfg, pno);
 		return;
 	}
 
