@@ -1036,6 +1036,10 @@ parse_field(FtParser *p)
 	{
 		count_term(p, start);
 		p->pos++;
+		if (accept_keyword(p, "WITHIN") || accept_keyword(p, "CONTAINS") ||
+			accept_keyword(p, "INTERSECTS") || accept_keyword(p, "DISJOINT"))
+			not_supported(p, start, "a GEOSHAPE query",
+						  "segvec has no GEO or GEOSHAPE fields.");
 		if (accept_keyword(p, "VECTOR_RANGE"))
 		{
 			FtAttrs		a;
@@ -1090,6 +1094,26 @@ parse_field(FtParser *p)
 			read_number(p, &n->hi.value,
 						"a number, -inf, +inf or a $parameter",
 						true, &n->hi.inf);
+			skip_ws(p);
+			if (isdigit((unsigned char) peek(p)) || peek(p) == '$')
+			{
+				/* [lon lat radius unit]: a GEO range */
+				int			save = p->pos;
+				int			geo = p->pos;
+				char	   *unit;
+
+				while (!at_end(p) && !isspace((unsigned char) peek(p)) &&
+					   peek(p) != ']')
+					p->pos++;
+				unit = read_word(p);
+				if (unit != NULL &&
+					(pg_strcasecmp(unit, "m") == 0 || pg_strcasecmp(unit, "km") == 0 ||
+					 pg_strcasecmp(unit, "mi") == 0 || pg_strcasecmp(unit, "ft") == 0))
+					not_supported(p, geo,
+								  "a GEO range (@field:[lon lat radius unit])",
+								  "segvec has no GEO fields.");
+				p->pos = save;
+			}
 			if (n->hi.inf < 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_SYNTAX_ERROR),
