@@ -207,7 +207,7 @@ AS 'MODULE_PATHNAME', 'ft_query'
 LANGUAGE C VOLATILE SECURITY INVOKER ROWS 10;
 
 COMMENT ON FUNCTION ft.query(regclass, text, jsonb)
-	IS 'FT.SEARCH with a RediSearch DIALECT 2 query: KNN, tag and numeric filters, VECTOR_RANGE, LIMIT, RETURN, SORTBY';
+	IS 'FT.SEARCH with a RediSearch DIALECT 2 query: KNN, tags, numeric ranges, VECTOR_RANGE, full text, LIMIT, RETURN, SORTBY, WITHSCORES';
 
 /*
  * ft.explain(index, query, params): FT.EXPLAIN.  The parsed query, the SQL
