@@ -3,7 +3,7 @@
 -- nesting past 64 levels with 54001; a long query parses in linear time
 -- (a 9,000-term OR answers, positions are counted from the previous one,
 -- not from the start), and a statement_timeout of 10 ms cancels a parse
--- of 20 MB (without interrupt checks the parse would run to its syntax
+-- of 50 MB (without interrupt checks the parse would run to its syntax
 -- error instead).
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
@@ -47,8 +47,8 @@ SELECT count(*) FROM ft.query('pl_idx', repeat('~', 65) || '@n:[1 3]');
 -- positions in a long query are right, in characters
 SELECT count(*) FROM ft.query('pl_idx', repeat('@tag:{é} ', 5000) || '@n:[1 2 3]');
 
--- a 20 MB query: 10 ms of statement_timeout cancel its parse
-CREATE TEMP TABLE longq AS SELECT repeat(' ', 20000000) || '@@' AS q;
+-- a 50 MB query: 10 ms of statement_timeout cancel its parse
+CREATE TEMP TABLE longq AS SELECT repeat(' ', 50000000) || '@@' AS q;
 SET statement_timeout = '10ms';
 SELECT count(*) FROM longq, ft.query('pl_idx', longq.q);
 RESET statement_timeout;
