@@ -219,6 +219,7 @@ INSERT INTO cases (kind, q, p, expect) VALUES
  ('s', 'riding', NULL, '0,1'),
  ('s', 'trail bike', NULL, '4,8'),
  ('s', '2005', NULL, '3'),
+ ('s', 'xbn 2.1', NULL, '5'),
  ('s', 'Kahuna', NULL, '4'),
  ('s', 'hill*', NULL, '1'),
  ('s', 'bi*', NULL, '2,3,4,5,6,7,8,9'),

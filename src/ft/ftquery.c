@@ -549,8 +549,12 @@ read_bare(FtParser *p, bool tag, bool *first_escaped, bool *last_escaped,
 		int			n;
 		bool		escaped = false;
 
+		/* a term is a word; 2.1 and v1.2 are words too */
 		if (tag ? (c == '|' || c == '}') :
-			!(is_name_char(c) || c == '\\'))
+			!(is_name_char(c) || c == '\\' ||
+			  (c == '.' && buf.len > 0 &&
+			   isdigit((unsigned char) buf.data[buf.len - 1]) &&
+			   isdigit((unsigned char) peek_at(p, 1)))))
 			break;
 		CHECK_FOR_INTERRUPTS();
 		if (parts && c == '$' &&
