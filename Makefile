@@ -5,8 +5,10 @@
 #                             install, run every pg_regress suite and TAP test
 #   make demo                 (as root) load Fashion-MNIST, build an index,
 #                             run a few queries and print the figures
-#   make OPTFLAGS=""          portable build (kernels still pick AVX2 or
-#                             AVX-512 at load time through CPUID)
+#   make bench-kernels        ns per call of each distance kernel path
+#   make OPTFLAGS=-march=native  a build for CPUs like this one only (the
+#                             default build runs anywhere; the kernels pick
+#                             AVX2 or AVX-512 at load time through CPUID)
 
 EXTENSION = segvec
 MODULE_big = segvec
@@ -22,13 +24,19 @@ REGRESS_OPTS = --inputdir=.
 TAP_TESTS = 1
 PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
 
-OPTFLAGS ?= -march=native
+# The build uses the distribution's flags (pg_config --cflags), so the module
+# runs on any CPU the distribution supports; the distance kernels pick AVX2
+# or AVX-512 at load time.  OPTFLAGS=-march=native is an explicit opt-in for
+# a module that only runs on CPUs like the build machine's.  -ffp-contract=off
+# keeps the compiler from fusing a multiply and an add, which would change
+# the kernels' results (src/kernels/distance.c).
+OPTFLAGS ?=
 PG_CPPFLAGS = -I$(srcdir)/src
-PG_CFLAGS = $(OPTFLAGS) -Wall -Wextra -Wno-unused-parameter \
+PG_CFLAGS = $(OPTFLAGS) -ffp-contract=off -Wall -Wextra -Wno-unused-parameter \
 	-Wno-sign-compare -Wno-missing-field-initializers
 SHLIB_LINK = -lxxhash
 
-EXTRA_CLEAN = test/tmp_check tmp_check
+EXTRA_CLEAN = test/tmp_check tmp_check test/bench/kernels
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -41,7 +49,7 @@ sql/segvec--0.1.0.sql: $(sort $(wildcard src/sql/*.sql))
 
 all: sql/segvec--0.1.0.sql
 
-.PHONY: test demo bench
+.PHONY: test demo bench bench-kernels
 
 test:
 	bash test/run-tests.sh
@@ -51,3 +59,14 @@ demo:
 
 bench:
 	bash test/bench/run.sh
+
+# Micro benchmark of the distance kernels: ns per call of each path the CPU
+# has, and whether all paths return the same bits (test/bench/kernels.c).
+KERNEL_SRC = $(firstword $(wildcard src/distance.c src/*/distance.c))
+
+test/bench/kernels: test/bench/kernels.c $(KERNEL_SRC) $(wildcard src/*.h src/*/*.h)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -I$(dir $(KERNEL_SRC)) -Isrc -o $@ $< -lm -no-pie \
+		-Wl,--unresolved-symbols=ignore-all
+
+bench-kernels: test/bench/kernels
+	test/bench/kernels

@@ -43,9 +43,8 @@ _PG_init(void)
 	SegvecJobsInit();
 	SegvecMergeInit();
 	FtQueryInit();
+	SegvecInitKernels();
 
 	/* after every segvec.* setting is defined: drops unknown ones */
 	MarkGUCPrefixReserved("segvec");
-
-	SegvecInitKernels();
 }

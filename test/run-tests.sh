@@ -3,16 +3,20 @@
 # build and install segvec, then, as the postgres user in a copy of the tree:
 #
 #   1. every pg_regress suite (sql/*.sql except the install script) against a
-#      throwaway pg_virtualenv cluster with shared_preload_libraries=segvec;
+#      throwaway pg_virtualenv cluster with shared_preload_libraries=segvec,
+#      once per distance kernel path the CPU has (segvec.kernel = scalar,
+#      avx2, avx512);
 #   2. every TAP test (test/t/*.pl); they make their own clusters.
 #
 # Prints regression.diffs and the TAP logs of failed tests, and ends with the
-# line "N passed, M failed" (suites plus TAP files).  Exits non-zero when
+# line "N passed, M failed" (suites per kernel path, TAP files and the
+# portability check).  Exits non-zero when
 # anything failed.  SEGVEC_KEEP_TMP=1 keeps the copy for a post-mortem.
 #
 # To run a part of the suite while working on it:
 #   SEGVEC_REGRESS="jobs compact"   only these pg_regress suites ("" for none)
 #   SEGVEC_TAP="test/t/011_jobs_compact.pl"   only these TAP files ("" for none)
+#   SEGVEC_KERNELS="avx2"           only these kernel paths for pg_regress
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -41,6 +45,13 @@ if ! { make -j"$(nproc)" && make install; }; then
 	failed=1
 	summary
 	exit 1
+fi
+
+echo "=== portability: no AVX outside the kernels (test/check-portable.sh)"
+if bash test/check-portable.sh; then
+	passed=$((passed + 1))
+else
+	failed=$((failed + 1))
 fi
 
 # The postgres user may not be able to enter the checkout (CI clones under a
@@ -79,34 +90,51 @@ for f in sql/*.sql; do
 done
 fi
 
-regress_rc=0
+# The distance kernels: the suites run once per path this CPU has, as every
+# path must give the same results (src/distance.c).
+if [ -n "${SEGVEC_KERNELS+set}" ]; then
+	kernels=($SEGVEC_KERNELS)
+else
+	kernels=(scalar)
+	if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
+		kernels+=(avx2)
+	fi
+	if grep -qw avx512f /proc/cpuinfo; then
+		kernels+=(avx512)
+	fi
+fi
+
 if [ ${#suites[@]} -gt 0 ]; then
-	echo "=== pg_regress: ${#suites[@]} suite(s)"
-	# TAP_TESTS= leaves the TAP tests to the step below, outside this cluster.
-	# When the command fails, pg_virtualenv prints the server log's tail.
-	set +e
 	names=()
 	for f in "${suites[@]}"; do names+=("$(basename "$f" .sql)"); done
-	as_postgres pg_virtualenv -v 15 -o shared_preload_libraries=segvec \
-		make installcheck TAP_TESTS= REGRESS="${names[*]}" 2>&1 | tee regress.out.log
-	regress_rc=${PIPESTATUS[0]}
-	set -e
-	# pg_regress prints "test NAME ... ok" (or FAILED) for each suite.
-	r_ok=$(grep -cE '^[[:space:]]*(test[[:space:]]+)?[^[:space:]]+[[:space:]]+\.\.\. (ok|failed \(ignored\))' regress.out.log || true)
-	r_bad=$(grep -cE '^[[:space:]]*(test[[:space:]]+)?[^[:space:]]+[[:space:]]+\.\.\. FAILED' regress.out.log || true)
-	if [ "$regress_rc" -ne 0 ] && [ "$r_bad" -eq 0 ]; then
-		# pg_regress or the cluster broke before judging the suites
-		r_bad=$((${#suites[@]} - r_ok))
-		[ "$r_bad" -gt 0 ] || r_bad=1
-	fi
-	passed=$((passed + r_ok))
-	failed=$((failed + r_bad))
-	if [ "$regress_rc" -ne 0 ]; then
-		if [ -s regression.diffs ]; then
-			echo "=== regression.diffs"
+	for kernel in "${kernels[@]}"; do
+		echo "=== pg_regress: ${#suites[@]} suite(s), segvec.kernel = $kernel"
+		# TAP_TESTS= leaves the TAP tests to the step below, outside this
+		# cluster.  When the command fails, pg_virtualenv prints the server
+		# log's tail.
+		set +e
+		as_postgres pg_virtualenv -v 15 -o shared_preload_libraries=segvec \
+			-o segvec.kernel="$kernel" \
+			make installcheck TAP_TESTS= REGRESS="${names[*]}" 2>&1 |
+			tee regress.out.log
+		regress_rc=${PIPESTATUS[0]}
+		set -e
+		# pg_regress prints "test NAME ... ok" (or FAILED) for each suite.
+		r_ok=$(grep -cE '^[[:space:]]*(test[[:space:]]+)?[^[:space:]]+[[:space:]]+\.\.\. (ok|failed \(ignored\))' regress.out.log || true)
+		r_bad=$(grep -cE '^[[:space:]]*(test[[:space:]]+)?[^[:space:]]+[[:space:]]+\.\.\. FAILED' regress.out.log || true)
+		if [ "$regress_rc" -ne 0 ] && [ "$r_bad" -eq 0 ]; then
+			# pg_regress or the cluster broke before judging the suites
+			r_bad=$((${#suites[@]} - r_ok))
+			[ "$r_bad" -gt 0 ] || r_bad=1
+		fi
+		passed=$((passed + r_ok))
+		failed=$((failed + r_bad))
+		if [ "$regress_rc" -ne 0 ] && [ -s regression.diffs ]; then
+			echo "=== regression.diffs (segvec.kernel = $kernel)"
 			head -n 3000 regression.diffs
 		fi
-	fi
+		rm -f regression.diffs
+	done
 else
 	echo "=== pg_regress: no suites"
 fi

@@ -3,27 +3,47 @@
  * distance.c
  *	  Vector input checks, distance kernels and the SQL distance functions.
  *
- * Two kernels do the work of the index: the sum of squared differences and
- * the dot product of two float4 arrays.  Each exists in three versions:
+ * Three kernels do the work of the index: the sum of squared differences
+ * and the dot product of two float4 arrays (accumulated in float), and the
+ * fused a.b, |a|^2, |b|^2 of cosine distance (accumulated in double, since
+ * 1 - cos is a difference of nearly equal numbers for close vectors and
+ * float accumulation would leave errors around 1e-6 there).  Each exists
+ * in three versions:
  *
- *	- scalar: plain C written so that gcc -O2 vectorises it (eight
- *	  independent accumulators updated by an inner loop of known length),
- *	  whatever -march the build uses;
- *	- avx2: AVX2 + FMA intrinsics, 32 floats per iteration;
- *	- avx512: AVX-512F intrinsics, 64 floats per iteration and a masked
- *	  load for the tail.
+ *	- scalar: plain C, which gcc -O2 vectorises with whatever instructions
+ *	  the build's flags allow (SSE2 with Debian's);
+ *	- avx2: AVX2 intrinsics, compiled with target("avx2,fma");
+ *	- avx512: AVX-512F intrinsics, target("avx512f"), masked loads for the
+ *	  tail.
  *
- * The SIMD versions are compiled with function-level target attributes, so
- * a portable build (make OPTFLAGS="") still contains them;
- * SegvecInitKernels() picks the best one the CPU supports, once, at load
- * time.  Until it runs, the function pointers hold the scalar kernels.
+ * All three return the same bits for the same inputs, so that an index
+ * answers the same on every machine (and the regression suite's expected
+ * output holds everywhere).  They follow one summation order:
  *
- * The kernels accumulate in float; versions differ only in summation order,
- * so their results agree to within float rounding.  Cosine distance is
- * computed by a fused kernel that accumulates a.b, |a|^2 and |b|^2 in double
- * (the products of two floats are exact in double), because 1 - cos is a
- * difference of nearly equal numbers for close vectors and float
- * accumulation would leave errors around 1e-6 there.
+ *	- the float kernels keep FLOAT_LANES (32) partial sums; lane j adds the
+ *	  elements j, j + 32, j + 64, ... in that order, each step one rounded
+ *	  multiply then one rounded add (never a fused multiply-add: the scalar
+ *	  version cannot use one on CPUs without FMA, so no version does, and
+ *	  the Makefile compiles with -ffp-contract=off so the compiler does not
+ *	  fuse them either);
+ *	- the lanes are then combined in a fixed tree: lane j += lane j + 16 for
+ *	  j < 16, then j += j + 8 for j < 8, then 4, 2, 1; the result is lane 0;
+ *	- the cosine kernel does the same with DOUBLE_LANES (8) double lanes
+ *	  and a tree of 4, 2, 1.  The product of two floats is exact in
+ *	  double, so only the additions round, and a fused multiply-add gives
+ *	  the same bits as a multiply and an add: the SIMD versions use one.
+ *
+ * The tail is a last block padded with zeros (masked loads that read zeros
+ * in the SIMD versions, a zeroed copy in the scalar one), so every version
+ * does the same operations; a lane past the end adds +0, which leaves it
+ * unchanged.  test/bench/kernels.c checks the identity and
+ * measures the speed; the "kernels" regression suite checks it through SQL.
+ *
+ * SegvecInitKernels() defines the GUC segvec.kernel ("auto" by default:
+ * the widest path the CPU supports, found once through CPUID); setting it
+ * to a path the CPU lacks is refused.  Only the functions of the avx2 and
+ * avx512 sections carry target attributes: the rest of the module runs on
+ * any x86-64 CPU (test/check-portable.sh checks the built module).
  *
  * The SQL functions go through SegvecDistance(), so an operator returns
  * exactly the value the index computes for the same pair.
@@ -43,7 +63,9 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/float.h"
+#include "utils/guc.h"
 
 #include "kernels/distance.h"
 
@@ -52,6 +74,10 @@
 #define SEGVEC_TARGET_AVX2		__attribute__((target("avx2,fma")))
 #define SEGVEC_TARGET_AVX512	__attribute__((target("avx512f")))
 #endif
+
+/* Partial sums of the float kernels and of the cosine kernel (see above) */
+#define FLOAT_LANES		32
+#define DOUBLE_LANES	8
 
 /*
  * Fused cosine kernel: a.b, |a|^2 and |b|^2 accumulated in double.
@@ -64,7 +90,7 @@ static float dot_scalar(const float *a, const float *b, int dim);
 static void cosine_parts_scalar(const float *a, const float *b, int dim,
 								double *dot, double *norma, double *normb);
 
-/* Chosen by SegvecInitKernels(); scalar until then */
+/* Chosen by the segvec.kernel GUC; scalar until it is defined */
 SegvecKernelFn SegvecL2SquaredKernel = l2_squared_scalar;
 SegvecKernelFn SegvecDotKernel = dot_scalar;
 static CosineKernelFn CosinePartsKernel = cosine_parts_scalar;
@@ -77,117 +103,171 @@ static const char *kernel_name = "scalar";
  */
 
 /*
+ * The scalar kernels keep their partial sums in local arrays indexed only
+ * by constants once the loops below are unrolled, so that the compiler
+ * holds them in (vector) registers; the tail is copied into zero-padded
+ * blocks, which gives the same sums (see the file header).
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#define UNROLL_LANES	_Pragma("GCC unroll 32")
+#elif defined(__clang__)
+#define UNROLL_LANES	_Pragma("unroll")
+#else
+#define UNROLL_LANES
+#endif
+
+/* acc[j] += (a[j] - b[j])^2 for the FLOAT_LANES lanes */
+static inline void
+l2_block_scalar(float *acc, const float *a, const float *b)
+{
+	float		d;
+	int			j;
+
+	UNROLL_LANES
+	for (j = 0; j < FLOAT_LANES; j++)
+	{
+		d = a[j] - b[j];
+		acc[j] += d * d;
+	}
+}
+
+/* acc[j] += a[j] * b[j] for the FLOAT_LANES lanes */
+static inline void
+dot_block_scalar(float *acc, const float *a, const float *b)
+{
+	int			j;
+
+	UNROLL_LANES
+	for (j = 0; j < FLOAT_LANES; j++)
+		acc[j] += a[j] * b[j];
+}
+
+/* Combine FLOAT_LANES partial sums in the fixed tree; returns the sum */
+static inline float
+reduce_float_lanes(float *acc)
+{
+	int			j;
+
+	UNROLL_LANES
+	for (j = 0; j < 16; j++)
+		acc[j] += acc[j + 16];
+	UNROLL_LANES
+	for (j = 0; j < 8; j++)
+		acc[j] += acc[j + 8];
+	UNROLL_LANES
+	for (j = 0; j < 4; j++)
+		acc[j] += acc[j + 4];
+	acc[0] += acc[2];
+	acc[1] += acc[3];
+	return acc[0] + acc[1];
+}
+
+/* Combine DOUBLE_LANES partial sums in the fixed tree; returns the sum */
+static inline double
+reduce_double_lanes(double *acc)
+{
+	int			j;
+
+	UNROLL_LANES
+	for (j = 0; j < 4; j++)
+		acc[j] += acc[j + 4];
+	acc[0] += acc[2];
+	acc[1] += acc[3];
+	return acc[0] + acc[1];
+}
+
+/*
  * Sum of (a[i] - b[i])^2.
  *
- * The inner loop has a constant trip count of eight and updates eight
- * independent accumulators, so gcc -O2 (whose cheap vectoriser accepts
- * loops of known length) turns it into one AVX or two SSE vector operations
- * with the accumulators held in registers.  The arrays are walked through
- * advancing pointers rather than i + j subscripts: with -fwrapv the compiler
- * cannot prove that int subscripts are consecutive and would fall back to
- * gathers.
+ * The arrays are walked through advancing pointers rather than i + j
+ * subscripts: with -fwrapv the compiler cannot prove that int subscripts
+ * are consecutive and would fall back to gathers.
  */
 static float
 l2_squared_scalar(const float *a, const float *b, int dim)
 {
-	float		acc[8] = {0};
-	float		result;
+	float		acc[FLOAT_LANES] = {0};
 	float		d;
-	int			nblocks = dim / 8;
+	int			nblocks = dim / FLOAT_LANES;
+	int			rest = dim % FLOAT_LANES;
 	int			k;
 	int			j;
 
-	for (k = 0; k < nblocks; k++, a += 8, b += 8)
-	{
-		for (j = 0; j < 8; j++)
-		{
-			d = a[j] - b[j];
-			acc[j] += d * d;
-		}
-	}
-
-	result = ((acc[0] + acc[1]) + (acc[2] + acc[3])) +
-		((acc[4] + acc[5]) + (acc[6] + acc[7]));
-
-	for (j = 0; j < dim % 8; j++)
+	for (k = 0; k < nblocks; k++, a += FLOAT_LANES, b += FLOAT_LANES)
+		l2_block_scalar(acc, a, b);
+	for (j = 0; j < rest; j++)
 	{
 		d = a[j] - b[j];
-		result += d * d;
+		acc[j] += d * d;
 	}
 
-	return result;
+	return reduce_float_lanes(acc);
 }
 
 /* Sum of a[i] * b[i]; same structure as l2_squared_scalar */
 static float
 dot_scalar(const float *a, const float *b, int dim)
 {
-	float		acc[8] = {0};
-	float		result;
-	int			nblocks = dim / 8;
+	float		acc[FLOAT_LANES] = {0};
+	int			nblocks = dim / FLOAT_LANES;
+	int			rest = dim % FLOAT_LANES;
 	int			k;
 	int			j;
 
-	for (k = 0; k < nblocks; k++, a += 8, b += 8)
-	{
-		for (j = 0; j < 8; j++)
-			acc[j] += a[j] * b[j];
-	}
+	for (k = 0; k < nblocks; k++, a += FLOAT_LANES, b += FLOAT_LANES)
+		dot_block_scalar(acc, a, b);
+	for (j = 0; j < rest; j++)
+		acc[j] += a[j] * b[j];
 
-	result = ((acc[0] + acc[1]) + (acc[2] + acc[3])) +
-		((acc[4] + acc[5]) + (acc[6] + acc[7]));
-
-	for (j = 0; j < dim % 8; j++)
-		result += a[j] * b[j];
-
-	return result;
+	return reduce_float_lanes(acc);
 }
 
-/*
- * a.b, |a|^2 and |b|^2 in double, four accumulators each.  The product of
- * two floats is exact in double, so only the additions round.
- */
+/* dacc[j] += a[j] b[j], xacc[j] += a[j]^2, yacc[j] += b[j]^2, in double */
+static inline void
+cosine_block_scalar(double *dacc, double *xacc, double *yacc,
+					const float *a, const float *b)
+{
+	double		av;
+	double		bv;
+	int			j;
+
+	UNROLL_LANES
+	for (j = 0; j < DOUBLE_LANES; j++)
+	{
+		av = a[j];
+		bv = b[j];
+		dacc[j] += av * bv;
+		xacc[j] += av * av;
+		yacc[j] += bv * bv;
+	}
+}
+
+/* a.b, |a|^2 and |b|^2 in double, DOUBLE_LANES partial sums each */
 static void
 cosine_parts_scalar(const float *a, const float *b, int dim,
 					double *dot, double *norma, double *normb)
 {
-	double		dacc[4] = {0};
-	double		xacc[4] = {0};
-	double		yacc[4] = {0};
-	double		av;
-	double		bv;
-	int			nblocks = dim / 4;
+	double		dacc[DOUBLE_LANES] = {0};
+	double		xacc[DOUBLE_LANES] = {0};
+	double		yacc[DOUBLE_LANES] = {0};
+	float		ta[DOUBLE_LANES] = {0};
+	float		tb[DOUBLE_LANES] = {0};
+	int			nblocks = dim / DOUBLE_LANES;
+	int			rest = dim % DOUBLE_LANES;
 	int			k;
-	int			j;
 
-	for (k = 0; k < nblocks; k++, a += 4, b += 4)
+	for (k = 0; k < nblocks; k++, a += DOUBLE_LANES, b += DOUBLE_LANES)
+		cosine_block_scalar(dacc, xacc, yacc, a, b);
+	if (rest > 0)
 	{
-		for (j = 0; j < 4; j++)
-		{
-			av = a[j];
-			bv = b[j];
-			dacc[j] += av * bv;
-			xacc[j] += av * av;
-			yacc[j] += bv * bv;
-		}
+		memcpy(ta, a, rest * sizeof(float));
+		memcpy(tb, b, rest * sizeof(float));
+		cosine_block_scalar(dacc, xacc, yacc, ta, tb);
 	}
 
-	dacc[0] = (dacc[0] + dacc[1]) + (dacc[2] + dacc[3]);
-	xacc[0] = (xacc[0] + xacc[1]) + (xacc[2] + xacc[3]);
-	yacc[0] = (yacc[0] + yacc[1]) + (yacc[2] + yacc[3]);
-
-	for (j = 0; j < dim % 4; j++)
-	{
-		av = a[j];
-		bv = b[j];
-		dacc[0] += av * bv;
-		xacc[0] += av * av;
-		yacc[0] += bv * bv;
-	}
-
-	*dot = dacc[0];
-	*norma = xacc[0];
-	*normb = yacc[0];
+	*dot = reduce_double_lanes(dacc);
+	*norma = reduce_double_lanes(xacc);
+	*normb = reduce_double_lanes(yacc);
 }
 
 /*
@@ -258,38 +338,51 @@ norm_squared_double(const float *a, int dim)
 #ifdef SEGVEC_HAVE_X86_KERNELS
 
 /* ---------------------------------------------------------------------
- * AVX2 + FMA kernels
+ * AVX2 kernels
+ *
+ * Four 8-float registers hold lanes 0-7, 8-15, 16-23 and 24-31; the tail
+ * is read by masked loads (masked-off lanes read as zero, and their memory
+ * is not touched).
  * ---------------------------------------------------------------------
  */
 
-/* Horizontal sum of the eight floats of v */
+/* Mask of the first n (0..8) lanes of lane group g (lanes 8g .. 8g + 7) */
 SEGVEC_TARGET_AVX2
-static inline float
-hsum_avx2(__m256 v)
+static inline __m256i
+tail_mask_avx2(int n, int g)
 {
-	__m128		lo = _mm256_castps256_ps128(v);
-	__m128		hi = _mm256_extractf128_ps(v, 1);
-
-	lo = _mm_add_ps(lo, hi);
-	hi = _mm_movehl_ps(hi, lo);
-	lo = _mm_add_ps(lo, hi);
-	hi = _mm_shuffle_ps(lo, lo, 0x1);
-	lo = _mm_add_ss(lo, hi);
-	return _mm_cvtss_f32(lo);
+	return _mm256_cmpgt_epi32(_mm256_set1_epi32(n - 8 * g),
+							  _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-/* Horizontal sum of the four doubles of v */
+/*
+ * The fixed tree over 32 float lanes held as s0 (0-7) .. s3 (24-31):
+ * (j, j + 16), then (j, j + 8), (j, j + 4), (j, j + 2), (j, j + 1).
+ */
+SEGVEC_TARGET_AVX2
+static inline float
+reduce_float_lanes_avx2(__m256 s0, __m256 s1, __m256 s2, __m256 s3)
+{
+	__m256		t = _mm256_add_ps(_mm256_add_ps(s0, s2), _mm256_add_ps(s1, s3));
+	__m128		u = _mm_add_ps(_mm256_castps256_ps128(t),
+							   _mm256_extractf128_ps(t, 1));
+
+	u = _mm_add_ps(u, _mm_movehl_ps(u, u));
+	u = _mm_add_ss(u, _mm_shuffle_ps(u, u, 0x1));
+	return _mm_cvtss_f32(u);
+}
+
+/* The fixed tree over 8 double lanes held as q0 (0-3) and q1 (4-7) */
 SEGVEC_TARGET_AVX2
 static inline double
-hsum_pd_avx2(__m256d v)
+reduce_double_lanes_avx2(__m256d q0, __m256d q1)
 {
-	__m128d		lo = _mm256_castpd256_pd128(v);
-	__m128d		hi = _mm256_extractf128_pd(v, 1);
+	__m256d		t = _mm256_add_pd(q0, q1);
+	__m128d		u = _mm_add_pd(_mm256_castpd256_pd128(t),
+							   _mm256_extractf128_pd(t, 1));
 
-	lo = _mm_add_pd(lo, hi);
-	hi = _mm_unpackhi_pd(lo, lo);
-	lo = _mm_add_sd(lo, hi);
-	return _mm_cvtsd_f64(lo);
+	u = _mm_add_sd(u, _mm_unpackhi_pd(u, u));
+	return _mm_cvtsd_f64(u);
 }
 
 SEGVEC_TARGET_AVX2
@@ -304,11 +397,14 @@ l2_squared_avx2(const float *a, const float *b, int dim)
 				d1,
 				d2,
 				d3;
-	float		result;
-	float		d;
+	__m256i		m0,
+				m1,
+				m2,
+				m3;
 	int			i = 0;
+	int			n;
 
-	for (; i + 32 <= dim; i += 32)
+	for (; i + FLOAT_LANES <= dim; i += FLOAT_LANES)
 	{
 		d0 = _mm256_sub_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i));
 		d1 = _mm256_sub_ps(_mm256_loadu_ps(a + i + 8),
@@ -317,27 +413,33 @@ l2_squared_avx2(const float *a, const float *b, int dim)
 						   _mm256_loadu_ps(b + i + 16));
 		d3 = _mm256_sub_ps(_mm256_loadu_ps(a + i + 24),
 						   _mm256_loadu_ps(b + i + 24));
-		s0 = _mm256_fmadd_ps(d0, d0, s0);
-		s1 = _mm256_fmadd_ps(d1, d1, s1);
-		s2 = _mm256_fmadd_ps(d2, d2, s2);
-		s3 = _mm256_fmadd_ps(d3, d3, s3);
+		s0 = _mm256_add_ps(s0, _mm256_mul_ps(d0, d0));
+		s1 = _mm256_add_ps(s1, _mm256_mul_ps(d1, d1));
+		s2 = _mm256_add_ps(s2, _mm256_mul_ps(d2, d2));
+		s3 = _mm256_add_ps(s3, _mm256_mul_ps(d3, d3));
 	}
-	for (; i + 8 <= dim; i += 8)
+	if (i < dim)
 	{
-		d0 = _mm256_sub_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i));
-		s0 = _mm256_fmadd_ps(d0, d0, s0);
+		n = dim - i;
+		m0 = tail_mask_avx2(n, 0);
+		m1 = tail_mask_avx2(n, 1);
+		m2 = tail_mask_avx2(n, 2);
+		m3 = tail_mask_avx2(n, 3);
+		d0 = _mm256_sub_ps(_mm256_maskload_ps(a + i, m0),
+						   _mm256_maskload_ps(b + i, m0));
+		d1 = _mm256_sub_ps(_mm256_maskload_ps(a + i + 8, m1),
+						   _mm256_maskload_ps(b + i + 8, m1));
+		d2 = _mm256_sub_ps(_mm256_maskload_ps(a + i + 16, m2),
+						   _mm256_maskload_ps(b + i + 16, m2));
+		d3 = _mm256_sub_ps(_mm256_maskload_ps(a + i + 24, m3),
+						   _mm256_maskload_ps(b + i + 24, m3));
+		s0 = _mm256_add_ps(s0, _mm256_mul_ps(d0, d0));
+		s1 = _mm256_add_ps(s1, _mm256_mul_ps(d1, d1));
+		s2 = _mm256_add_ps(s2, _mm256_mul_ps(d2, d2));
+		s3 = _mm256_add_ps(s3, _mm256_mul_ps(d3, d3));
 	}
 
-	result = hsum_avx2(_mm256_add_ps(_mm256_add_ps(s0, s1),
-									 _mm256_add_ps(s2, s3)));
-
-	for (; i < dim; i++)
-	{
-		d = a[i] - b[i];
-		result += d * d;
-	}
-
-	return result;
+	return reduce_float_lanes_avx2(s0, s1, s2, s3);
 }
 
 SEGVEC_TARGET_AVX2
@@ -348,57 +450,71 @@ dot_avx2(const float *a, const float *b, int dim)
 	__m256		s1 = _mm256_setzero_ps();
 	__m256		s2 = _mm256_setzero_ps();
 	__m256		s3 = _mm256_setzero_ps();
-	float		result;
+	__m256i		m0,
+				m1,
+				m2,
+				m3;
 	int			i = 0;
+	int			n;
 
-	for (; i + 32 <= dim; i += 32)
+	for (; i + FLOAT_LANES <= dim; i += FLOAT_LANES)
 	{
-		s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i),
-							 _mm256_loadu_ps(b + i), s0);
-		s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8),
-							 _mm256_loadu_ps(b + i + 8), s1);
-		s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16),
-							 _mm256_loadu_ps(b + i + 16), s2);
-		s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24),
-							 _mm256_loadu_ps(b + i + 24), s3);
+		s0 = _mm256_add_ps(s0, _mm256_mul_ps(_mm256_loadu_ps(a + i),
+											 _mm256_loadu_ps(b + i)));
+		s1 = _mm256_add_ps(s1, _mm256_mul_ps(_mm256_loadu_ps(a + i + 8),
+											 _mm256_loadu_ps(b + i + 8)));
+		s2 = _mm256_add_ps(s2, _mm256_mul_ps(_mm256_loadu_ps(a + i + 16),
+											 _mm256_loadu_ps(b + i + 16)));
+		s3 = _mm256_add_ps(s3, _mm256_mul_ps(_mm256_loadu_ps(a + i + 24),
+											 _mm256_loadu_ps(b + i + 24)));
 	}
-	for (; i + 8 <= dim; i += 8)
-		s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i),
-							 _mm256_loadu_ps(b + i), s0);
+	if (i < dim)
+	{
+		n = dim - i;
+		m0 = tail_mask_avx2(n, 0);
+		m1 = tail_mask_avx2(n, 1);
+		m2 = tail_mask_avx2(n, 2);
+		m3 = tail_mask_avx2(n, 3);
+		s0 = _mm256_add_ps(s0, _mm256_mul_ps(_mm256_maskload_ps(a + i, m0),
+											 _mm256_maskload_ps(b + i, m0)));
+		s1 = _mm256_add_ps(s1, _mm256_mul_ps(_mm256_maskload_ps(a + i + 8, m1),
+											 _mm256_maskload_ps(b + i + 8, m1)));
+		s2 = _mm256_add_ps(s2, _mm256_mul_ps(_mm256_maskload_ps(a + i + 16, m2),
+											 _mm256_maskload_ps(b + i + 16, m2)));
+		s3 = _mm256_add_ps(s3, _mm256_mul_ps(_mm256_maskload_ps(a + i + 24, m3),
+											 _mm256_maskload_ps(b + i + 24, m3)));
+	}
 
-	result = hsum_avx2(_mm256_add_ps(_mm256_add_ps(s0, s1),
-									 _mm256_add_ps(s2, s3)));
-
-	for (; i < dim; i++)
-		result += a[i] * b[i];
-
-	return result;
+	return reduce_float_lanes_avx2(s0, s1, s2, s3);
 }
 
-/* Fused cosine parts in double, eight floats per iteration */
+/*
+ * Fused cosine parts in double, eight floats per iteration, widened to two
+ * registers of four doubles (lanes 0-3 and 4-7).  A fused multiply-add
+ * gives the same bits as a multiply and an add here, as the product of two
+ * floats is exact in double.
+ */
 SEGVEC_TARGET_AVX2
 static void
 cosine_parts_avx2(const float *a, const float *b, int dim,
 				  double *dot, double *norma, double *normb)
 {
-	__m256d		d0 = _mm256_setzero_pd();
-	__m256d		d1 = _mm256_setzero_pd();
-	__m256d		x0 = _mm256_setzero_pd();
-	__m256d		x1 = _mm256_setzero_pd();
-	__m256d		y0 = _mm256_setzero_pd();
-	__m256d		y1 = _mm256_setzero_pd();
+	__m256d		d0 = _mm256_setzero_pd(),
+				d1 = _mm256_setzero_pd();
+	__m256d		x0 = _mm256_setzero_pd(),
+				x1 = _mm256_setzero_pd();
+	__m256d		y0 = _mm256_setzero_pd(),
+				y1 = _mm256_setzero_pd();
+	__m256		va,
+				vb;
 	__m256d		alo,
 				ahi,
 				blo,
 				bhi;
-	double		dsum,
-				xsum,
-				ysum;
-	double		av,
-				bv;
+	__m256i		mask;
 	int			i = 0;
 
-	for (; i + 8 <= dim; i += 8)
+	for (; i + DOUBLE_LANES <= dim; i += DOUBLE_LANES)
 	{
 		alo = _mm256_cvtps_pd(_mm_loadu_ps(a + i));
 		ahi = _mm256_cvtps_pd(_mm_loadu_ps(a + i + 4));
@@ -411,33 +527,69 @@ cosine_parts_avx2(const float *a, const float *b, int dim,
 		y0 = _mm256_fmadd_pd(blo, blo, y0);
 		y1 = _mm256_fmadd_pd(bhi, bhi, y1);
 	}
-
-	dsum = hsum_pd_avx2(_mm256_add_pd(d0, d1));
-	xsum = hsum_pd_avx2(_mm256_add_pd(x0, x1));
-	ysum = hsum_pd_avx2(_mm256_add_pd(y0, y1));
-
-	for (; i < dim; i++)
+	if (i < dim)
 	{
-		av = a[i];
-		bv = b[i];
-		dsum += av * bv;
-		xsum += av * av;
-		ysum += bv * bv;
+		mask = tail_mask_avx2(dim - i, 0);
+		va = _mm256_maskload_ps(a + i, mask);
+		vb = _mm256_maskload_ps(b + i, mask);
+		alo = _mm256_cvtps_pd(_mm256_castps256_ps128(va));
+		ahi = _mm256_cvtps_pd(_mm256_extractf128_ps(va, 1));
+		blo = _mm256_cvtps_pd(_mm256_castps256_ps128(vb));
+		bhi = _mm256_cvtps_pd(_mm256_extractf128_ps(vb, 1));
+		d0 = _mm256_fmadd_pd(alo, blo, d0);
+		d1 = _mm256_fmadd_pd(ahi, bhi, d1);
+		x0 = _mm256_fmadd_pd(alo, alo, x0);
+		x1 = _mm256_fmadd_pd(ahi, ahi, x1);
+		y0 = _mm256_fmadd_pd(blo, blo, y0);
+		y1 = _mm256_fmadd_pd(bhi, bhi, y1);
 	}
 
-	*dot = dsum;
-	*norma = xsum;
-	*normb = ysum;
+	*dot = reduce_double_lanes_avx2(d0, d1);
+	*norma = reduce_double_lanes_avx2(x0, x1);
+	*normb = reduce_double_lanes_avx2(y0, y1);
 }
 
 
 /* ---------------------------------------------------------------------
  * AVX-512F kernels
+ *
+ * Two 16-float registers hold lanes 0-15 and 16-31; the tail is read by
+ * masked loads.
  * ---------------------------------------------------------------------
  */
 
-/* Mask selecting the first n (0..15) lanes */
-#define TAIL_MASK16(n)	((__mmask16) ((1U << (n)) - 1))
+/* Mask of the first n lanes (n may exceed 16: all lanes) */
+#define TAIL_MASK16(n)	((__mmask16) ((n) >= 16 ? 0xFFFF : (1U << (n)) - 1))
+
+/* The fixed tree over 32 float lanes held as s0 (0-15) and s1 (16-31) */
+SEGVEC_TARGET_AVX512
+static inline float
+reduce_float_lanes_avx512(__m512 s0, __m512 s1)
+{
+	__m512		t = _mm512_add_ps(s0, s1);
+	__m256		h = _mm256_add_ps(_mm512_castps512_ps256(t),
+								  _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(t), 1)));
+	__m128		u = _mm_add_ps(_mm256_castps256_ps128(h),
+							   _mm256_extractf128_ps(h, 1));
+
+	u = _mm_add_ps(u, _mm_movehl_ps(u, u));
+	u = _mm_add_ss(u, _mm_shuffle_ps(u, u, 0x1));
+	return _mm_cvtss_f32(u);
+}
+
+/* The fixed tree over 8 double lanes held in q */
+SEGVEC_TARGET_AVX512
+static inline double
+reduce_double_lanes_avx512(__m512d q)
+{
+	__m256d		h = _mm256_add_pd(_mm512_castpd512_pd256(q),
+								  _mm512_extractf64x4_pd(q, 1));
+	__m128d		u = _mm_add_pd(_mm256_castpd256_pd128(h),
+							   _mm256_extractf128_pd(h, 1));
+
+	u = _mm_add_sd(u, _mm_unpackhi_pd(u, u));
+	return _mm_cvtsd_f64(u);
+}
 
 SEGVEC_TARGET_AVX512
 static float
@@ -445,45 +597,33 @@ l2_squared_avx512(const float *a, const float *b, int dim)
 {
 	__m512		s0 = _mm512_setzero_ps();
 	__m512		s1 = _mm512_setzero_ps();
-	__m512		s2 = _mm512_setzero_ps();
-	__m512		s3 = _mm512_setzero_ps();
 	__m512		d0,
-				d1,
-				d2,
-				d3;
-	__mmask16	mask;
+				d1;
+	__mmask16	m0,
+				m1;
 	int			i = 0;
 
-	for (; i + 64 <= dim; i += 64)
+	for (; i + FLOAT_LANES <= dim; i += FLOAT_LANES)
 	{
 		d0 = _mm512_sub_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i));
 		d1 = _mm512_sub_ps(_mm512_loadu_ps(a + i + 16),
 						   _mm512_loadu_ps(b + i + 16));
-		d2 = _mm512_sub_ps(_mm512_loadu_ps(a + i + 32),
-						   _mm512_loadu_ps(b + i + 32));
-		d3 = _mm512_sub_ps(_mm512_loadu_ps(a + i + 48),
-						   _mm512_loadu_ps(b + i + 48));
-		s0 = _mm512_fmadd_ps(d0, d0, s0);
-		s1 = _mm512_fmadd_ps(d1, d1, s1);
-		s2 = _mm512_fmadd_ps(d2, d2, s2);
-		s3 = _mm512_fmadd_ps(d3, d3, s3);
-	}
-	for (; i + 16 <= dim; i += 16)
-	{
-		d0 = _mm512_sub_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i));
-		s0 = _mm512_fmadd_ps(d0, d0, s0);
+		s0 = _mm512_add_ps(s0, _mm512_mul_ps(d0, d0));
+		s1 = _mm512_add_ps(s1, _mm512_mul_ps(d1, d1));
 	}
 	if (i < dim)
 	{
-		/* masked-off lanes load as zero and are not read from memory */
-		mask = TAIL_MASK16(dim - i);
-		d0 = _mm512_sub_ps(_mm512_maskz_loadu_ps(mask, a + i),
-						   _mm512_maskz_loadu_ps(mask, b + i));
-		s1 = _mm512_fmadd_ps(d0, d0, s1);
+		m0 = TAIL_MASK16(dim - i);
+		m1 = (dim - i > 16) ? TAIL_MASK16(dim - i - 16) : 0;
+		d0 = _mm512_sub_ps(_mm512_maskz_loadu_ps(m0, a + i),
+						   _mm512_maskz_loadu_ps(m0, b + i));
+		d1 = _mm512_sub_ps(_mm512_maskz_loadu_ps(m1, a + i + 16),
+						   _mm512_maskz_loadu_ps(m1, b + i + 16));
+		s0 = _mm512_add_ps(s0, _mm512_mul_ps(d0, d0));
+		s1 = _mm512_add_ps(s1, _mm512_mul_ps(d1, d1));
 	}
 
-	return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1),
-											  _mm512_add_ps(s2, s3)));
+	return reduce_float_lanes_avx512(s0, s1);
 }
 
 SEGVEC_TARGET_AVX512
@@ -492,95 +632,71 @@ dot_avx512(const float *a, const float *b, int dim)
 {
 	__m512		s0 = _mm512_setzero_ps();
 	__m512		s1 = _mm512_setzero_ps();
-	__m512		s2 = _mm512_setzero_ps();
-	__m512		s3 = _mm512_setzero_ps();
-	__mmask16	mask;
+	__mmask16	m0,
+				m1;
 	int			i = 0;
 
-	for (; i + 64 <= dim; i += 64)
+	for (; i + FLOAT_LANES <= dim; i += FLOAT_LANES)
 	{
-		s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i),
-							 _mm512_loadu_ps(b + i), s0);
-		s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16),
-							 _mm512_loadu_ps(b + i + 16), s1);
-		s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 32),
-							 _mm512_loadu_ps(b + i + 32), s2);
-		s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 48),
-							 _mm512_loadu_ps(b + i + 48), s3);
+		s0 = _mm512_add_ps(s0, _mm512_mul_ps(_mm512_loadu_ps(a + i),
+											 _mm512_loadu_ps(b + i)));
+		s1 = _mm512_add_ps(s1, _mm512_mul_ps(_mm512_loadu_ps(a + i + 16),
+											 _mm512_loadu_ps(b + i + 16)));
 	}
-	for (; i + 16 <= dim; i += 16)
-		s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i),
-							 _mm512_loadu_ps(b + i), s0);
 	if (i < dim)
 	{
-		mask = TAIL_MASK16(dim - i);
-		s1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, a + i),
-							 _mm512_maskz_loadu_ps(mask, b + i), s1);
+		m0 = TAIL_MASK16(dim - i);
+		m1 = (dim - i > 16) ? TAIL_MASK16(dim - i - 16) : 0;
+		s0 = _mm512_add_ps(s0, _mm512_mul_ps(_mm512_maskz_loadu_ps(m0, a + i),
+											 _mm512_maskz_loadu_ps(m0, b + i)));
+		s1 = _mm512_add_ps(s1, _mm512_mul_ps(_mm512_maskz_loadu_ps(m1, a + i + 16),
+											 _mm512_maskz_loadu_ps(m1, b + i + 16)));
 	}
 
-	return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1),
-											  _mm512_add_ps(s2, s3)));
+	return reduce_float_lanes_avx512(s0, s1);
 }
 
 /*
- * Fused cosine parts in double, sixteen floats per iteration: each 512-bit
- * load of floats is widened to two vectors of eight doubles.  Only AVX-512F
- * instructions are used (the upper half is taken through a double cast).
+ * Fused cosine parts in double, eight floats per iteration widened to one
+ * vector of eight doubles, with fused multiply-adds as in
+ * cosine_parts_avx2.
  */
 SEGVEC_TARGET_AVX512
 static void
 cosine_parts_avx512(const float *a, const float *b, int dim,
 					double *dot, double *norma, double *normb)
 {
-	__m512d		d0 = _mm512_setzero_pd();
-	__m512d		d1 = _mm512_setzero_pd();
-	__m512d		x0 = _mm512_setzero_pd();
-	__m512d		x1 = _mm512_setzero_pd();
-	__m512d		y0 = _mm512_setzero_pd();
-	__m512d		y1 = _mm512_setzero_pd();
-	__m512		va,
-				vb;
-	__m512d		alo,
-				ahi,
-				blo,
-				bhi;
+	__m512d		d = _mm512_setzero_pd();
+	__m512d		x = _mm512_setzero_pd();
+	__m512d		y = _mm512_setzero_pd();
+	__m512d		av,
+				bv;
 	__mmask16	mask;
 	int			i = 0;
 
-	for (;;)
+	for (; i + DOUBLE_LANES <= dim; i += DOUBLE_LANES)
 	{
-		if (i + 16 <= dim)
-		{
-			va = _mm512_loadu_ps(a + i);
-			vb = _mm512_loadu_ps(b + i);
-		}
-		else if (i < dim)
-		{
-			mask = TAIL_MASK16(dim - i);
-			va = _mm512_maskz_loadu_ps(mask, a + i);
-			vb = _mm512_maskz_loadu_ps(mask, b + i);
-		}
-		else
-			break;
-
-		alo = _mm512_cvtps_pd(_mm512_castps512_ps256(va));
-		ahi = _mm512_cvtps_pd(_mm256_castpd_ps(
-			_mm512_extractf64x4_pd(_mm512_castps_pd(va), 1)));
-		blo = _mm512_cvtps_pd(_mm512_castps512_ps256(vb));
-		bhi = _mm512_cvtps_pd(_mm256_castpd_ps(
-			_mm512_extractf64x4_pd(_mm512_castps_pd(vb), 1)));
-		d0 = _mm512_fmadd_pd(alo, blo, d0);
-		d1 = _mm512_fmadd_pd(ahi, bhi, d1);
-		x0 = _mm512_fmadd_pd(alo, alo, x0);
-		x1 = _mm512_fmadd_pd(ahi, ahi, x1);
-		y0 = _mm512_fmadd_pd(blo, blo, y0);
-		y1 = _mm512_fmadd_pd(bhi, bhi, y1);
-		i += 16;
+		av = _mm512_cvtps_pd(_mm256_loadu_ps(a + i));
+		bv = _mm512_cvtps_pd(_mm256_loadu_ps(b + i));
+		d = _mm512_fmadd_pd(av, bv, d);
+		x = _mm512_fmadd_pd(av, av, x);
+		y = _mm512_fmadd_pd(bv, bv, y);
+	}
+	if (i < dim)
+	{
+		mask = TAIL_MASK16(dim - i);
+		av = _mm512_cvtps_pd(_mm512_castps512_ps256(
+			_mm512_maskz_loadu_ps(mask, a + i)));
+		bv = _mm512_cvtps_pd(_mm512_castps512_ps256(
+			_mm512_maskz_loadu_ps(mask, b + i)));
+		d = _mm512_fmadd_pd(av, bv, d);
+		x = _mm512_fmadd_pd(av, av, x);
+		y = _mm512_fmadd_pd(bv, bv, y);
 	}
 
-	*dot = _mm512_reduce_add_pd(_mm512_add_pd(d0, d1));
-	*norma = _mm512_reduce_add_pd(_mm512_add_pd(x0, x1));
-	*normb = _mm512_reduce_add_pd(_mm512_add_pd(y0, y1));
+	*dot = reduce_double_lanes_avx512(d);
+	*norma = reduce_double_lanes_avx512(x);
+	*normb = reduce_double_lanes_avx512(y);
 }
 
 #endif							/* SEGVEC_HAVE_X86_KERNELS */
@@ -591,29 +707,96 @@ cosine_parts_avx512(const float *a, const float *b, int dim,
  * ---------------------------------------------------------------------
  */
 
+typedef enum SegvecKernelPath
+{
+	SEGVEC_KERNEL_AUTO,
+	SEGVEC_KERNEL_SCALAR,
+	SEGVEC_KERNEL_AVX2,
+	SEGVEC_KERNEL_AVX512
+} SegvecKernelPath;
+
+static const struct config_enum_entry kernel_options[] = {
+	{"auto", SEGVEC_KERNEL_AUTO, false},
+	{"scalar", SEGVEC_KERNEL_SCALAR, false},
+	{"avx2", SEGVEC_KERNEL_AVX2, false},
+	{"avx512", SEGVEC_KERNEL_AVX512, false},
+	{NULL, 0, false}
+};
+
+static int	segvec_kernel = SEGVEC_KERNEL_AUTO;
+
 /*
- * SegvecInitKernels: choose the kernels for this CPU.  Called once from
- * _PG_init; calling it again does no harm.  __builtin_cpu_supports checks
+ * Whether this CPU (and OS) can run a path.  __builtin_cpu_supports checks
  * both the CPUID bits and that the OS saves the wider registers.
  */
-void
-SegvecInitKernels(void)
+static bool
+kernel_path_supported(SegvecKernelPath path)
 {
+	switch (path)
+	{
+		case SEGVEC_KERNEL_AUTO:
+		case SEGVEC_KERNEL_SCALAR:
+			return true;
+#ifdef SEGVEC_HAVE_X86_KERNELS
+		case SEGVEC_KERNEL_AVX2:
+			__builtin_cpu_init();
+			return __builtin_cpu_supports("avx2") &&
+				__builtin_cpu_supports("fma");
+		case SEGVEC_KERNEL_AVX512:
+			__builtin_cpu_init();
+			return __builtin_cpu_supports("avx512f");
+#else
+		case SEGVEC_KERNEL_AVX2:
+		case SEGVEC_KERNEL_AVX512:
+			return false;
+#endif
+	}
+	return false;
+}
+
+/* GUC check hook of segvec.kernel: refuse a path this CPU cannot run */
+static bool
+check_segvec_kernel(int *newval, void **extra, GucSource source)
+{
+	if (kernel_path_supported((SegvecKernelPath) *newval))
+		return true;
+
+	GUC_check_errdetail("This CPU does not support the %s instructions.",
+						*newval == SEGVEC_KERNEL_AVX2 ? "AVX2 and FMA" : "AVX-512F");
+	GUC_check_errhint("Use \"auto\", which picks the widest kernels this CPU supports.");
+	return false;
+}
+
+/* GUC assign hook of segvec.kernel: install the kernels of the path */
+static void
+assign_segvec_kernel(int newval, void *extra)
+{
+	SegvecKernelPath path = (SegvecKernelPath) newval;
+
+	if (path == SEGVEC_KERNEL_AUTO)
+	{
+		if (kernel_path_supported(SEGVEC_KERNEL_AVX512))
+			path = SEGVEC_KERNEL_AVX512;
+		else if (kernel_path_supported(SEGVEC_KERNEL_AVX2))
+			path = SEGVEC_KERNEL_AVX2;
+		else
+			path = SEGVEC_KERNEL_SCALAR;
+	}
+
 	SegvecL2SquaredKernel = l2_squared_scalar;
 	SegvecDotKernel = dot_scalar;
 	CosinePartsKernel = cosine_parts_scalar;
 	kernel_name = "scalar";
 
 #ifdef SEGVEC_HAVE_X86_KERNELS
-	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx512f"))
+	if (path == SEGVEC_KERNEL_AVX512)
 	{
 		SegvecL2SquaredKernel = l2_squared_avx512;
 		SegvecDotKernel = dot_avx512;
 		CosinePartsKernel = cosine_parts_avx512;
 		kernel_name = "avx512";
 	}
-	else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+	else if (path == SEGVEC_KERNEL_AVX2)
 	{
 		SegvecL2SquaredKernel = l2_squared_avx2;
 		SegvecDotKernel = dot_avx2;
@@ -623,11 +806,35 @@ SegvecInitKernels(void)
 #endif
 }
 
-/* SegvecKernelName: "scalar", "avx2" or "avx512" */
+/*
+ * SegvecInitKernels: define segvec.kernel, whose assign hook installs the
+ * kernels.  Called once from _PG_init, before the segvec prefix is
+ * reserved.
+ */
+void
+SegvecInitKernels(void)
+{
+	DefineCustomEnumVariable("segvec.kernel",
+							 "Distance kernels: auto, scalar, avx2 or avx512.",
+							 "All give the same results; \"auto\" picks the widest the CPU supports.",
+							 &segvec_kernel, SEGVEC_KERNEL_AUTO, kernel_options,
+							 PGC_USERSET, 0,
+							 check_segvec_kernel, assign_segvec_kernel, NULL);
+}
+
+/* SegvecKernelName: the kernels in use, "scalar", "avx2" or "avx512" */
 const char *
 SegvecKernelName(void)
 {
 	return kernel_name;
+}
+
+/* SQL segvec_kernel(): SegvecKernelName() */
+PG_FUNCTION_INFO_V1(segvec_kernel_name);
+Datum
+segvec_kernel_name(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TEXT_P(cstring_to_text(SegvecKernelName()));
 }
 
 const char *

@@ -32,8 +32,9 @@ typedef enum SegvecMetric
 } SegvecMetric;
 
 /*
- * Kernels, chosen once at load time (SegvecInitKernels) among a scalar
- * version the compiler can vectorise and AVX2 / AVX-512 variants.
+ * Kernels: scalar, AVX2 or AVX-512 versions that return the same bits (see
+ * distance.c), chosen by the segvec.kernel GUC, which SegvecInitKernels
+ * defines ("auto": the widest the CPU supports, found through CPUID).
  */
 typedef float (*SegvecKernelFn) (const float *a, const float *b, int dim);
 

@@ -49,3 +49,8 @@ CREATE OPERATOR <#> (
 	COMMUTATOR = '<#>'
 );
 
+
+CREATE FUNCTION segvec_kernel() RETURNS text
+	AS 'MODULE_PATHNAME', 'segvec_kernel_name'
+	LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION segvec_kernel() IS 'the distance kernels in use (setting segvec.kernel): scalar, avx2 or avx512';
