@@ -15,7 +15,6 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
 
 my $node = PostgreSQL::Test::Cluster->new('km_inflight');
 $node->init;
@@ -52,7 +51,15 @@ CREATE INDEX items_idx ON items USING segvec (embedding) INCLUDE (id)
 	$bg->query_until(qr/started\n/,
 		"\\echo started\nINSERT INTO items SELECT g, vec(g, 16) FROM generate_series(1000000, 1400000) g;\n"
 	);
-	usleep(1_000_000 + 100_000 * $round);
+	# crash while the INSERT runs, a little later in each round: wait for
+	# the server to say it has been running that long (on its own clock,
+	# so a slow machine only waits longer)
+	$node->poll_query_until(
+		'postgres', qq{
+SELECT count(*) = 1 FROM pg_stat_activity
+ WHERE state = 'active' AND query LIKE 'INSERT INTO items%'
+   AND clock_timestamp() - query_start > interval '@{[1000 + 100 * $round]} ms'})
+	  or die "the INSERT of round $round never ran long enough";
 	$node->stop('immediate');
 	eval { $bg->quit; };
 	$node->start;
