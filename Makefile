@@ -14,9 +14,16 @@ EXTENSION = segvec
 MODULE_big = segvec
 # One folder per subsystem under src/ (see src/README.md for the map).
 OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c src/*/*.c)))
-# The install script is put together from src/sql/*.sql, one part per
-# subsystem, in file name order.
-DATA_built = sql/segvec--0.1.0.sql
+# The extension's version: segvec.control's default_version (META.json and
+# debian/changelog say the same; test/package-test.sh checks).  The install
+# script is put together from src/sql/*.sql, one part per subsystem, in file
+# name order; src/sql/updates/ holds the scripts that take an installed
+# older version to the next (ALTER EXTENSION segvec UPDATE).  A change to
+# src/sql goes into the update script to the current version as well:
+# test/t/050_upgrade.pl compares an updated installation with a fresh one.
+EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" segvec.control)
+DATA_built = sql/segvec--$(EXTVERSION).sql
+DATA = $(sort $(wildcard src/sql/updates/segvec--*.sql))
 
 REGRESS = $(patsubst sql/%.sql,%,$(filter-out sql/segvec--%.sql,$(sort $(wildcard sql/*.sql))))
 REGRESS_OPTS = --inputdir=.
@@ -44,10 +51,10 @@ include $(PGXS)
 
 $(OBJS): $(wildcard src/*/*.h)
 
-sql/segvec--0.1.0.sql: $(sort $(wildcard src/sql/*.sql))
+sql/segvec--$(EXTVERSION).sql: $(sort $(wildcard src/sql/*.sql))
 	cat $^ > $@
 
-all: sql/segvec--0.1.0.sql
+all: sql/segvec--$(EXTVERSION).sql
 
 .PHONY: test demo bench bench-kernels
 

@@ -69,6 +69,20 @@ tar -C "$here" --exclude=./.git --exclude=./results --exclude=./tmp_check \
 	--exclude=./test/tmp_check --exclude=./log --exclude=./regression.diffs \
 	--exclude=./regression.out --exclude='*.o' --exclude='*.bc' \
 	-cf - . | tar -C "$work" -xf -
+# The previous release's tree, for test/t/050_upgrade.pl (which builds
+# it): the commit test/upgrade-from names, archived from git history.
+# SEGVEC_PREV_COMMIT overrides; without git history the test skips.
+prev_src=""
+prev_commit=${SEGVEC_PREV_COMMIT:-$(awk '!/^#/ && NF == 2 { c = $2 } END { print c }' test/upgrade-from)}
+if [ -n "$prev_commit" ] && git -C "$here" rev-parse -q --verify "$prev_commit^{commit}" >/dev/null 2>&1; then
+	mkdir "$work/prev-release"
+	if git -C "$here" archive "$prev_commit" | tar -C "$work/prev-release" -xf -; then
+		prev_src="$work/prev-release"
+		echo "=== previous release for the upgrade test: $(git -C "$here" log -1 --format='%h %s' "$prev_commit")"
+	fi
+fi
+[ -n "$prev_src" ] || echo "run-tests.sh: no git history of ${prev_commit:-the previous release}; the upgrade test will skip its upgrade part"
+
 chmod 755 "$work"
 chown -R postgres:postgres "$work"
 cd "$work"
@@ -152,7 +166,8 @@ fi
 if [ ${#taps[@]} -gt 0 ]; then
 	echo "=== TAP: ${#taps[@]} file(s)"
 	set +e
-	as_postgres make installcheck REGRESS= PROVE_FLAGS=--timer \
+	as_postgres env SEGVEC_PREV_SRC="$prev_src" \
+		make installcheck REGRESS= PROVE_FLAGS=--timer \
 		PROVE_TESTS="${taps[*]}" 2>&1 | tee tap.out.log
 	tap_rc=${PIPESTATUS[0]}
 	set -e

@@ -19,6 +19,8 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "storage/procarray.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 #include "store/store.h"
@@ -70,23 +72,43 @@ StaticAssertDecl(MAXALIGN(SizeOfPageHeaderData) + sizeof(SegvecMetaPageData) <=
 
 /*
  * SegvecCheckMetaPage: error unless meta is the metapage of a segvec index
- * of the format version this build reads.
+ * of the format version this build reads.  magic and version are the first
+ * two fields in every format, so they can be read whatever the rest of the
+ * page holds; callers look at nothing else before this check passes.  An
+ * index in another format gets an error that names the REINDEX which
+ * rebuilds it, never a read of fields whose layout may differ.
  */
 void
 SegvecCheckMetaPage(Relation index, SegvecMetaPage meta)
 {
+	char	   *qualname;
+
 	if (meta->magic != SEGVEC_MAGIC)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" is not a segvec index",
 						RelationGetRelationName(index))));
-	if (meta->version != SEGVEC_VERSION)
+	if (likely(meta->version == SEGVEC_VERSION))
+		return;
+
+	qualname = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(index)),
+										  RelationGetRelationName(index));
+	if (meta->version > SEGVEC_VERSION)
 		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" has segvec format version %u, expected %u",
-						RelationGetRelationName(index), meta->version,
-						SEGVEC_VERSION),
-				 errhint("REINDEX the index.")));
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot read index \"%s\": it was built by a newer segvec",
+						RelationGetRelationName(index)),
+				 errdetail("The index has segvec format version %u; this build of segvec reads version %u.",
+						   meta->version, SEGVEC_VERSION),
+				 errhint("Install the newer segvec again, or rebuild the index with REINDEX INDEX %s.",
+						 qualname)));
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("cannot read index \"%s\": it was built by an older segvec",
+					RelationGetRelationName(index)),
+			 errdetail("The index has segvec format version %u; this build of segvec reads version %u.",
+					   meta->version, SEGVEC_VERSION),
+			 errhint("Rebuild the index with REINDEX INDEX %s.", qualname)));
 }
 
 /*

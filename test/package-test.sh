@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# package-test.sh: build the Debian package and try it in a fresh cluster.
+#
+# As root, on Debian bookworm (or any Debian with postgresql-common):
+#   1. installs the build dependencies if missing (debhelper,
+#      postgresql-server-dev-all, libxxhash-dev, dpkg-dev, fakeroot);
+#   2. runs dpkg-buildpackage -us -uc in a copy of the tree (so the
+#      checkout keeps its build), which also runs test/check-portable.sh
+#      on the packaged module;
+#   3. unpacks postgresql-15-segvec into a temp directory and, in a
+#      throwaway pg_virtualenv cluster that loads the module from there
+#      (dynamic_library_path, and extension_destdir for the control and SQL
+#      files), creates the extension, an index, queries it and checks that
+#      the backend mapped the packaged module.
+#
+# SEGVEC_PACKAGE_DPKG=1 installs the package with dpkg -i instead (a CI
+# machine of its own; it replaces the installed segvec).  Exits non-zero on
+# any failure; ends with "package test: ok".
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+if [ "$(id -u)" != 0 ]; then
+	echo "package-test.sh: run as root" >&2
+	exit 1
+fi
+
+deps=(debhelper postgresql-server-dev-all libxxhash-dev dpkg-dev fakeroot gcc make)
+missing=()
+for p in "${deps[@]}"; do
+	[ "$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null)" = installed ] ||
+		missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "package-test.sh: installing ${missing[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get update -q
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+		"${missing[@]}" </dev/null
+fi
+
+version=$(dpkg-parsechangelog -l "$here/debian/changelog" -S Version)
+control_version=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$here/segvec.control")
+meta_version=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["version"])' "$here/META.json")
+if [ "$version" != "$control_version" ] || [ "$meta_version" != "$control_version" ]; then
+	echo "package-test.sh: versions differ: segvec.control $control_version," \
+		"debian/changelog $version, META.json $meta_version" >&2
+	exit 1
+fi
+tmp=$(mktemp -d /tmp/segvec-package.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+chmod 755 "$tmp"
+
+echo "=== dpkg-buildpackage -us -uc (segvec $version)"
+mkdir "$tmp/segvec-$version"
+tar -C "$here" --exclude=./.git --exclude='*.o' --exclude='*.so' \
+	--exclude='*.bc' --exclude=./results --exclude=./tmp_check \
+	--exclude=./test/tmp_check --exclude=./log --exclude=./regression.diffs \
+	--exclude=./regression.out --exclude=./test/bench/kernels \
+	--exclude='./sql/segvec--*.sql' -cf - . | tar -C "$tmp/segvec-$version" -xf -
+(cd "$tmp/segvec-$version" && dpkg-buildpackage -us -uc) > "$tmp/build.log" 2>&1 || {
+	tail -n 60 "$tmp/build.log"
+	echo "package-test.sh: dpkg-buildpackage failed" >&2
+	exit 1
+}
+grep -E 'check-portable.sh: ' "$tmp/build.log" || true
+
+pgver=$(sed -n '1p' "$here/debian/pgversions")
+deb=$(ls "$tmp"/postgresql-"$pgver"-segvec_"$version"_*.deb)
+echo "=== built $(basename "$deb")"
+dpkg-deb -c "$deb" | awk '{print $6}' > "$tmp/contents"
+grep -E 'segvec(\.so|\.control|--.*\.sql)$' "$tmp/contents"
+for f in lib/segvec.so extension/segvec.control "extension/segvec--$version.sql"; do
+	grep -q "/$f\$" "$tmp/contents" || {
+		echo "package-test.sh: $f missing from the package" >&2
+		exit 1
+	}
+done
+
+pkglibdir=$(pg_config --pkglibdir)
+if [ "${SEGVEC_PACKAGE_DPKG:-}" = 1 ]; then
+	dpkg -i "$deb"
+	so="$pkglibdir/segvec.so"
+	venv_opts=(-o shared_preload_libraries=segvec)
+else
+	dpkg -x "$deb" "$tmp/root"
+	so="$tmp/root$pkglibdir/segvec.so"
+	# the module by name (shared_preload_libraries, the background
+	# workers' library) through dynamic_library_path, the control and SQL
+	# files and '$libdir/segvec' through extension_destdir (a setting of
+	# Debian's PostgreSQL): the same file either way
+	venv_opts=(-o shared_preload_libraries=segvec
+		-o "dynamic_library_path=$tmp/root$pkglibdir:\$libdir"
+		-o "extension_destdir=$tmp/root")
+fi
+
+echo "=== a fresh cluster with the package's module"
+cat > "$tmp/smoke.sql" <<'SQL'
+\set ON_ERROR_STOP on
+CREATE EXTENSION segvec;
+SELECT extversion FROM pg_extension WHERE extname = 'segvec' \gset
+CREATE TABLE t (id int, e real[]);
+INSERT INTO t SELECT i, ARRAY[sin(i), cos(i), i % 7]::real[] FROM generate_series(1, 2000) i;
+CREATE INDEX ON t USING segvec (e);
+SET enable_seqscan = off;
+SELECT string_agg(id::text, ',') AS ids FROM
+  (SELECT id FROM t ORDER BY e <-> '{0,1,3}' LIMIT 5) s \gset
+RESET enable_seqscan;
+SET enable_indexscan = off;
+SELECT string_agg(id::text, ',') AS exact FROM
+  (SELECT id FROM t ORDER BY e <-> '{0,1,3}', id LIMIT 5) s \gset
+SELECT :'ids' = :'exact' AS same_as_exact, :'extversion' AS version,
+       segvec_kernel() AS kernel \gset
+\echo version :version kernel :kernel same_as_exact :same_as_exact
+SELECT :'same_as_exact'::boolean AS ok \gset
+\if :ok
+\else
+\echo index answer :ids differs from :exact
+SELECT 1 / 0 AS failed;
+\endif
+-- the module this backend runs is the packaged one
+SELECT position(:'so' IN pg_read_file('/proc/self/maps')) > 0 AS mapped \gset
+\if :mapped
+\echo the backend mapped :so
+\else
+\echo the backend did not map :so
+SELECT 1 / 0 AS failed;
+\endif
+SQL
+chmod 644 "$tmp/smoke.sql"
+cat > "$tmp/smoke.sh" <<SH
+set -e
+psql -X -q -v so="$so" -f "$tmp/smoke.sql" | tee "$tmp/smoke.out"
+grep -q "version $version " "$tmp/smoke.out"
+grep -q "the backend mapped" "$tmp/smoke.out"
+SH
+pg_virtualenv -v "$pgver" "${venv_opts[@]}" bash "$tmp/smoke.sh"
+
+echo "package test: ok"
