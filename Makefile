@@ -5,6 +5,7 @@
 #                             install, run every pg_regress suite and TAP test
 #   make demo                 (as root) load Fashion-MNIST, build an index,
 #                             run a few queries and print the figures
+#   make demo KEEP=1          the same in a cluster that stays (15/segvec_demo)
 #   make bench-kernels        ns per call of each distance kernel path
 #   make OPTFLAGS=-march=native  a build for CPUs like this one only (the
 #                             default build runs anywhere; the kernels pick
@@ -62,7 +63,7 @@ test:
 	bash test/run-tests.sh
 
 demo:
-	bash test/demo.sh
+	KEEP=$(KEEP) bash test/demo.sh
 
 bench:
 	bash test/bench/run.sh

@@ -11,7 +11,10 @@
 #     off), and print the top-10 ids and distances, recall@10 and latencies.
 #
 # DEMO_ROWS (default 60000) and DEMO_QUERIES (default 5, at most 10) make it
-# smaller or larger.
+# smaller or larger.  KEEP=1 (make demo KEEP=1) runs it in a cluster that
+# stays, "15/segvec_demo" (pg_createcluster; a previous one of that name is
+# dropped first), and ends by printing how to connect to it and how to drop
+# it.
 set -euo pipefail
 
 rows=${DEMO_ROWS:-60000}
@@ -161,7 +164,38 @@ chmod 755 "$work"
 chown -R postgres:postgres "$work"
 cd "$work"
 
-DEMO_ROWS=$rows DEMO_QUERIES=$nq runuser -u postgres -- \
-	pg_virtualenv -v 15 -o shared_preload_libraries=segvec \
-	-o shared_buffers=1GB \
-	bash "$work/demo.sh" --inside
+if [ "${KEEP:-}" = 1 ]; then
+	cluster=segvec_demo
+	if pg_lsclusters -h | awk '{ print $1 "/" $2 }' | grep -qx "15/$cluster"; then
+		pg_dropcluster --stop 15 "$cluster"
+	fi
+	pg_createcluster 15 "$cluster" >/dev/null
+	pg_conftool 15 "$cluster" set shared_preload_libraries segvec
+	pg_conftool 15 "$cluster" set shared_buffers 1GB
+	pg_ctlcluster 15 "$cluster" start
+	port=$(pg_lsclusters -h | awk -v c="$cluster" '$1 == 15 && $2 == c { print $3 }')
+	DEMO_ROWS=$rows DEMO_QUERIES=$nq PGCLUSTER=15/$cluster runuser -u postgres -- \
+		bash "$work/demo.sh" --inside
+	cat <<EOF
+
+The cluster stays (15/$cluster, port $port), with the table fmnist
+($rows rows of real[784]), its index fmnist_embedding_idx and the test
+images in the table queries.  Connect with
+
+    sudo -u postgres psql -p $port
+
+and try, for example:
+
+    SELECT id FROM fmnist
+    ORDER BY embedding <-> (SELECT embedding FROM queries WHERE qid = 1)
+    LIMIT 10;
+    SELECT * FROM ft.info('fmnist_embedding_idx');
+
+Drop it with:  pg_dropcluster --stop 15 $cluster
+EOF
+else
+	DEMO_ROWS=$rows DEMO_QUERIES=$nq runuser -u postgres -- \
+		pg_virtualenv -v 15 -o shared_preload_libraries=segvec \
+		-o shared_buffers=1GB \
+		bash "$work/demo.sh" --inside
+fi
