@@ -33,11 +33,14 @@
  *	  double, so only the additions round, and a fused multiply-add gives
  *	  the same bits as a multiply and an add: the SIMD versions use one.
  *
- * The tail is a last block padded with zeros (masked loads that read zeros
- * in the SIMD versions, a zeroed copy in the scalar one), so every version
- * does the same operations; a lane past the end adds +0, which leaves it
- * unchanged.  test/bench/kernels.c checks the identity and
- * measures the speed; the "kernels" regression suite checks it through SQL.
+ * The tail is a last, partial block: the SIMD versions read it through
+ * masks that load zeros for the lanes past the end, the scalar ones add the
+ * tail elements to the first lanes only (cosine: to a zero-padded copy).
+ * Both give the same sums: a lane past the end adds +0, which leaves a
+ * partial sum unchanged, as a partial sum is never -0 (it starts at +0, and
+ * a sum is -0 only when both terms are).  test/bench/kernels.c checks the
+ * identity and measures the speed; the "kernels" regression suite checks it
+ * through SQL.
  *
  * SegvecInitKernels() defines the GUC segvec.kernel ("auto" by default:
  * the widest path the CPU supports, found once through CPUID); setting it
@@ -105,8 +108,8 @@ static const char *kernel_name = "scalar";
 /*
  * The scalar kernels keep their partial sums in local arrays indexed only
  * by constants once the loops below are unrolled, so that the compiler
- * holds them in (vector) registers; the tail is copied into zero-padded
- * blocks, which gives the same sums (see the file header).
+ * holds them in (vector) registers through the main loop; the tail goes to
+ * the first lanes (see the file header).
  */
 #if defined(__GNUC__) && !defined(__clang__)
 #define UNROLL_LANES	_Pragma("GCC unroll 32")
