@@ -83,7 +83,8 @@ SELECT id, op, vector, fields FROM ft.pending_for('queue_items_emb') ORDER BY id
 SELECT * FROM ft.flush('queue_items_emb');
 SELECT * FROM queue_items WHERE id IN (1, 2, 3, 4, 7, 30, 31, 32) ORDER BY id;
 
--- the same ops applied one pending row per batch end the same way
+-- the same ops applied one id per batch (a batch takes every queued row of
+-- the ids it takes) end the same way
 CREATE TABLE queue_copy (id bigint PRIMARY KEY, embedding real[],
 	title text, tag text DEFAULT 'dflt', score int);
 INSERT INTO queue_copy

@@ -41,6 +41,7 @@
 #include "utils/varlena.h"
 
 #include "ft/ftquery.h"
+#include "merge/merge.h"
 #include "store/store.h"
 
 /* ---------------------------------------------------------------------
@@ -90,7 +91,9 @@
  * copies, or goes through JSON).  Every pending id is hidden from the
  * table branch, and each pending 'u' becomes a row, its columns those of
  * the table's row overlaid with the pending fields, id and vector, run
- * through the same filter.  (An 'r', a replace, starts from no row.)
+ * through the same filter.  (An 'r', a replace, starts from no row.)  The
+ * pending values are read without running any code of the table's owner
+ * (no domain constraint: see pending_row), as a plain SELECT runs none.
  *
  * Operators and functions are schema-qualified, so the statement means the
  * same under any search_path.
@@ -1511,24 +1514,56 @@ apply_param_options(CompileState *st)
 /*
  * The columns of a pending upsert as the select list of "t": the id and
  * vector from the write, every other column from its fields when they name
- * it (f, their jsonb_populate_record), else from the table's row b (NULL
- * for a new id).  The vector never goes through JSON.
+ * it (f), else from the table's row b (NULL for a new id).  The vector
+ * never goes through JSON.
+ *
+ * No code of the table's owner may run here, as none runs in a plain
+ * SELECT of the table: the values are read from the fields as the types
+ * SegvecUncheckedType gives (a domain as its base type), so no domain
+ * constraint is evaluated; ft.add checked them, as the owner, when it
+ * queued the write.  A column whose type nests a domain (ft.add does not
+ * set those) is taken from b.  *from gets the row source of f,
+ * jsonb_to_record with a column definition list, or NULL when no column
+ * is read from the fields.
  */
 static char *
-pending_row(CompileState *st, const char *idtype)
+pending_row(CompileState *st, const char *idtype, char **from)
 {
 	TupleDesc	td = st->info->tupdesc;
 	StringInfoData buf;
+	StringInfoData deflist;
 	List	   *keys = NIL;
-	ListCell   *lc;
+	List	   *types = NIL;
+	ListCell   *lc,
+			   *lt;
 	Datum	   *elems;
 	int			pno;
 	int			i;
 
 	for (i = 0; i < td->natts; i++)
-		if (!TupleDescAttr(td, i)->attisdropped && i + 1 != st->info->idattno &&
+	{
+		Form_pg_attribute att = TupleDescAttr(td, i);
+
+		if (!att->attisdropped && i + 1 != st->info->idattno &&
 			i + 1 != st->info->vecattno)
+		{
+			Oid			typid = SegvecUncheckedType(att->atttypid);
+			int32		typmod = att->atttypmod;
+
 			keys = lappend(keys, column_name(st, i + 1));
+			if (OidIsValid(typid) && typid != att->atttypid)
+			{
+				typmod = -1;
+				if (typid == getBaseType(att->atttypid))
+					(void) getBaseTypeAndTypmod(att->atttypid, &typmod);
+			}
+			types = lappend(types, OidIsValid(typid) ?
+							format_type_extended(typid, typmod,
+												 FORMAT_TYPE_FORCE_QUALIFY |
+												 FORMAT_TYPE_TYPEMOD_GIVEN) :
+							NULL);
+		}
+	}
 	pno = 0;
 	if (keys != NIL)
 	{
@@ -1542,19 +1577,30 @@ pending_row(CompileState *st, const char *idtype)
 	}
 
 	initStringInfo(&buf);
+	initStringInfo(&deflist);
 	appendStringInfo(&buf, "CAST(p.id AS %s) AS %s, p.vector AS %s", idtype,
 					 quote_identifier(column_name(st, st->info->idattno)),
 					 quote_identifier(column_name(st, st->info->vecattno)));
 	i = 0;
-	foreach(lc, keys)
+	forboth(lc, keys, lt, types)
 	{
 		const char *col = quote_identifier(lfirst(lc));
 
 		i++;
+		if (lfirst(lt) == NULL)
+		{
+			appendStringInfo(&buf, ",\n      b.%s AS %s", col, col);
+			continue;
+		}
+		appendStringInfo(&deflist, "%s%s %s", deflist.len > 0 ? ", " : "",
+						 col, (char *) lfirst(lt));
 		appendStringInfo(&buf,
 						 ",\n      CASE WHEN p.fields OPERATOR(pg_catalog.?) $%d[%d] THEN f.%s ELSE b.%s END AS %s",
 						 pno, i, col, col, col);
 	}
+	*from = deflist.len > 0 ?
+		psprintf("pg_catalog.jsonb_to_record(COALESCE(p.fields, CAST('{}' AS pg_catalog.jsonb))) AS f(%s)",
+				 deflist.data) : NULL;
 	return buf.data;
 }
 
@@ -1846,7 +1892,10 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 
 	lim_p = add_param(c, INT8OID, Int64GetDatum(lim));
 	table = quote_qualified_identifier(info->nspname, info->relname);
-	idtype = format_type_extended(info->idtype, -1, FORMAT_TYPE_FORCE_QUALIFY);
+	/* the pending ids are read as the id type, a domain as its base type */
+	idtype = pending != NULL ?
+		format_type_extended(SegvecUncheckedType(info->idtype), -1,
+							 FORMAT_TYPE_FORCE_QUALIFY) : NULL;
 
 	if (pending != NULL)
 	{
@@ -1893,21 +1942,28 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 						 branch_order, lim_p);
 
 	if (pending != NULL)
+	{
+		char	   *from;
+		char	   *row = pending_row(&st, idtype, &from);
+
 		appendStringInfo(&c->sql,
 						 ")\nUNION ALL\n("
 						 "SELECT %s\n"
 						 "  FROM p LEFT JOIN %s b ON p.op OPERATOR(pg_catalog.=) 'u'\n"
 						 "      AND b.%s OPERATOR(pg_catalog.=) CAST(p.id AS %s)\n"
-						 "    CROSS JOIN LATERAL pg_catalog.jsonb_populate_record(NULL::%s, p.fields) f\n"
+						 "%s%s%s"
 						 "    CROSS JOIN LATERAL (SELECT %s) t\n"
 						 "  WHERE p.op OPERATOR(pg_catalog.<>) 'd' AND %s\n"
 						 "  ORDER BY %s\n  LIMIT $%d)\n"
 						 ") u\nORDER BY %s\nLIMIT $%d",
 						 cols, table,
 						 quote_identifier(column_name(&st, info->idattno)),
-						 idtype, table, pending_row(&st, idtype),
-						 pwhere.data, q->knn ? raw : branch_order, lim_p,
+						 idtype,
+						 from ? "    CROSS JOIN LATERAL " : "",
+						 from ? from : "", from ? "\n" : "",
+						 row, pwhere.data, q->knn ? raw : branch_order, lim_p,
 						 union_order, lim_p);
+	}
 
 	appendStringInfo(&c->sql, ") s\nORDER BY %s\nLIMIT $%d OFFSET $%d",
 					 final_order,

@@ -17,6 +17,7 @@
 #include "catalog/index.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
+#include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -28,6 +29,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/rls.h"
 #include "utils/snapmgr.h"
 
 #include "compact/compact.h"
@@ -35,6 +37,7 @@
 #include "hooks/testhooks.h"
 #include "jobs/jobs.h"
 #include "keymap/keymap.h"
+#include "merge/merge.h"
 #include "store/store.h"
 
 /* ----------------
@@ -119,11 +122,12 @@ find_doc(Relation index, SegvecMetaInfo *info, uint64 docid, FoundDoc *out)
 
 /*
  * Is the heap row the doc points at visible to the snapshot, with this id
- * key?  (Compares the send forms, as the key hash does.)
+ * key?  (Compares the send forms, as the key hash does.)  *found gets the
+ * TID of the visible member of the HOT chain.
  */
 static bool
 heap_row_matches(Relation heap, Relation index, ItemPointer tid,
-				 Snapshot snapshot, bytea *keybin)
+				 Snapshot snapshot, bytea *keybin, ItemPointer found)
 {
 	IndexFetchTableData *fetch = table_index_fetch_begin(heap);
 	TupleTableSlot *slot = table_slot_create(heap, NULL);
@@ -146,6 +150,7 @@ heap_row_matches(Relation heap, Relation index, ItemPointer tid,
 			match = VARSIZE(bin) == VARSIZE(keybin) &&
 				memcmp(VARDATA(bin), VARDATA(keybin), VARSIZE(bin) - VARHDRSZ) == 0;
 		}
+		*found = slot->tts_tid;
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	table_index_fetch_end(fetch);
@@ -168,15 +173,59 @@ open_keyed_index(Oid relid, Relation *heap)
 	return index;
 }
 
+/*
+ * The id given as text, read as the id type.  A domain is read as its base
+ * type (SegvecUncheckedType): its constraint is the table owner's code,
+ * which a lookup by id must not run as the caller, and the key hash is of
+ * the base type's send form anyway.  An id type that nests a domain is
+ * read by its own input function as the table's owner, in a
+ * security-restricted operation.
+ */
 static Datum
-key_from_text(Relation index, text *id)
+key_from_text(Relation heap, Relation index, text *id)
 {
 	Oid			typid = TupleDescAttr(RelationGetDescr(index), 1)->atttypid;
+	Oid			unchecked = SegvecUncheckedType(typid);
 	Oid			infunc;
 	Oid			ioparam;
+	Datum		key;
+	SavedIdentity saved;
 
+	if (OidIsValid(unchecked))
+	{
+		getTypeInputInfo(unchecked, &infunc, &ioparam);
+		return OidInputFunctionCall(infunc, text_to_cstring(id), ioparam, -1);
+	}
 	getTypeInputInfo(typid, &infunc, &ioparam);
-	return OidInputFunctionCall(infunc, text_to_cstring(id), ioparam, -1);
+	MergeIdentityPush(&saved, heap->rd_rel->relowner);
+	key = OidInputFunctionCall(infunc, text_to_cstring(id), ioparam, -1);
+	MergeIdentityPop(&saved);
+	return key;
+}
+
+/*
+ * Does row-level security let the current user see the heap row at tid?
+ * Asks a query on the table, to which the policies apply as to any query
+ * of the caller (a TID scan: one row).
+ */
+static bool
+row_passes_policies(Relation heap, ItemPointer tid)
+{
+	Oid			argtype = TIDOID;
+	Datum		arg = PointerGetDatum(tid);
+	bool		visible;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args(psprintf("SELECT 1 FROM ONLY %s t WHERE t.ctid OPERATOR(pg_catalog.=) $1",
+									   quote_qualified_identifier(get_namespace_name(RelationGetNamespace(heap)),
+																  RelationGetRelationName(heap))),
+							  1, &argtype, &arg, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not check the row-level security of table \"%s\"",
+			 RelationGetRelationName(heap));
+	visible = SPI_processed > 0;
+	SPI_finish();
+	return visible;
 }
 
 /* the id's canonical text form (its type's output function) */
@@ -210,8 +259,11 @@ vector_array(const float *v, int dim)
  * The indexed vector of the row with this id that the caller's snapshot
  * sees, and where it lives ('mutable' or 'segment N'); no row if none.
  * The id is given as text and read with the id column type's input
- * function; the id returned is its canonical text form.  Finds the doc through the keymap, then checks the heap (MVCC,
- * and hash collisions: the id itself is compared).
+ * function (see key_from_text); the id returned is its canonical text
+ * form.  Finds the doc through the keymap, then checks the heap (MVCC, and
+ * hash collisions: the id itself is compared) and, when row-level security
+ * applies to the caller, that the policies let the caller see the row.
+ * Needs SELECT on the table.
  */
 PG_FUNCTION_INFO_V1(ft_get);
 Datum
@@ -229,14 +281,19 @@ ft_get(PG_FUNCTION_ARGS)
 	int			nentries,
 				i;
 	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+	ItemPointerData visible_tid;
+	bool		rls;
 
 	InitMaterializedSRF(fcinfo, 0);
 	index = open_keyed_index(relid, &heap);
 
 	if (pg_class_aclcheck(RelationGetRelid(heap), GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, RelationGetRelationName(heap));
+	/* errors, as a query would, if row_security = off and policies apply */
+	rls = check_enable_rls(RelationGetRelid(heap), InvalidOid, false) ==
+		RLS_ENABLED;
 
-	key = key_from_text(index, idtext);
+	key = key_from_text(heap, index, idtext);
 	keybin = SendFunctionCall(SegvecKeySendProc(index), key);
 	key_hash = SegvecKeyHashBytes(keybin);
 	SegvecGetMetaInfo(index, info);
@@ -251,7 +308,9 @@ ft_get(PG_FUNCTION_ARGS)
 		if (!find_doc(index, info, entries[i].docid, &fd))
 			continue;
 		if (!heap_row_matches(heap, index, &fd.doc.heaptid,
-							  GetActiveSnapshot(), keybin))
+							  GetActiveSnapshot(), keybin, &visible_tid))
+			continue;
+		if (rls && !row_passes_policies(heap, &visible_tid))
 			continue;
 
 		values[0] = CStringGetTextDatum(key_to_text(index, key));
@@ -286,7 +345,8 @@ count_entry(const KeymapEntry *entry, void *arg)
 
 /*
  * ft.index_stats(index regclass): the figures behind ft.info (see the SQL
- * definition for the columns).
+ * definition for the columns).  Needs ownership of the table or
+ * pg_read_all_stats (SegvecCheckStatsPrivilege).
  */
 PG_FUNCTION_INFO_V1(ft_index_stats);
 Datum
@@ -312,6 +372,7 @@ ft_index_stats(PG_FUNCTION_ARGS)
 		elog(ERROR, "return type must be a row type");
 
 	index = SegvecOpenIndex(relid, AccessShareLock, false);
+	SegvecCheckStatsPrivilege(index);
 	SegvecGetMetaInfo(index, info);
 
 	mutable_docs = SegvecMutableCountDocs(index, -1);
@@ -368,7 +429,8 @@ ft_index_stats(PG_FUNCTION_ARGS)
  *	 snapshot_pages int, snapshot_entries int, changes int)
  *
  * One row per keymap bucket: where its snapshot run is, and how many
- * changes it has had since.
+ * changes it has had since.  Needs ownership of the table or
+ * pg_read_all_stats.
  */
 PG_FUNCTION_INFO_V1(ft_keymap_buckets);
 Datum
@@ -383,6 +445,7 @@ ft_keymap_buckets(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	index = SegvecOpenIndex(relid, AccessShareLock, false);
+	SegvecCheckStatsPrivilege(index);
 	bstats = palloc(sizeof(KeymapBucketStat) * SEGVEC_KEYMAP_BUCKETS);
 	KeymapBucketStats(index, bstats, &epoch);
 	for (b = 0; b < SEGVEC_KEYMAP_BUCKETS; b++)

@@ -45,6 +45,7 @@
 #include "utils/syscache.h"
 
 #include "ft/ftquery.h"
+#include "merge/merge.h"
 #include "store/store.h"
 
 /* ---------------------------------------------------------------------
@@ -148,8 +149,10 @@ FtGetIndexInfo(Oid indexoid)
  * fetch_pending: the index's pending upserts (ft.pending_for: the newest
  * write per id), as arrays to bind (see FtPending); NULL when there are
  * none, when ft.pending_for does not exist (the merge-insert part of the
- * API is not installed), or when the caller may not SELECT the whole
- * table (ft.pending_for needs that; such a caller reads the table alone).
+ * API is not installed), when the caller may not SELECT the whole
+ * table (ft.pending_for needs that; such a caller reads the table alone),
+ * or when the id type nests a domain (pending ids could not be read without
+ * running its constraints, see SegvecUncheckedType).
  *
  * They are read before the statement that combines them with the table,
  * so that statement's snapshot is at least as new as the one they were read
@@ -171,6 +174,8 @@ fetch_pending(FtIndexInfo *info)
 	if (!OidIsValid(fn))
 		return NULL;
 	if (pg_class_aclcheck(info->heapoid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		return NULL;
+	if (!OidIsValid(SegvecUncheckedType(info->idtype)))
 		return NULL;
 	values[0] = ObjectIdGetDatum(info->indexoid);
 	ret = SPI_execute_with_args("SELECT p.id, p.op, p.vector, p.fields FROM ft.pending_for($1) p",

@@ -48,6 +48,7 @@
 #include "graph/graph.h"
 #include "hooks/testhooks.h"
 #include "keymap/keymap.h"
+#include "merge/merge.h"
 #include "store/store.h"
 
 
@@ -338,6 +339,10 @@ check_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 /*
  * ft.verify(index regclass, repair boolean DEFAULT false,
  *	 search_limit bigint DEFAULT 10000) -> one row of counts and examples
+ *
+ * Needs ownership of the table (it counts every row, which row-level
+ * security may hide from others, and scans the whole table); runs as the
+ * table's owner in a security-restricted operation.
  */
 PG_FUNCTION_INFO_V1(ft_verify);
 Datum
@@ -355,6 +360,7 @@ ft_verify(PG_FUNCTION_ARGS)
 	int			s;
 	Datum	   *ex;
 	ListCell   *lc;
+	SavedIdentity saved;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -364,8 +370,16 @@ ft_verify(PG_FUNCTION_ARGS)
 	vs.search_limit = PG_ARGISNULL(2) ? PG_INT64_MAX : PG_GETARG_INT64(2);
 	vs.heap = relation_open(SegvecIndexGetHeap(relid), AccessShareLock);
 	vs.index = SegvecOpenIndex(relid, vs.repair ? RowExclusiveLock : AccessShareLock,
-							   vs.repair);
+							   true);
 	vs.info = palloc(sizeof(SegvecMetaInfo));
+
+	/*
+	 * The heap scan evaluates the index's expressions and predicate, the
+	 * table owner's code: run everything as the owner, in a
+	 * security-restricted operation with a safe search_path, as REINDEX
+	 * and VACUUM do (CVE-2022-1552), whoever calls.
+	 */
+	MergeIdentityPush(&saved, vs.heap->rd_rel->relowner);
 
 	/*
 	 * The snapshot first: a row it sees committed before it, so its doc was
@@ -418,10 +432,15 @@ ft_verify(PG_FUNCTION_ARGS)
 	if (SegvecIndexHasKey(vs.index))
 	{
 		for (i = 0; i < vs.nentries; i++)
+		{
+			CHECK_FOR_INTERRUPTS();
 			check_entry(&vs.entries[i], &vs);
+		}
 		for (i = 0; i < vs.ndocs; i++)
 		{
 			VerifyDoc  *d = &vs.docs[i];
+
+			CHECK_FOR_INTERRUPTS();
 
 			/*
 			 * A doc whose entry is not there yet: its insert may still be
@@ -470,6 +489,7 @@ ft_verify(PG_FUNCTION_ARGS)
 						   check_row, &vs, hscan);
 	index_endscan(vs.scan);
 	UnregisterSnapshot(snapshot);
+	MergeIdentityPop(&saved);
 
 	memset(nulls, 0, sizeof(nulls));
 	values[0] = Int64GetDatum(vs.heap_rows);

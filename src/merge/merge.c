@@ -37,6 +37,7 @@
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
@@ -279,6 +280,25 @@ MergeCheckPrivileges(MergeTarget *t, AclMode all)
 	}
 }
 
+/*
+ * Error unless the current user may read the id column (SELECT on it or on
+ * the table): what `... WHERE id = ...` or `ON CONFLICT (id)` needs, so
+ * that queueing by id and the counts of a flush tell nothing about which
+ * ids exist to a role that could not find out by a query.
+ */
+void
+MergeCheckIdPrivilege(MergeTarget *t)
+{
+	if (pg_class_aclcheck(t->heapoid, GetUserId(), ACL_SELECT) != ACLCHECK_OK &&
+		pg_attribute_aclcheck(t->heapoid, t->idatt, GetUserId(), ACL_SELECT) !=
+		ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for table %s", t->relname),
+				 errdetail("Writing by id needs SELECT on the id column \"%s\".",
+						   t->idname)));
+}
+
 /* Error unless the current user holds one of the privileges in `any` */
 void
 MergeCheckAnyPrivilege(MergeTarget *t, AclMode any)
@@ -286,6 +306,67 @@ MergeCheckAnyPrivilege(MergeTarget *t, AclMode any)
 	if (pg_class_aclcheck(t->heapoid, GetUserId(), any) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, t->relname);
 }
+
+/*
+ * SegvecUncheckedType: the type a value of type typid can be read as (by
+ * the input function, a cast from text or jsonb_to_record) without running
+ * any code of the role that owns the type or the table: a domain's base
+ * type (domain constraints are the only user-written code a type's input
+ * runs; base types' input functions are C, created by a superuser), an
+ * array of domains as the array of their base type, typid itself when it
+ * holds no domain.  InvalidOid when a domain sits where it cannot be peeled
+ * off: inside a composite, range or multirange type.
+ */
+Oid
+SegvecUncheckedType(Oid typid)
+{
+	Oid			base = getBaseType(typid);
+	Oid			elem;
+	char		typtype;
+
+	check_stack_depth();
+	elem = get_element_type(base);
+	if (OidIsValid(elem))
+	{
+		Oid			e = SegvecUncheckedType(elem);
+
+		if (!OidIsValid(e))
+			return InvalidOid;
+		return e == elem ? base : get_array_type(e);
+	}
+	typtype = get_typtype(base);
+	if (typtype == TYPTYPE_COMPOSITE)
+	{
+		TupleDesc	td = lookup_rowtype_tupdesc(base, -1);
+		bool		ok = true;
+		int			i;
+
+		for (i = 0; i < td->natts && ok; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(td, i);
+
+			if (!att->attisdropped &&
+				SegvecUncheckedType(att->atttypid) != att->atttypid)
+				ok = false;
+		}
+		ReleaseTupleDesc(td);
+		return ok ? base : InvalidOid;
+	}
+	if (typtype == TYPTYPE_RANGE)
+	{
+		Oid			sub = get_range_subtype(base);
+
+		return SegvecUncheckedType(sub) == sub ? base : InvalidOid;
+	}
+	if (typtype == TYPTYPE_MULTIRANGE)
+	{
+		Oid			rng = get_multirange_range(base);
+
+		return SegvecUncheckedType(rng) == rng ? base : InvalidOid;
+	}
+	return base;
+}
+
 
 /* ----------------
  * The btree guard
@@ -577,6 +658,35 @@ append_set_list(StringInfo sql, MergeSpec *m)
 }
 
 /*
+ * The default equality operator of typid as OPERATOR(schema.name), so the
+ * MERGE means the same under any search_path (ft.merge runs with the
+ * caller's).
+ */
+static char *
+qualified_eq_operator(Oid typid)
+{
+	TypeCacheEntry *tce = lookup_type_cache(typid, TYPECACHE_EQ_OPR);
+	HeapTuple	tup;
+	Form_pg_operator oper;
+	char	   *result;
+
+	if (!OidIsValid(tce->eq_opr))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("could not identify an equality operator for type %s",
+						format_type_be(typid))));
+	tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(tce->eq_opr));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for operator %u", tce->eq_opr);
+	oper = (Form_pg_operator) GETSTRUCT(tup);
+	result = psprintf("OPERATOR(%s.%s)",
+					  quote_identifier(get_namespace_name(oper->oprnamespace)),
+					  NameStr(oper->oprname));
+	ReleaseSysCache(tup);
+	return result;
+}
+
+/*
  * MergeBuildSql: the MERGE of m's USING subquery into the table, matched on
  * the id: s.k the id, s.op (if has_op) 'd' to delete, 'r' to replace
  * (columns not given reset to their default), anything else to upsert.
@@ -588,13 +698,14 @@ MergeBuildSql(MergeTarget *t, MergeSpec *m)
 	ListCell   *lc;
 
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "MERGE INTO %s AS t\nUSING (%s) AS s\nON t.%s = s.k\n",
-					 t->qualname, m->source.data, quote_identifier(t->idname));
+	appendStringInfo(&sql, "MERGE INTO %s AS t\nUSING (%s) AS s\nON t.%s %s s.k\n",
+					 t->qualname, m->source.data, quote_identifier(t->idname),
+					 qualified_eq_operator(t->idtype));
 	if (m->has_op)
-		appendStringInfoString(&sql, "WHEN MATCHED AND s.op = 'd' THEN DELETE\n");
+		appendStringInfoString(&sql, "WHEN MATCHED AND s.op OPERATOR(pg_catalog.=) 'd' THEN DELETE\n");
 	if (m->has_replace)
 	{
-		appendStringInfoString(&sql, "WHEN MATCHED AND s.op = 'r' THEN UPDATE SET ");
+		appendStringInfoString(&sql, "WHEN MATCHED AND s.op OPERATOR(pg_catalog.=) 'r' THEN UPDATE SET ");
 		append_set_list(&sql, m);
 		foreach(lc, m->defaults)
 			appendStringInfo(&sql, ", %s = DEFAULT", (char *) lfirst(lc));
@@ -603,7 +714,7 @@ MergeBuildSql(MergeTarget *t, MergeSpec *m)
 	appendStringInfoString(&sql, "WHEN MATCHED THEN UPDATE SET ");
 	append_set_list(&sql, m);
 	appendStringInfo(&sql, "\nWHEN NOT MATCHED%s THEN INSERT (%s",
-					 m->has_op ? " AND s.op IS DISTINCT FROM 'd'" : "",
+					 m->has_op ? " AND (s.op OPERATOR(pg_catalog.=) 'd') IS NOT TRUE" : "",
 					 quote_identifier(t->idname));
 	foreach(lc, m->targets)
 		appendStringInfo(&sql, ", %s", (char *) lfirst(lc));

@@ -43,11 +43,19 @@
  *	   to the end of the transaction, so the generations of one id commit
  *	   in generation order;
  * MERGE_SLOT:	(0, slot, 0) one of segvec.merge_concurrency cluster-wide
- *	   slots, held by a background merge to the end of its transaction.
+ *	   slots, held by a background merge to the end of its transaction;
+ * MERGE_IDS:	(database, index, 0) taken by every ft.add/ft.del in
+ *	   RowExclusiveLock, and in ExclusiveLock instead of MERGE_ID locks by a
+ *	   transaction that has taken SEGVEC_MERGE_ID_LOCKS of them, to the end
+ *	   of the transaction.
  */
 #define SEGVEC_LOCKTAG_MERGE_INDEX	0x5347
 #define SEGVEC_LOCKTAG_MERGE_ID		0x5348
 #define SEGVEC_LOCKTAG_MERGE_SLOT	0x5349
+#define SEGVEC_LOCKTAG_MERGE_IDS	0x534A
+
+/* MERGE_ID locks of one index a transaction takes before MERGE_IDS */
+#define SEGVEC_MERGE_ID_LOCKS		64
 
 /* ----------------
  * In-memory state shared by merge.c and mergequeue.c
@@ -146,6 +154,8 @@ extern Oid	SegvecFindKeyBtree(Relation heap, AttrNumber attnum, bool *usable);
  * that it has an id column, fill *t.
  * MergeCheckPrivileges / MergeCheckAnyPrivilege: error unless the current
  * user holds all / one of the table privileges.
+ * MergeCheckIdPrivilege: error unless the current user may read the id
+ * column.
  * MergeEnsureKeyBtree: build the id btree if missing (see merge.c); returns
  * whether the MERGE may probe it.
  * MergeKeyExpr: col as the id type, in the id's collation.
@@ -154,6 +164,16 @@ extern Oid	SegvecFindKeyBtree(Relation heap, AttrNumber attnum, bool *usable);
  * MergeRecord: add one merge to ft.merge_counters.
  */
 extern void MergeIdentityPush(SavedIdentity *saved, Oid userid);
+extern void MergeCheckIdPrivilege(MergeTarget *t);
+
+/*
+ * SegvecUncheckedType: the type a value of typid can be read as without
+ * running a domain's constraint (a domain as its base type, arrays of
+ * domains as arrays of the base type), or InvalidOid when a domain is
+ * nested in a composite, range or multirange type.  For ft.add's checks and
+ * the ft API's reads of queued upserts.
+ */
+extern Oid	SegvecUncheckedType(Oid typid);
 extern void MergeIdentityPop(SavedIdentity *saved);
 extern Oid	MergePendingOwner(void);
 extern int	MergeQueueExecute(const char *sql, int nargs, Oid *argtypes,

@@ -30,7 +30,9 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/relation.h"
 #include "access/xact.h"
+#include "catalog/pg_constraint.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "executor/spi.h"
@@ -45,7 +47,10 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 #include "utils/rls.h"
+#include "utils/ruleutils.h"
+#include "utils/syscache.h"
 
 #include "jobs/jobs.h"
 #include "kernels/distance.h"
@@ -75,6 +80,21 @@ typedef struct StagedBatch
 static StagedBatch *staged_batch = NULL;
 
 /*
+ * MERGE_ID locks this transaction took, per index (in
+ * TopTransactionContext).  Past SEGVEC_MERGE_ID_LOCKS of them, ft.add and
+ * ft.del of the index take its MERGE_IDS lock in ExclusiveLock instead (see
+ * lock_id), so a transaction holds a bounded number of locks however many
+ * ids it queues.
+ */
+typedef struct IdLockCount
+{
+	Oid			indexoid;
+	int			nlocks;
+} IdLockCount;
+
+static List *id_lock_counts = NIL;
+
+/*
  * At commit, submit a merge job for each index this transaction queued
  * upserts for.  SegvecSubmitJob never blocks and never errors, as a
  * callback after commit must not.
@@ -91,6 +111,7 @@ MergeQueueXactCallback(XactEvent event, void *arg)
 			foreach(lc, submit_at_commit)
 				(void) SegvecSubmitJob(lfirst_oid(lc), SEGVEC_JOB_MERGE);
 			submit_at_commit = NIL;
+			id_lock_counts = NIL;
 			staged_batch = NULL;
 			break;
 		case XACT_EVENT_ABORT:
@@ -98,6 +119,7 @@ MergeQueueXactCallback(XactEvent event, void *arg)
 		case XACT_EVENT_PREPARE:
 			/* XXX a prepared transaction's rows wait for the next submit */
 			submit_at_commit = NIL;
+			id_lock_counts = NIL;
 			staged_batch = NULL;
 			break;
 		default:
@@ -115,7 +137,8 @@ MergeQueueXactCallback(XactEvent event, void *arg)
  * columns of the table other than the id and vector (not generated, not
  * GENERATED ALWAYS, not NOT NULL when the value is null), with values the
  * column types accept (checked with jsonb_populate_record, as the merge
- * will read them).  SPI must be connected.
+ * will read them; domain constraints are the table owner's code, so the
+ * caller runs this as the owner, see queue_op).  SPI must be connected.
  */
 static void
 check_fields(MergeTarget *t, Jsonb *fields)
@@ -163,6 +186,14 @@ check_fields(MergeTarget *t, Jsonb *fields)
 					 errmsg("column \"%s\" of table \"%s\" cannot be written by a merge",
 							key, t->relname),
 					 errdetail("It is a generated or GENERATED ALWAYS identity column.")));
+		if (!OidIsValid(SegvecUncheckedType(att->atttypid)))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("fields cannot set column \"%s\" of table \"%s\"",
+							key, t->relname),
+					 errdetail("Its type %s has a domain inside a composite, range or multirange type, which searches could not read without running the domain's constraints.",
+							   format_type_be(att->atttypid)),
+					 errhint("Write to the table directly, or use ft.merge.")));
 		if (v.type == jbvNull && att->attnotnull)
 			ereport(ERROR,
 					(errcode(ERRCODE_NOT_NULL_VIOLATION),
@@ -174,6 +205,58 @@ check_fields(MergeTarget *t, Jsonb *fields)
 									   t->rowtype),
 							  1, &argtype, &arg, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not check fields");
+}
+
+/*
+ * lock_id: serialize the adds of one id of an index, to the end of the
+ * transaction, so that their generations commit in order (a merge that
+ * sees a generation of an id sees every older one).  Every add takes the
+ * index's MERGE_IDS lock in RowExclusiveLock (compatible with itself) and
+ * the id's MERGE_ID lock in ExclusiveLock; a transaction that has taken
+ * SEGVEC_MERGE_ID_LOCKS id locks of the index takes MERGE_IDS in
+ * ExclusiveLock instead (waiting for the other transactions adding to the
+ * index, and keeping new ones out until it ends), and no more id locks.
+ * So a transaction that queues 100,000 ids holds about
+ * SEGVEC_MERGE_ID_LOCKS locks, not 100,000.  The escalated lock is taken
+ * again on each call (a no-op when held), so a subtransaction that took it
+ * and rolled back loses nothing.
+ */
+static void
+lock_id(Oid indexoid, const char *canon)
+{
+	LOCKTAG		tag;
+	IdLockCount *count = NULL;
+	ListCell   *lc;
+
+	foreach(lc, id_lock_counts)
+	{
+		if (((IdLockCount *) lfirst(lc))->indexoid == indexoid)
+			count = lfirst(lc);
+	}
+	if (count == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+
+		count = palloc0(sizeof(IdLockCount));
+		count->indexoid = indexoid;
+		id_lock_counts = lappend(id_lock_counts, count);
+		MemoryContextSwitchTo(old);
+	}
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, indexoid, 0,
+						 SEGVEC_LOCKTAG_MERGE_IDS);
+	if (count->nlocks >= SEGVEC_MERGE_ID_LOCKS)
+	{
+		(void) LockAcquire(&tag, ExclusiveLock, false, false);
+		return;
+	}
+	(void) LockAcquire(&tag, RowExclusiveLock, false, false);
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, indexoid,
+						 hash_bytes((const unsigned char *) canon,
+									strlen(canon)),
+						 SEGVEC_LOCKTAG_MERGE_ID);
+	if (LockAcquire(&tag, ExclusiveLock, false, false) == LOCKACQUIRE_OK)
+		count->nlocks++;
 }
 
 /*
@@ -194,7 +277,6 @@ queue_op(FunctionCallInfo fcinfo, char op)
 	bool		typisvarlena;
 	Datum		values[5];
 	char		nulls[5] = {' ', ' ', ' ', 'n', 'n'};
-	LOCKTAG		tag;
 	SavedIdentity saved;
 	bool		isnull;
 	int64		generation;
@@ -211,6 +293,7 @@ queue_op(FunctionCallInfo fcinfo, char op)
 
 	MergeOpenTarget(PG_GETARG_OID(0), AccessShareLock, op == 'u', &t);
 	MergeCheckPrivileges(&t, op == 'u' ? (ACL_INSERT | ACL_UPDATE) : ACL_DELETE);
+	MergeCheckIdPrivilege(&t);
 	if (t.temp)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -225,7 +308,15 @@ queue_op(FunctionCallInfo fcinfo, char op)
 				 errdetail("Queued upserts are applied by the table's owner, outside the policies."),
 				 errhint("Write to the table directly, or use ft.merge, which runs as you.")));
 
-	/* the id in its canonical text form: the id type's input, then output */
+	/*
+	 * The id in its canonical text form (the id type's input, then output)
+	 * and the fields are checked as the table's owner, in a
+	 * security-restricted operation: a domain's constraint is the owner's
+	 * code and must not run with the caller's privileges (the merge that
+	 * applies the row runs as the owner too).
+	 */
+	SPI_connect();
+	MergeIdentityPush(&saved, t.owner);
 	idtext = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	getTypeInputInfo(t.idtype, &typinput, &typioparam);
 	getTypeOutputInfo(t.idtype, &typoutput, &typisvarlena);
@@ -233,8 +324,10 @@ queue_op(FunctionCallInfo fcinfo, char op)
 								  OidInputFunctionCall(typinput, idtext,
 													   typioparam,
 													   t.idtypmod));
+	if (op == 'u' && !PG_ARGISNULL(3))
+		check_fields(&t, PG_GETARG_JSONB_P(3));
+	MergeIdentityPop(&saved);
 
-	SPI_connect();
 	if (op == 'u')
 	{
 		ArrayType  *vec = PG_GETARG_ARRAYTYPE_P(2);
@@ -247,21 +340,13 @@ queue_op(FunctionCallInfo fcinfo, char op)
 		nulls[3] = ' ';
 		if (!PG_ARGISNULL(3))
 		{
-			check_fields(&t, PG_GETARG_JSONB_P(3));
 			values[4] = PG_GETARG_DATUM(3);
 			nulls[4] = ' ';
 		}
 	}
 
-	/*
-	 * Adds of one id serialize, so their generations commit in order: a
-	 * merge that sees a generation of an id sees every older one.
-	 */
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, t.indexoid,
-						 hash_bytes((const unsigned char *) canon,
-									strlen(canon)),
-						 SEGVEC_LOCKTAG_MERGE_ID);
-	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	/* adds of one id serialize: see lock_id */
+	lock_id(t.indexoid, canon);
 
 	values[0] = ObjectIdGetDatum(t.indexoid);
 	values[1] = CStringGetTextDatum(canon);
@@ -308,7 +393,8 @@ queue_op(FunctionCallInfo fcinfo, char op)
  *
  * Queues an upsert of the doc with this id: its vector and the given
  * fields (other columns keep their values, or take their defaults in a new
- * row).  Needs INSERT and UPDATE on the table.  Returns the generation.
+ * row).  Needs INSERT and UPDATE on the table and SELECT on its id column
+ * (as INSERT ... ON CONFLICT (id) DO UPDATE would).  Returns the generation.
  */
 PG_FUNCTION_INFO_V1(ft_add);
 Datum
@@ -321,7 +407,8 @@ ft_add(PG_FUNCTION_ARGS)
  * ft.del(index regclass, id text) -> bigint
  *
  * Queues the deletion of the row(s) with this id.  Needs DELETE on the
- * table.  Returns the generation.
+ * table and SELECT on its id column (as DELETE ... WHERE id = ... would).
+ * Returns the generation.
  */
 PG_FUNCTION_INFO_V1(ft_del);
 Datum
@@ -349,23 +436,23 @@ coalesce_sql(const char *taken, const char *order)
 	/* window functions only: one sort, no join the planner can misjudge */
 	return psprintf("WITH taken AS (%s),\n"
 					" w AS (SELECT t.id, t.op, t.vector, t.fields, t.generation,\n"
-					"         max(t.generation) FILTER (WHERE t.op = 'd')\n"
+					"         pg_catalog.max(t.generation) FILTER (WHERE t.op OPERATOR(pg_catalog.=) 'd')\n"
 					"           OVER (PARTITION BY t.id) AS dgen\n"
 					"       FROM taken t),\n"
 					" x AS (SELECT w.*,\n"
 					"         ft._jsonb_merge_agg(w.fields)\n"
-					"           FILTER (WHERE w.op = 'u' AND w.generation > COALESCE(w.dgen, 0))\n"
+					"           FILTER (WHERE w.op OPERATOR(pg_catalog.=) 'u' AND w.generation OPERATOR(pg_catalog.>) COALESCE(w.dgen, 0))\n"
 					"           OVER p AS merged,\n"
-					"         max(w.generation) OVER p AS newest,\n"
-					"         count(*) OVER p AS n\n"
+					"         pg_catalog.max(w.generation) OVER p AS newest,\n"
+					"         pg_catalog.count(*) OVER p AS n\n"
 					"       FROM w\n"
 					"       WINDOW p AS (PARTITION BY w.id ORDER BY w.generation\n"
 					"                    ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING))\n"
 					"SELECT x.id,\n"
-					"       (CASE WHEN x.op = 'd' THEN 'd' WHEN x.dgen IS NOT NULL THEN 'r' ELSE 'u' END)::\"char\" AS op,\n"
+					"       (CASE WHEN x.op OPERATOR(pg_catalog.=) 'd' THEN 'd' WHEN x.dgen IS NOT NULL THEN 'r' ELSE 'u' END)::\"char\" AS op,\n"
 					"       x.vector, x.merged AS fields, x.newest,\n"
-					"       ARRAY(SELECT jsonb_object_keys(x.merged) ORDER BY 1) AS keys, x.n\n"
-					"FROM x WHERE x.generation = x.newest\n"
+					"       ARRAY(SELECT pg_catalog.jsonb_object_keys(x.merged) ORDER BY 1) AS keys, x.n\n"
+					"FROM x WHERE x.generation OPERATOR(pg_catalog.=) x.newest\n"
 					"ORDER BY %s",
 					taken, order);
 }
@@ -542,7 +629,7 @@ group_stmt(MergeTarget *t, SPITupleTable *tt, uint64 start, uint64 end)
 					 MergeKeyExpr(t, "b.id", TEXTOID), cols.data);
 	if (cols.len > 0)
 		appendStringInfo(&m.source,
-						 "(SELECT b.id, b.op, b.vector, jsonb_populate_record(NULL::%s, b.fields) AS r\n"
+						 "(SELECT b.id, b.op, b.vector, pg_catalog.jsonb_populate_record(NULL::%s, b.fields) AS r\n"
 						 "          FROM ft._merge_batch() AS b OFFSET 0) AS b",
 						 t->rowtype);
 	else
@@ -565,6 +652,53 @@ run_staged(MergeTarget *t, const char *sql, bool probe, StagedBatch *batch,
 		staged_batch = NULL;
 	}
 	PG_END_TRY();
+}
+
+/*
+ * constraints_immediate: SET CONSTRAINTS ... IMMEDIATE for the table's
+ * deferrable constraints that have triggers (constraint triggers, foreign
+ * keys), so the MERGEs check them at their own end.  A merge runs in a
+ * security-restricted operation, where PostgreSQL refuses to queue a
+ * deferred trigger (it would fire after the operation, as someone else):
+ * without this, every merge of such a table would fail.  In ft.flush the
+ * setting stays for the rest of the caller's transaction, as a SET
+ * CONSTRAINTS of its own would.  SPI connected.
+ */
+static void
+constraints_immediate(MergeTarget *t)
+{
+	Relation	heap = relation_open(t->heapoid, NoLock);
+	TriggerDesc *trigdesc = heap->trigdesc;
+	StringInfoData sql;
+	List	   *seen = NIL;
+	int			i;
+
+	initStringInfo(&sql);
+	for (i = 0; trigdesc != NULL && i < trigdesc->numtriggers; i++)
+	{
+		Trigger    *trig = &trigdesc->triggers[i];
+		HeapTuple	tup;
+		Form_pg_constraint con;
+
+		if (!trig->tgdeferrable || !OidIsValid(trig->tgconstraint) ||
+			list_member_oid(seen, trig->tgconstraint))
+			continue;
+		seen = lappend_oid(seen, trig->tgconstraint);
+		tup = SearchSysCache1(CONSTROID, ObjectIdGetDatum(trig->tgconstraint));
+		if (!HeapTupleIsValid(tup))
+			continue;
+		con = (Form_pg_constraint) GETSTRUCT(tup);
+		appendStringInfo(&sql, "%s%s", sql.len > 0 ? ", " : "",
+						 quote_qualified_identifier(get_namespace_name(con->connamespace),
+													NameStr(con->conname)));
+		ReleaseSysCache(tup);
+	}
+	relation_close(heap, NoLock);
+	if (sql.len > 0 &&
+		SPI_execute(psprintf("SET CONSTRAINTS %s IMMEDIATE", sql.data), false,
+					0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not set the constraints of table \"%s\" immediate",
+			 t->relname);
 }
 
 /*
@@ -594,10 +728,19 @@ merge_batch(MergeTarget *t, int64 horizon, MergeCounts *c)
 	values[0] = ObjectIdGetDatum(t->indexoid);
 	values[1] = Int64GetDatum(horizon);
 	values[2] = Int32GetDatum(segvec_merge_batch_rows);
+	/*
+	 * The ids of the oldest merge_batch_rows rows, with every queued row of
+	 * those ids up to the horizon: a newer write of an id always lands in
+	 * the same batch as an older one, so it supersedes a row that would
+	 * fail the merge however far behind it was queued.
+	 */
 	MergeQueueExecute(coalesce_sql("DELETE FROM ft.pending p\n"
-							   "  WHERE p.indexrelid = $1 AND p.generation IN\n"
-							   "   (SELECT q.generation FROM ft.pending q\n"
-							   "     WHERE q.indexrelid = $1 AND q.generation <= $2\n"
+							   "  WHERE p.indexrelid OPERATOR(pg_catalog.=) $1\n"
+							   "    AND p.generation OPERATOR(pg_catalog.<=) $2\n"
+							   "    AND p.id IN\n"
+							   "   (SELECT q.id FROM ft.pending q\n"
+							   "     WHERE q.indexrelid OPERATOR(pg_catalog.=) $1\n"
+							   "       AND q.generation OPERATOR(pg_catalog.<=) $2\n"
 							   "     ORDER BY q.generation LIMIT $3)\n"
 							   "  RETURNING p.id, p.op, p.vector, p.fields, p.generation",
 							   "keys, x.id"),
@@ -611,6 +754,7 @@ merge_batch(MergeTarget *t, int64 horizon, MergeCounts *c)
 	}
 
 	memset(&one, 0, sizeof(one));
+	constraints_immediate(t);
 	probe = MergeEnsureKeyBtree(t, &built);
 	one.built = built;
 	c->built |= built;
@@ -681,7 +825,8 @@ queue_has_rows(Oid indexoid, int64 horizon)
  * Applies every upsert queued for the index before the call, now, in the
  * caller's transaction, in batches of segvec.merge_batch_rows, as the
  * table's owner (as a background merge does, so the result is the same
- * whoever applies the queue).  Needs INSERT, UPDATE or DELETE on the table.
+ * whoever applies the queue).  Needs INSERT, UPDATE or DELETE on the table,
+ * and SELECT on its id column (the counts say which ids existed).
  * Waits for a merge of the same index that is running.
  */
 PG_FUNCTION_INFO_V1(ft_flush);
@@ -704,6 +849,7 @@ ft_flush(PG_FUNCTION_ARGS)
 
 	MergeOpenTarget(PG_GETARG_OID(0), RowExclusiveLock, false, &t);
 	MergeCheckAnyPrivilege(&t, ACL_INSERT | ACL_UPDATE | ACL_DELETE);
+	MergeCheckIdPrivilege(&t);
 	lock_index_queue(t.indexoid);
 
 	memset(&c, 0, sizeof(c));

@@ -78,6 +78,7 @@ CREATE FUNCTION ft._stage_phantom(index regclass, id text) RETURNS bigint
 CREATE FUNCTION ft.similar(index regclass, key text, k int DEFAULT 10)
 	RETURNS TABLE (id text, distance float8)
 	LANGUAGE plpgsql STABLE
+	SET search_path = pg_catalog, pg_temp
 	AS $$
 DECLARE
 	v real[];
@@ -87,21 +88,30 @@ DECLARE
 	veccol name;
 	op text;
 BEGIN
+	-- ft.get checks SELECT and row-level security: a row the caller may
+	-- not see has no neighbours
 	SELECT g.id, g.vector INTO canon, v FROM ft.get(index, key) g;
 	IF v IS NULL THEN
 		RETURN;
 	END IF;
+	-- the index's ordering operator, schema-qualified
 	SELECT i.indrelid::regclass,
-		   (SELECT attname FROM pg_attribute WHERE attrelid = i.indrelid AND attnum = i.indkey[1]),
-		   (SELECT attname FROM pg_attribute WHERE attrelid = i.indrelid AND attnum = i.indkey[0]),
-		   CASE c.opcname WHEN 'vector_cosine_ops' THEN '<=>'
-						  WHEN 'vector_ip_ops' THEN '<#>' ELSE '<->' END
+		   (SELECT a.attname FROM pg_attribute a
+			 WHERE a.attrelid = i.indrelid AND a.attnum = i.indkey[1]),
+		   (SELECT a.attname FROM pg_attribute a
+			 WHERE a.attrelid = i.indrelid AND a.attnum = i.indkey[0]),
+		   format('OPERATOR(%I.%s)', n.nspname, o.oprname)
 	  INTO tbl, idcol, veccol, op
-	  FROM pg_index i JOIN pg_opclass c ON c.oid = i.indclass[0]
+	  FROM pg_index i
+		   JOIN pg_opclass c ON c.oid = i.indclass[0]
+		   JOIN pg_amop ao ON ao.amopfamily = c.opcfamily
+				AND ao.amopstrategy = 1 AND ao.amoppurpose = 'o'
+		   JOIN pg_operator o ON o.oid = ao.amopopr
+		   JOIN pg_namespace n ON n.oid = o.oprnamespace
 	 WHERE i.indexrelid = index;
 	RETURN QUERY EXECUTE format(
-		'SELECT t.%1$I::text, t.%2$I %3$s $1 FROM %4$s t '
-		'WHERE t.%1$I::text IS DISTINCT FROM $2 '
+		'SELECT CAST(t.%1$I AS pg_catalog.text), t.%2$I %3$s $1 FROM %4$s t '
+		'WHERE CAST(t.%1$I AS pg_catalog.text) IS DISTINCT FROM $2 '
 		'ORDER BY t.%2$I %3$s $1 LIMIT $3',
 		idcol, veccol, op, tbl)
 		USING v, canon, k;

@@ -4,6 +4,8 @@
  * (ft.index_stats), its queued upserts and merges (ft.merge_stats), and the
  * background work of the server since it started (ft.job_stats, all
  * indexes).  See README.md ("Monitoring: ft.info") for each column.
+ * Needs what ft.index_stats needs: ownership of the table, or
+ * pg_read_all_stats.
  */
 CREATE FUNCTION ft.info(index regclass,
 	OUT num_docs bigint, OUT mutable_docs bigint, OUT immutable_docs bigint,
@@ -16,6 +18,7 @@ CREATE FUNCTION ft.info(index regclass,
 	OUT merge_index_built_total bigint, OUT merges_total bigint,
 	OUT jobs_run bigint, OUT jobs_coalesced bigint, OUT jobs_failed bigint)
 	LANGUAGE plpgsql STABLE STRICT
+	SET search_path = pg_catalog, pg_temp
 	AS $$
 BEGIN
 	SELECT s.num_docs, s.mutable_docs, s.immutable_docs, s.tombstones,

@@ -18,6 +18,7 @@
 #include "access/relation.h"
 #include "access/transam.h"
 #include "catalog/index.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
 #include "commands/defrem.h"
 #include "miscadmin.h"
@@ -207,6 +208,35 @@ SegvecOpenIndex(Oid relid, LOCKMODE lockmode, bool owner)
 	}
 	return index;
 }
+
+/*
+ * SegvecCheckStatsPrivilege: error (42501) unless the current user owns the
+ * table of index (or is a member of its owning role, or a superuser) or is
+ * a member of pg_read_all_stats.  For the functions that reveal what an
+ * index holds (counts of docs, keymap entries, pages) without reading rows:
+ * they count rows that row-level security may hide from the caller.
+ */
+void
+SegvecCheckStatsPrivilege(Relation index)
+{
+	Oid			heapid = index->rd_index->indrelid;
+
+#if PG_VERSION_NUM >= 160000
+	if (object_ownercheck(RelationRelationId, heapid, GetUserId()))
+#else
+	if (pg_class_ownercheck(heapid, GetUserId()))
+#endif
+		return;
+	if (has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied for index %s",
+					RelationGetRelationName(index)),
+			 errdetail("Only the owner of table \"%s\" and members of pg_read_all_stats may read what the index holds.",
+					   get_rel_name(heapid))));
+}
+
 
 /*
  * SegvecIndexGetHeap: the table of index relid, after checking that relid

@@ -135,6 +135,7 @@ extern void SegvecSetDimensions(Relation index, int dim);
 /* index.c: the index relation */
 extern bool SegvecIsSegvecIndex(Relation rel);
 extern Relation SegvecOpenIndex(Oid relid, LOCKMODE lockmode, bool owner);
+extern void SegvecCheckStatsPrivilege(Relation index);
 extern Oid	SegvecIndexGetHeap(Oid relid);
 extern SegvecMetric SegvecGetMetric(Relation index);
 extern FmgrInfo *SegvecKeySendProc(Relation index);
