@@ -264,6 +264,39 @@ SELECT ft.del('sec_idx', '12') > 0 AS queued;
 SELECT applied, inserted, updated, deleted FROM ft.flush('sec_idx');
 RESET ROLE;
 
+-- 8. Queue hygiene.  A deferrable constraint trigger does not make every
+-- merge fail (merges run in a security-restricted operation, where a
+-- trigger cannot be deferred: the batch checks it immediately)
+CREATE TABLE sec_q (id int PRIMARY KEY, embedding real[],
+	score int CHECK (score > 0));
+CREATE INDEX sec_q_idx ON sec_q USING segvec (embedding) INCLUDE (id);
+CREATE FUNCTION pg_temp.ok() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RETURN NULL; END $$;
+CREATE CONSTRAINT TRIGGER sec_q_deferred AFTER INSERT OR UPDATE ON sec_q
+	DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION pg_temp.ok();
+SELECT count(ft.add('sec_q_idx', g::text, ARRAY[g, 1]::real[],
+	jsonb_build_object('score', g))) FROM generate_series(1, 3) g;
+SELECT applied, inserted FROM ft.flush('sec_q_idx');
+-- a row that fails the merge (score -1) is superseded by a newer write of
+-- its id, even when that write is queued many batches later
+SELECT ft.add('sec_q_idx', '4', '{4,1}', '{"score": -1}') > 0 AS queued;
+SELECT count(ft.add('sec_q_idx', g::text, ARRAY[g, 1]::real[],
+	jsonb_build_object('score', g))) FROM generate_series(5, 9) g;
+SELECT ft.add('sec_q_idx', '4', '{4,1}', '{"score": 4}') > 0 AS queued;
+SET segvec.merge_batch_rows = 2;
+SELECT applied, inserted FROM ft.flush('sec_q_idx');
+RESET segvec.merge_batch_rows;
+SELECT id, score FROM sec_q WHERE id = 4;
+-- a transaction queueing many ids holds a bounded number of locks
+BEGIN;
+SELECT count(ft.add('sec_q_idx', g::text, ARRAY[g, 1]::real[],
+	jsonb_build_object('score', g))) FROM generate_series(100, 399) g;
+SELECT count(*) <= 66 AS bounded FROM pg_locks
+WHERE pid = pg_backend_pid() AND locktype = 'advisory';
+COMMIT;
+SELECT applied FROM ft.flush('sec_q_idx');
+DROP TABLE sec_q;
+
 SELECT * FROM pg_temp.gained();
 DROP TABLE sec_docs;
 DROP SCHEMA evil CASCADE;

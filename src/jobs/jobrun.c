@@ -19,12 +19,15 @@
 #include "access/relation.h"
 #include "access/xact.h"
 #include "catalog/index.h"
+#include "catalog/namespace.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/lmgr.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/timeout.h"
 
 #include "compact/compact.h"
 #include "hooks/testhooks.h"
@@ -65,13 +68,55 @@ job_error_context(void *arg)
 }
 
 /*
+ * Lock relid in mode without waiting (false if it is taken in a
+ * conflicting mode).
+ */
+static bool
+lock_or_give_way(Oid relid, LOCKMODE mode)
+{
+	return OidIsValid(relid) && ConditionalLockRelationOid(relid, mode);
+}
+
+/*
+ * A merge writes the table (and so every index of it) and the extension's
+ * queue tables: lock them all now, without waiting, so that the job never
+ * waits for a lock while it holds one that a DROP (of the extension, an
+ * index, the table) holds or waits for: it gives way instead.
+ */
+static bool
+lock_merge_relations(Relation heap)
+{
+	Oid			ftnsp = get_namespace_oid("ft", true);
+	List	   *indexes;
+	ListCell   *lc;
+
+	if (!OidIsValid(ftnsp) ||
+		!lock_or_give_way(get_relname_relid("pending", ftnsp), RowExclusiveLock) ||
+		!lock_or_give_way(get_relname_relid("merge_counters", ftnsp),
+						  RowExclusiveLock))
+		return false;
+	indexes = RelationGetIndexList(heap);
+	foreach(lc, indexes)
+	{
+		if (!lock_or_give_way(lfirst_oid(lc), RowExclusiveLock))
+			return false;
+	}
+	return true;
+}
+
+/*
  * The body of a job, inside its transaction.  Locks the table, then the
  * index (RowExclusiveLock, as ft.compact does: DROP INDEX waits for the
  * job), after checking that the index still exists and is a segvec index;
- * otherwise returns JOB_SKIPPED.  A compaction that was not forced is
- * done only if the mutable segment really holds compact_threshold docs
- * (else JOB_SKIPPED).  Sets *changed when a compaction moved docs or
- * merged segments.
+ * otherwise returns JOB_SKIPPED.  The relation locks are taken without
+ * waiting: when one is taken in a conflicting mode (a DROP EXTENSION,
+ * DROP INDEX or ALTER TABLE under way), returns JOB_BUSY and the job is
+ * tried again later; waiting could deadlock with a DROP, which locks the
+ * index before the table.  A compaction that was not forced is done only if
+ * the mutable segment really holds compact_threshold docs (else
+ * JOB_SKIPPED).  Sets *changed when a compaction moved docs or merged
+ * segments.  Compactions and snapshots run as the table's owner, in a
+ * security-restricted operation; the merge runner switches itself.
  */
 static JobOutcome
 run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
@@ -79,19 +124,31 @@ run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 	LOCKMODE	heaplock = kind == SEGVEC_JOB_MERGE ? RowExclusiveLock :
 		AccessShareLock;
 	Oid			heapid;
+	Oid			owner;
 	Relation	heap;
 	Relation	index;
 	SegvecCompactStats stats;
+	SegvecSavedIdentity saved;
 
 	heapid = IndexGetRelation(indexid, true);
 	if (!OidIsValid(heapid))
 		return JOB_SKIPPED;
-	heap = try_relation_open(heapid, heaplock);
+	if (!lock_or_give_way(heapid, heaplock))
+		return JOB_BUSY;
+	heap = try_relation_open(heapid, NoLock);
 	if (heap == NULL)
 		return JOB_SKIPPED;
+	owner = heap->rd_rel->relowner;
+	if (kind == SEGVEC_JOB_MERGE && !lock_merge_relations(heap))
+	{
+		relation_close(heap, NoLock);
+		return JOB_BUSY;
+	}
 	/* keep the lock, not the reference: a merge may CREATE INDEX on it */
 	relation_close(heap, NoLock);
-	index = try_relation_open(indexid, RowExclusiveLock);
+	if (!lock_or_give_way(indexid, RowExclusiveLock))
+		return JOB_BUSY;
+	index = try_relation_open(indexid, NoLock);
 	if (index == NULL)
 		return JOB_SKIPPED;
 	if (!SegvecIsSegvecIndex(index) || index->rd_index->indrelid != heapid ||
@@ -117,20 +174,30 @@ run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 	switch (kind)
 	{
 		case SEGVEC_JOB_COMPACT:
+			SegvecIdentityPush(&saved, owner);
 			SegvecCompact(index, &stats);
-			*changed = stats.docs_compacted > 0 || stats.segments_merged > 0;
 			ereport(DEBUG1,
-					(errmsg_internal("segvec compacted index \"%s\": " INT64_FORMAT " docs, %d segments created, %d merged",
-									 job_index_name, stats.docs_compacted,
+					(errmsg_internal("segvec compacted index \"%s\" as role \"%s\": " INT64_FORMAT " docs, %d segments created, %d merged",
+									 job_index_name,
+									 GetUserNameFromId(GetUserId(), false),
+									 stats.docs_compacted,
 									 stats.segments_created,
 									 stats.segments_merged)));
+			SegvecIdentityPop(&saved);
+			*changed = stats.docs_compacted > 0 || stats.segments_merged > 0;
 			break;
 		case SEGVEC_JOB_SNAPSHOT:
+			SegvecIdentityPush(&saved, owner);
 			/* no snapshot inside a compaction or an ft.compact drain */
 			LockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
 			SegvecDelayPoint();
 			SegvecKeymapSnapshot(index);
 			UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+			ereport(DEBUG1,
+					(errmsg_internal("segvec wrote a keymap snapshot of index \"%s\" as role \"%s\"",
+									 job_index_name,
+									 GetUserNameFromId(GetUserId(), false))));
+			SegvecIdentityPop(&saved);
 			break;
 		default:
 			/* merge: the runner merge-insert registered (its own delay point) */
@@ -172,13 +239,19 @@ JobRun(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		SegvecSetInBackgroundJob(true);
+		/* segvec.job_time_limit: the statement timeout of the whole job */
+		if (segvec_job_time_limit > 0)
+			enable_timeout_after(STATEMENT_TIMEOUT, segvec_job_time_limit);
 		outcome = run_job_in_xact(indexid, kind, force, changed);
+		if (segvec_job_time_limit > 0)
+			disable_timeout(STATEMENT_TIMEOUT, false);
 		SegvecSetInBackgroundJob(false);
 		PopActiveSnapshot();
 		CommitTransactionCommand();
 	}
 	PG_CATCH();
 	{
+		disable_timeout(STATEMENT_TIMEOUT, false);
 		SegvecSetInBackgroundJob(false);
 		HOLD_INTERRUPTS();
 		EmitErrorReport();

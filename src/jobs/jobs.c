@@ -49,6 +49,7 @@
 static int	segvec_max_jobs = 256;
 int			segvec_max_workers = 2;
 int			segvec_naptime = 10;
+int			segvec_job_time_limit = 0;
 
 /* The shared state; NULL unless the library was preloaded */
 SegvecJobsShared *SegvecJobs = NULL;
@@ -156,6 +157,13 @@ SegvecJobsInit(void)
 							"Submits wake it at once; the naptime paces retries of failed jobs.",
 							&segvec_naptime, 10, 1, 3600,
 							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("segvec.job_time_limit",
+							"Longest a background job may run; 0 means no limit.",
+							"A job that runs longer (waits for locks included) is canceled, "
+							"logged and retried later, so one index's slow work cannot hold "
+							"a worker or a merge slot without bound.",
+							&segvec_job_time_limit, 0, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 
 #if PG_VERSION_NUM >= 150000
 	prev_shmem_request_hook = shmem_request_hook;

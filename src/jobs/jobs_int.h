@@ -97,6 +97,7 @@ typedef enum JobOutcome
 {
 	JOB_DONE,					/* ran to the end */
 	JOB_SKIPPED,				/* nothing to do: index gone, not segvec... */
+	JOB_BUSY,					/* gave way: a lock it needs is taken */
 	JOB_FAILED					/* error */
 } JobOutcome;
 
@@ -104,6 +105,7 @@ typedef enum JobOutcome
 extern PGDLLIMPORT SegvecJobsShared *SegvecJobs;
 extern PGDLLIMPORT int segvec_max_workers;
 extern PGDLLIMPORT int segvec_naptime;
+extern PGDLLIMPORT int segvec_job_time_limit;
 
 /* schedule.c: the caller holds SegvecJobs->lock exclusively */
 extern bool JobTwinRunning(const SegvecJobSlot *s);

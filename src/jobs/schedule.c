@@ -190,7 +190,8 @@ JobRetryDelayMs(int attempts)
 
 /*
  * The running job in slot idx ended with outcome: count it, free the slot,
- * or, after a failure, put it back as pending with a back-off (unless a
+ * or, when it gave way, put it back as pending after a naptime (not an
+ * attempt), or, after a failure, put it back as pending with a back-off (unless a
  * newer request for the key is pending already, which covers it, or it
  * has had all its attempts).  Returns true if it was given up.
  */
@@ -209,6 +210,17 @@ JobFinishLocked(int idx, JobOutcome outcome, TimestampTz now)
 		case JOB_SKIPPED:
 			SegvecJobs->counters.skipped[kind]++;
 			break;
+		case JOB_BUSY:
+			/* not an attempt: try again after a nap (DROP, ALTER ...) */
+			SegvecJobs->counters.skipped[kind]++;
+			if (JobTwinPending(s) != NULL)
+				break;
+			s->state = SEGVEC_JOB_PENDING;
+			s->worker = -1;
+			s->started_at = 0;
+			s->not_before = TimestampTzPlusMilliseconds(now,
+														(long) segvec_naptime * 1000L);
+			return false;
 		case JOB_FAILED:
 			SegvecJobs->counters.failed[kind]++;
 			if (JobTwinPending(s) != NULL)
@@ -238,7 +250,7 @@ JobCountOutcomeLocked(SegvecJobKind kind, JobOutcome outcome)
 {
 	if (outcome == JOB_DONE)
 		SegvecJobs->counters.run[kind]++;
-	else if (outcome == JOB_SKIPPED)
+	else if (outcome == JOB_SKIPPED || outcome == JOB_BUSY)
 		SegvecJobs->counters.skipped[kind]++;
 	else
 		SegvecJobs->counters.failed[kind]++;

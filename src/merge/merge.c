@@ -109,30 +109,20 @@ SegvecMergeInit(void)
  */
 
 /*
- * MergeIdentityPush: act as userid until MergeIdentityPop, in a security-restricted
- * operation (no SET ROLE, no temporary objects: the same guard VACUUM and
- * REFRESH MATERIALIZED VIEW use when they run an owner's code), with
- * search_path = pg_catalog, pg_temp so that no schema the caller controls
- * can put an operator or function into what runs as another role.
+ * MergeIdentityPush / MergeIdentityPop: SegvecIdentityPush and
+ * SegvecIdentityPop (act as userid in a security-restricted operation with
+ * search_path = pg_catalog, pg_temp), under merge-insert's names.
  */
 void
 MergeIdentityPush(SavedIdentity *saved, Oid userid)
 {
-	GetUserIdAndSecContext(&saved->userid, &saved->sec_context);
-	SetUserIdAndSecContext(userid, saved->sec_context |
-						   SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
-	saved->gucnest = NewGUCNestLevel();
-	(void) set_config_option("search_path", "pg_catalog, pg_temp",
-							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-							 true, 0, false);
+	SegvecIdentityPush(saved, userid);
 }
 
 void
 MergeIdentityPop(SavedIdentity *saved)
 {
-	AtEOXact_GUC(false, saved->gucnest);
-	SetUserIdAndSecContext(saved->userid, saved->sec_context);
+	SegvecIdentityPop(saved);
 }
 
 /*

@@ -24,6 +24,8 @@
 #include "utils/acl.h"
 #include "utils/relcache.h"
 
+#include "store/store.h"
+
 /* ----------------
  * Limits and constants
  * ----------------
@@ -105,13 +107,8 @@ typedef struct MergeSpec
 	bool		has_replace;
 } MergeSpec;
 
-/* An identity saved by MergeIdentityPush */
-typedef struct SavedIdentity
-{
-	Oid			userid;
-	int			sec_context;
-	int			gucnest;
-} SavedIdentity;
+/* An identity saved by MergeIdentityPush (SegvecIdentityPush) */
+typedef SegvecSavedIdentity SavedIdentity;
 
 /* ----------------
  * GUCs

@@ -26,11 +26,15 @@ CREATE FUNCTION ft.job_table(OUT database name, OUT index regclass,
  * ft.jobs: one row per pending or running job.  index is NULL for jobs of
  * other databases (indexoid identifies them); coalesced counts the submits
  * merged into a pending job since submitted_at; attempts the failed runs
- * before (retry_at: when it may run again).
+ * before (retry_at: when it may run again); waiting how long the job has
+ * waited for a worker (until it started, or until now).
  */
 CREATE VIEW ft.jobs AS
-	SELECT * FROM ft.job_table()
-	ORDER BY state DESC, submitted_at;
+	SELECT j.*,
+		   COALESCE(j.started_at, pg_catalog.now()) OPERATOR(pg_catalog.-)
+			 j.submitted_at AS waiting
+	  FROM ft.job_table() j
+	ORDER BY j.state DESC, j.submitted_at;
 
 COMMENT ON VIEW ft.jobs IS 'pending and running segvec background jobs';
 

@@ -24,6 +24,7 @@
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/array.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
@@ -237,6 +238,34 @@ SegvecCheckStatsPrivilege(Relation index)
 					   get_rel_name(heapid))));
 }
 
+
+/*
+ * SegvecIdentityPush: act as userid until SegvecIdentityPop, in a
+ * security-restricted operation (no SET ROLE, no temporary objects: the
+ * guard VACUUM and REINDEX use when they run a table owner's code), with
+ * search_path = pg_catalog, pg_temp so that no schema the caller controls
+ * can put an operator or function into what runs as another role.  An
+ * error in between is undone by the (sub)transaction's abort.
+ */
+void
+SegvecIdentityPush(SegvecSavedIdentity *saved, Oid userid)
+{
+	GetUserIdAndSecContext(&saved->userid, &saved->sec_context);
+	SetUserIdAndSecContext(userid, saved->sec_context |
+						   SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	saved->gucnest = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+}
+
+void
+SegvecIdentityPop(SegvecSavedIdentity *saved)
+{
+	AtEOXact_GUC(false, saved->gucnest);
+	SetUserIdAndSecContext(saved->userid, saved->sec_context);
+}
 
 /*
  * SegvecIndexGetHeap: the table of index relid, after checking that relid

@@ -132,10 +132,20 @@ extern void SegvecGetFrozenOptions(Relation index, SegvecFrozenOptions *opts);
 extern int	SegvecGetFrozenM(Relation index);
 extern void SegvecSetDimensions(Relation index, int dim);
 
+/* An identity saved by SegvecIdentityPush */
+typedef struct SegvecSavedIdentity
+{
+	Oid			userid;
+	int			sec_context;
+	int			gucnest;
+} SegvecSavedIdentity;
+
 /* index.c: the index relation */
 extern bool SegvecIsSegvecIndex(Relation rel);
 extern Relation SegvecOpenIndex(Oid relid, LOCKMODE lockmode, bool owner);
 extern void SegvecCheckStatsPrivilege(Relation index);
+extern void SegvecIdentityPush(SegvecSavedIdentity *saved, Oid userid);
+extern void SegvecIdentityPop(SegvecSavedIdentity *saved);
 extern Oid	SegvecIndexGetHeap(Oid relid);
 extern SegvecMetric SegvecGetMetric(Relation index);
 extern FmgrInfo *SegvecKeySendProc(Relation index);
