@@ -81,6 +81,9 @@ extern GraphScan *GraphScanBegin(Relation index, const SegvecSegment *seg,
 extern bool GraphScanNext(GraphScan *gs, double *distance,
 						  ItemPointer heaptid);
 extern void GraphScanEnd(GraphScan *gs);
+extern uint32 GraphSegmentStamp(const SegvecSegment *seg);
+extern void GraphCheckPage(Relation index, const SegvecSegment *seg,
+						   Buffer buf, bool locked);
 extern void GraphReadTombstones(Relation index, const SegvecSegment *seg,
 								uint8 *bitmap);
 extern uint8 *GraphGetTombstones(Relation index, const SegvecSegment *seg);

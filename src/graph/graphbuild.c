@@ -697,6 +697,7 @@ fill_page(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off,
 	char	   *data;
 
 	SegvecInitPage(page, SEGVEC_PAGE_SEGMENT);
+	SegvecPageGetOpaque(page)->stamp = GraphSegmentStamp(seg);
 	data = PageGetContents(page);
 	memset(data, 0, SEGVEC_SEGPAGE_USABLE);
 

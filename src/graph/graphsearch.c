@@ -25,6 +25,9 @@
 
 #include <math.h>
 
+#include <xxhash.h>
+
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "utils/float.h"
@@ -75,18 +78,106 @@ struct GraphScan
 #define BIT_IS_SET(map, i)	(((map)[(i) >> 3] >> ((i) & 7)) & 1)
 #define BIT_SET(map, i)		((map)[(i) >> 3] |= (uint8) (1 << ((i) & 7)))
 
+/* ----------------
+ * Segment page stamps
+ *
+ * Segment pages are read with a pin only: on the primary they never change
+ * while a scan can reach them (recycling waits for every snapshot that
+ * could).  A hot standby's queries do not hold the primary's horizon back
+ * (unless hot_standby_feedback is on), so replay can reuse the extent of a
+ * dropped segment (as mutable or keymap pages today) under a standby scan
+ * that still walks it.  Every segment page carries its segment's flags
+ * and stamp; on a standby a pin-only read checks them under a share lock
+ * when it pins the page and again before it lets the page go: replay
+ * changes a page under an exclusive lock, so a reuse that overlaps the
+ * reads made in between is seen by the second check.  The query is then
+ * cancelled like any recovery conflict, never answered from a reused
+ * page.
+ * ----------------
+ */
+
 /*
- * Pin the block and return its data area; keeps one page pinned between
- * calls so neighbouring reads of the same page cost nothing.
+ * GraphSegmentStamp: the stamp of seg's pages, from what identifies the
+ * segment (its doc id range and size: two segments of one index never
+ * share all three, since doc ids are never reused); never 0.
+ */
+uint32
+GraphSegmentStamp(const SegvecSegment *seg)
+{
+	uint64		key[3];
+	uint32		h;
+
+	key[0] = seg->min_docid;
+	key[1] = seg->max_docid;
+	key[2] = seg->ndocs;
+	h = (uint32) XXH3_64bits(key, sizeof(key));
+	return h != 0 ? h : 1;
+}
+
+/*
+ * GraphCheckPage: error unless the page in buf is a page of seg (a stamp
+ * of 0 is a page written before stamps, judged by its flags alone).  On a
+ * standby the caller holds a share lock (locked), or it takes one.
+ */
+void
+GraphCheckPage(Relation index, const SegvecSegment *seg, Buffer buf,
+			   bool locked)
+{
+	bool		standby = RecoveryInProgress();
+	SegvecPageOpaque opaque;
+	bool		ok;
+
+	if (standby && !locked)
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+	opaque = SegvecPageGetOpaque(BufferGetPage(buf));
+	ok = (opaque->flags & SEGVEC_PAGE_SEGMENT) != 0 &&
+		opaque->page_id == SEGVEC_PAGE_ID &&
+		(opaque->stamp == 0 || opaque->stamp == GraphSegmentStamp(seg));
+	if (standby && !locked)
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	if (ok)
+		return;
+	if (standby)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("canceling statement due to conflict with recovery"),
+				 errdetail("Block %u of index \"%s\" was reused by the primary while this query was reading segment %u, which it belonged to.",
+						   BufferGetBlockNumber(buf),
+						   RelationGetRelationName(index), seg->segno),
+				 errhint("Set hot_standby_feedback = on so that the primary keeps the pages that queries on this standby read.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("segvec index \"%s\": block %u is not a page of segment %u",
+					RelationGetRelationName(index), BufferGetBlockNumber(buf),
+					seg->segno)));
+}
+
+/* Release a page read by read_block, checking it once more on a standby */
+static void
+release_block(Relation index, const SegvecSegment *seg, Buffer *buf)
+{
+	if (!BufferIsValid(*buf))
+		return;
+	if (RecoveryInProgress())
+		GraphCheckPage(index, seg, *buf, false);
+	ReleaseBuffer(*buf);
+	*buf = InvalidBuffer;
+}
+
+/*
+ * Pin block blkno of seg and return its data area, after checking that it
+ * is still a page of seg; keeps one page pinned between calls so
+ * neighbouring reads of the same page cost nothing.
  */
 static char *
-read_block(Relation index, Buffer *buf, BlockNumber blkno)
+read_block(Relation index, const SegvecSegment *seg, Buffer *buf,
+		   BlockNumber blkno)
 {
 	if (!BufferIsValid(*buf) || BufferGetBlockNumber(*buf) != blkno)
 	{
-		if (BufferIsValid(*buf))
-			ReleaseBuffer(*buf);
+		release_block(index, seg, buf);
 		*buf = ReadBuffer(index, blkno);
+		GraphCheckPage(index, seg, *buf, false);
 	}
 	return PageGetContents(BufferGetPage(*buf));
 }
@@ -99,7 +190,7 @@ read_node(GraphScan *gs, uint32 id)
 
 	if (seg->nodes_per_page > 0)
 	{
-		char	   *data = read_block(gs->index, &gs->buf,
+		char	   *data = read_block(gs->index, seg, &gs->buf,
 									  seg->node_start + id / seg->nodes_per_page);
 
 		return data + (Size) (id % seg->nodes_per_page) * seg->node_size;
@@ -113,8 +204,8 @@ read_node(GraphScan *gs, uint32 id)
 		{
 			Size		len = Min(SEGVEC_SEGPAGE_USABLE, seg->node_size - done);
 
-			memcpy(gs->nodebuf + done, read_block(gs->index, &gs->buf, blk++),
-				   len);
+			memcpy(gs->nodebuf + done,
+				   read_block(gs->index, seg, &gs->buf, blk++), len);
 			done += len;
 		}
 		return gs->nodebuf;
@@ -155,7 +246,7 @@ static uint32
 read_upper(GraphScan *gs, Size pos)
 {
 	const SegvecSegment *seg = &gs->seg;
-	char	   *data = read_block(gs->index, &gs->buf,
+	char	   *data = read_block(gs->index, seg, &gs->buf,
 								  seg->upper_start + pos / SEGVEC_UPPER_PER_PAGE);
 
 	return ((uint32 *) data)[pos % SEGVEC_UPPER_PER_PAGE];
@@ -174,15 +265,14 @@ GraphReadDocs(Relation index, const SegvecSegment *seg, uint32 first,
 	for (i = 0; i < count; i++)
 	{
 		uint32		node = first + i;
-		char	   *data = read_block(index, &buf,
+		char	   *data = read_block(index, seg, &buf,
 									  seg->doc_start + node / SEGVEC_DOCS_PER_PAGE);
 
 		memcpy(&docs[i],
 			   data + (node % SEGVEC_DOCS_PER_PAGE) * sizeof(SegvecDocInfo),
 			   sizeof(SegvecDocInfo));
 	}
-	if (BufferIsValid(buf))
-		ReleaseBuffer(buf);
+	release_block(index, seg, &buf);
 }
 
 /*
@@ -231,8 +321,7 @@ GraphReadVector(Relation index, const SegvecSegment *seg, uint32 node,
 	if (seg->pages_per_node > 0)
 		gs.nodebuf = palloc(seg->node_size);
 	memcpy(vector, node_vector(&gs, read_node(&gs, node)), sizeof(float) * dim);
-	if (BufferIsValid(gs.buf))
-		ReleaseBuffer(gs.buf);
+	release_block(index, seg, &gs.buf);
 	if (gs.nodebuf)
 		pfree(gs.nodebuf);
 }
@@ -267,8 +356,7 @@ GraphForEachNode(Relation index, const SegvecSegment *seg, int dim,
 		GraphReadDocs(index, seg, i, 1, &doc);
 		callback(&doc, node_vector(&gs, read_node(&gs, i)), dim, arg);
 	}
-	if (BufferIsValid(gs.buf))
-		ReleaseBuffer(gs.buf);
+	release_block(index, seg, &gs.buf);
 	if (gs.nodebuf)
 		pfree(gs.nodebuf);
 }
@@ -297,6 +385,8 @@ start_exact(GraphScan *gs)
 		gs->ranked[gs->nranked].distance = distance_to(gs, i);
 		gs->nranked++;
 	}
+	/* every page the scores came from checked again before any is used */
+	release_block(gs->index, &gs->seg, &gs->buf);
 	qsort(gs->ranked, gs->nranked, sizeof(GraphCand), cand_cmp);
 	gs->rankpos = 0;
 	gs->exact = true;
@@ -513,6 +603,8 @@ next_batch(GraphScan *gs)
 	if (result.count == 0)
 		gs->exhausted = true;
 	pfree(result.items);
+	/* every page the batch came from checked again before it is returned */
+	release_block(gs->index, &gs->seg, &gs->buf);
 }
 
 /*
@@ -561,11 +653,7 @@ GraphScanNext(GraphScan *gs, double *distance, ItemPointer heaptid)
 	return true;
 
 done:
-	if (BufferIsValid(gs->buf))
-	{
-		ReleaseBuffer(gs->buf);
-		gs->buf = InvalidBuffer;
-	}
+	release_block(gs->index, &gs->seg, &gs->buf);
 	return false;
 }
 
@@ -576,7 +664,5 @@ done:
 void
 GraphScanEnd(GraphScan *gs)
 {
-	if (BufferIsValid(gs->buf))
-		ReleaseBuffer(gs->buf);
-	gs->buf = InvalidBuffer;
+	release_block(gs->index, &gs->seg, &gs->buf);
 }

@@ -39,6 +39,7 @@ GraphReadTombstones(Relation index, const SegvecSegment *seg, uint8 *bitmap)
 		Buffer		buf = ReadBuffer(index, blk++);
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		GraphCheckPage(index, seg, buf, true);
 		memcpy(bitmap + done, PageGetContents(BufferGetPage(buf)), len);
 		UnlockReleaseBuffer(buf);
 		done += len;

@@ -35,7 +35,10 @@ typedef struct SegvecPageOpaqueData
 								 * deleted page: FullTransactionId after
 								 * which it may be recycled */
 	uint32		next_docno;		/* mutable page: doc number of its next doc */
-	uint32		unused;
+	uint32		stamp;			/* segment page: its segment's stamp
+								 * (GraphSegmentStamp), checked by pin-only
+								 * reads; 0 on other pages and on segment
+								 * pages written before stamps */
 } SegvecPageOpaqueData;
 
 typedef SegvecPageOpaqueData *SegvecPageOpaque;

@@ -43,7 +43,7 @@ SegvecInitPage(Page page, uint16 flags)
 	opaque->page_id = SEGVEC_PAGE_ID;
 	opaque->seqno = 0;
 	opaque->next_docno = 1;
-	opaque->unused = 0;
+	opaque->stamp = 0;
 }
 
 /*

@@ -1,0 +1,122 @@
+# 061_security_standby.pl: a hot standby (hot_standby_feedback off, the
+# default) never returns a wrong row while the primary drops segments and
+# reuses their pages.
+#
+# The primary churns: inserts, deletes, compactions that merge segments
+# (dropping their extents) and VACUUMs that recycle the dropped pages as
+# mutable and keymap pages, which the standby replays under its queries.
+# Meanwhile the standby runs 1000 statements of 3 index scans; each scan
+# must return its 20 rows in non-decreasing distance, each distance computed
+# from the row the scan returned (a scan that decoded a reused page would
+# return rows at distances out of order).  The statement may instead be
+# cancelled with SQLSTATE 40001 ("canceling statement due to conflict with
+# recovery", segvec's error for a reused page, or PostgreSQL's own snapshot
+# conflicts): the test accepts that and counts it, never a wrong row.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf(
+	'postgresql.conf', qq{
+shared_preload_libraries = 'segvec'
+autovacuum = off
+segvec.max_workers = 0
+});
+$primary->start;
+$primary->backup('b');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'b', has_streaming => 1);
+$standby->append_conf('postgresql.conf', qq{
+hot_standby_feedback = off
+max_standby_streaming_delay = 1s
+});
+$standby->start;
+
+$primary->safe_psql(
+	'postgres', q{
+CREATE EXTENSION segvec;
+CREATE FUNCTION vec(i int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
+  SELECT array_agg((sin(i * 0.7 + j * 0.31) + cos(i * 0.013 * j))::real
+                   ORDER BY j)
+  FROM generate_series(1, 8) j $$;
+CREATE TABLE items (id int PRIMARY KEY, embedding real[]);
+INSERT INTO items SELECT g, vec(g) FROM generate_series(1, 1500) g;
+CREATE INDEX items_idx ON items USING segvec (embedding) INCLUDE (id)
+	WITH (compact_threshold = 100);
+-- runs on the standby: n index scans, the number of rows out of distance
+-- order, and the rows seen
+CREATE FUNCTION standby_check(k int) RETURNS text LANGUAGE plpgsql
+SET enable_seqscan = off SET enable_bitmapscan = off AS $$
+DECLARE
+	prev float8;
+	bad int := 0;
+	seen int := 0;
+	r record;
+BEGIN
+	FOR i IN k * 3 .. k * 3 + 2 LOOP
+		prev := -1;
+		FOR r IN SELECT t.id, t.embedding <-> vec(i % 97 + 5000) AS d
+				   FROM items t ORDER BY t.embedding <-> vec(i % 97 + 5000)
+				  LIMIT 20
+		LOOP
+			IF r.d < prev - 1e-6 THEN
+				bad := bad + 1;
+			END IF;
+			prev := r.d;
+			seen := seen + 1;
+		END LOOP;
+	END LOOP;
+	RETURN 'bad=' || bad || ' seen=' || seen;
+END $$;
+});
+$primary->safe_psql('postgres', 'SELECT ft.compact(\'items_idx\')');
+$primary->wait_for_catchup($standby);
+
+my $h = $standby->background_psql('postgres', on_error_stop => 0);
+# 1000 statements, each with its own snapshot (a long statement would only
+# meet PostgreSQL's own snapshot conflicts), each running 3 scans
+$h->query_until(qr/started/,
+	"\\set VERBOSITY verbose\n\\echo started\n"
+	  . join('', map { "SELECT standby_check($_);\n" } 1 .. 1000));
+
+# churn on the primary while the standby scans
+my $next = 1501;
+for my $round (1 .. 12)
+{
+	$primary->safe_psql(
+		'postgres', qq{
+INSERT INTO items SELECT g, vec(g) FROM generate_series($next, $next + 149) g;
+DELETE FROM items WHERE id % 12 = $round % 12 AND id < $next;
+SELECT ft.compact('items_idx');
+VACUUM items;
+VACUUM items;
+});
+	$next += 150;
+}
+$h->quit;
+my $out = $h->{stdout} . $h->{stderr};
+note "standby: $out";
+
+my $good = () = $out =~ /bad=0 seen=60/g;
+my $cancelled = () = $out =~ /40001: canceling statement due to conflict with recovery/g;
+note "$good scan rounds right, $cancelled cancelled";
+cmp_ok($good, '>', 0, 'the standby answered during the churn');
+is($good + $cancelled, 1000,
+	'every statement returned its rows in true distance order or was cancelled (40001)');
+unlike($out, qr/bad=[1-9]/, 'no wrong row');
+unlike($out, qr/XX001|XX002|index corrupted|is not a page of segment/,
+	'no corruption reported');
+
+# after the churn the standby answers like the primary
+$primary->wait_for_catchup($standby);
+my $q = q{SELECT string_agg(id::text, ',') FROM (SELECT id FROM items
+	ORDER BY embedding <-> vec(7777) LIMIT 10) s};
+is($standby->safe_psql('postgres', $q), $primary->safe_psql('postgres', $q),
+	'the standby and the primary agree after the churn');
+
+done_testing();
