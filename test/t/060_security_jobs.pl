@@ -10,6 +10,8 @@
 #   succeeds 20 times out of 20 (jobs for the objects being dropped give
 #   way instead of deadlocking with the DROP), and 3 more times while a
 #   merge job is visibly running (its table's trigger sleeps).
+# - segvec.job_time_limit cancels a merge whose trigger sleeps past it (a
+#   failed job, retried later); ft.jobs.waiting is filled in.
 use strict;
 use warnings;
 
@@ -164,6 +166,34 @@ SELECT count(ft.add('t_idx', g::text, ARRAY[g, 2]::real[]))
 	}
 }
 is($ok, 3, 'DROP EXTENSION segvec CASCADE during a running merge: 3 of 3');
+
+# --- segvec.job_time_limit bounds a job; ft.jobs shows the wait ---------------
+sq(q{
+CREATE TABLE slowt (id int PRIMARY KEY, embedding real[]);
+CREATE INDEX slowt_idx ON slowt USING segvec (embedding) INCLUDE (id);
+CREATE FUNCTION slow_row() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN PERFORM pg_catalog.pg_sleep(2); RETURN NEW; END $$;
+CREATE TRIGGER slowt_slow BEFORE INSERT ON slowt FOR EACH ROW
+	EXECUTE FUNCTION slow_row();
+ALTER SYSTEM SET segvec.job_time_limit = '300ms';
+SELECT pg_reload_conf();
+});
+my $failed0 = sq(q{SELECT failed FROM ft.job_stats() WHERE kind = 'merge'});
+my $logpos = -s $node->logfile;
+sq(q{SELECT ft.add('slowt_idx', '1', '{1,1}')});
+$node->wait_for_log(qr/canceling statement due to statement timeout/, $logpos);
+ok( $node->poll_query_until(
+		'postgres',
+		qq{SELECT failed > $failed0 FROM ft.job_stats() WHERE kind = 'merge'}),
+	'a merge over segvec.job_time_limit is cancelled and counted as failed');
+is( sq(q{SELECT count(*) FROM ft.jobs
+		 WHERE index = 'slowt_idx'::regclass AND waiting IS NULL}),
+	'0', 'ft.jobs shows how long each job waited');
+sq(q{
+ALTER SYSTEM RESET segvec.job_time_limit;
+SELECT pg_reload_conf();
+DROP TABLE slowt;
+});
 
 # the server is still serving jobs
 sq(q{INSERT INTO docs SELECT g, ARRAY[g, 3, 1]::real[] FROM generate_series(401, 500) g;
