@@ -165,9 +165,9 @@ release_block(Relation index, const SegvecSegment *seg, Buffer *buf)
 }
 
 /*
- * Pin block blkno of seg and return its data area, after checking that it
- * is still a page of seg; keeps one page pinned between calls so
- * neighbouring reads of the same page cost nothing.
+ * Pin block blkno of seg and return its data area, after checking (on a
+ * standby) that it is still a page of seg; keeps one page pinned between
+ * calls so neighbouring reads of the same page cost nothing.
  */
 static char *
 read_block(Relation index, const SegvecSegment *seg, Buffer *buf,
@@ -177,7 +177,9 @@ read_block(Relation index, const SegvecSegment *seg, Buffer *buf,
 	{
 		release_block(index, seg, buf);
 		*buf = ReadBuffer(index, blkno);
-		GraphCheckPage(index, seg, *buf, false);
+		/* on a primary nothing reuses the page while a scan can reach it */
+		if (RecoveryInProgress())
+			GraphCheckPage(index, seg, *buf, false);
 	}
 	return PageGetContents(BufferGetPage(*buf));
 }
@@ -385,8 +387,9 @@ start_exact(GraphScan *gs)
 		gs->ranked[gs->nranked].distance = distance_to(gs, i);
 		gs->nranked++;
 	}
-	/* every page the scores came from checked again before any is used */
-	release_block(gs->index, &gs->seg, &gs->buf);
+	/* on a standby, every page the scores came from checked again */
+	if (RecoveryInProgress())
+		release_block(gs->index, &gs->seg, &gs->buf);
 	qsort(gs->ranked, gs->nranked, sizeof(GraphCand), cand_cmp);
 	gs->rankpos = 0;
 	gs->exact = true;
@@ -603,8 +606,9 @@ next_batch(GraphScan *gs)
 	if (result.count == 0)
 		gs->exhausted = true;
 	pfree(result.items);
-	/* every page the batch came from checked again before it is returned */
-	release_block(gs->index, &gs->seg, &gs->buf);
+	/* on a standby, every page the batch came from checked again */
+	if (RecoveryInProgress())
+		release_block(gs->index, &gs->seg, &gs->buf);
 }
 
 /*
