@@ -391,3 +391,90 @@ $$;
 
 COMMENT ON FUNCTION ft.hybrid(regclass, text, real[], int, text, float8, float8, float8, int, text, jsonb)
 	IS 'FT.HYBRID: full-text and KNN results fused by reciprocal rank (rrf) or a linear combination';
+-- 0.2.0: ft.similar and ft.info pin search_path, ft.similar qualifies the
+-- index's ordering operator (issue 14); ft.jobs shows how long each job
+-- waited
+CREATE OR REPLACE FUNCTION ft.similar(index regclass, key text, k int DEFAULT 10)
+	RETURNS TABLE (id text, distance float8)
+	LANGUAGE plpgsql STABLE
+	SET search_path = pg_catalog, pg_temp
+	AS $$
+DECLARE
+	v real[];
+	canon text;
+	tbl regclass;
+	idcol name;
+	veccol name;
+	op text;
+BEGIN
+	-- ft.get checks SELECT and row-level security: a row the caller may
+	-- not see has no neighbours
+	SELECT g.id, g.vector INTO canon, v FROM ft.get(index, key) g;
+	IF v IS NULL THEN
+		RETURN;
+	END IF;
+	-- the index's ordering operator, schema-qualified
+	SELECT i.indrelid::regclass,
+		   (SELECT a.attname FROM pg_attribute a
+			 WHERE a.attrelid = i.indrelid AND a.attnum = i.indkey[1]),
+		   (SELECT a.attname FROM pg_attribute a
+			 WHERE a.attrelid = i.indrelid AND a.attnum = i.indkey[0]),
+		   format('OPERATOR(%I.%s)', n.nspname, o.oprname)
+	  INTO tbl, idcol, veccol, op
+	  FROM pg_index i
+		   JOIN pg_opclass c ON c.oid = i.indclass[0]
+		   JOIN pg_amop ao ON ao.amopfamily = c.opcfamily
+				AND ao.amopstrategy = 1 AND ao.amoppurpose = 'o'
+		   JOIN pg_operator o ON o.oid = ao.amopopr
+		   JOIN pg_namespace n ON n.oid = o.oprnamespace
+	 WHERE i.indexrelid = index;
+	RETURN QUERY EXECUTE format(
+		'SELECT CAST(t.%1$I AS pg_catalog.text), t.%2$I %3$s $1 FROM %4$s t '
+		'WHERE CAST(t.%1$I AS pg_catalog.text) IS DISTINCT FROM $2 '
+		'ORDER BY t.%2$I %3$s $1 LIMIT $3',
+		idcol, veccol, op, tbl)
+		USING v, canon, k;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION ft.info(index regclass,
+	OUT num_docs bigint, OUT mutable_docs bigint, OUT immutable_docs bigint,
+	OUT tombstones bigint, OUT num_segments int, OUT segments jsonb,
+	OUT keymap_entries bigint, OUT keymap_epoch int,
+	OUT keymap_buckets_changed int, OUT index_bytes bigint,
+	OUT dimensions int, OUT metric text, OUT m int, OUT ef_construction int,
+	OUT compact_threshold int, OUT background_work boolean,
+	OUT pending bigint, OUT oldest_pending_at timestamptz,
+	OUT merge_index_built_total bigint, OUT merges_total bigint,
+	OUT jobs_run bigint, OUT jobs_coalesced bigint, OUT jobs_failed bigint)
+	LANGUAGE plpgsql STABLE STRICT
+	SET search_path = pg_catalog, pg_temp
+	AS $$
+BEGIN
+	SELECT s.num_docs, s.mutable_docs, s.immutable_docs, s.tombstones,
+		   s.num_segments, s.segments, s.keymap_entries, s.keymap_epoch,
+		   s.keymap_buckets_changed, s.index_bytes, s.dimensions, s.metric,
+		   s.m, s.ef_construction, s.compact_threshold, s.background_work
+	  INTO num_docs, mutable_docs, immutable_docs, tombstones, num_segments,
+		   segments, keymap_entries, keymap_epoch, keymap_buckets_changed,
+		   index_bytes, dimensions, metric, m, ef_construction,
+		   compact_threshold, background_work
+	  FROM ft.index_stats(index) s;
+	SELECT ms.pending, ms.oldest_pending_at, ms.merge_index_built_total,
+		   ms.merges_total
+	  INTO pending, oldest_pending_at, merge_index_built_total, merges_total
+	  FROM ft.merge_stats(index) ms;
+	SELECT COALESCE(sum(j.run), 0), COALESCE(sum(j.coalesced), 0),
+		   COALESCE(sum(j.failed), 0)
+	  INTO jobs_run, jobs_coalesced, jobs_failed
+	  FROM ft.job_stats() j;
+	RETURN;
+END
+$$;
+
+CREATE OR REPLACE VIEW ft.jobs AS
+	SELECT j.*,
+		   COALESCE(j.started_at, pg_catalog.now()) OPERATOR(pg_catalog.-)
+			 j.submitted_at AS waiting
+	  FROM ft.job_table() j
+	ORDER BY j.state DESC, j.submitted_at;
