@@ -14,7 +14,9 @@
  *	- every keymap entry is backed by a live doc with the same key hash and
  *	  vector checksum (else it is a phantom), and every keyed doc has one;
  *	- each checked row is found by its own vector with k = 1 (or a row at
- *	  distance 0, an identical vector), for up to search_limit rows.
+ *	  distance 0, an identical vector), for up to search_limit rows;
+ *	- every live node of every graph segment is reachable on layer 0 from
+ *	  the segment's entry point (else no search can return it).
  * With repair => true it drops phantom entries, adds missing entries and
  * indexes missing rows from the heap.
  *
@@ -88,6 +90,7 @@ typedef struct VerifyState
 	int64		missing_entries;
 	int64		search_checked;
 	int64		search_misses;
+	int64		unreachable;
 	int64		repaired;
 	List	   *examples;
 
@@ -351,8 +354,8 @@ ft_verify(PG_FUNCTION_ARGS)
 	Oid			relid = PG_GETARG_OID(0);
 	VerifyState vs;
 	TupleDesc	tupdesc;
-	Datum		values[13];
-	bool		nulls[13];
+	Datum		values[14];
+	bool		nulls[14];
 	IndexInfo  *indexInfo;
 	Snapshot	snapshot;
 	TableScanDesc hscan;
@@ -411,6 +414,21 @@ ft_verify(PG_FUNCTION_ARGS)
 			for (n = 0; n < seg->ndocs; n++)
 				if (!GraphTombstoneIsSet(tomb, n))
 					collect_doc(&docs[n], NULL, 0, &vs);
+
+			/* layer-0 reachability from the entry point */
+			{
+				int64		first;
+				int64		unreached;
+
+				unreached = GraphCountUnreachable(vs.index, seg, tomb, &first);
+				if (unreached > 0)
+				{
+					vs.unreachable += unreached;
+					example(&vs, "segment %d: " INT64_FORMAT " of %u nodes are not reachable from the entry point (doc id " UINT64_FORMAT " is one)",
+							seg->segno, unreached, seg->ndocs,
+							docs[first].docid);
+				}
+			}
 			pfree(docs);
 			pfree(tomb);
 		}
@@ -504,6 +522,7 @@ ft_verify(PG_FUNCTION_ARGS)
 	values[9] = Int64GetDatum(vs.search_checked);
 	values[10] = Int64GetDatum(vs.search_misses);
 	values[11] = Int64GetDatum(vs.repaired);
+	values[13] = Int64GetDatum(vs.unreachable);
 	ex = palloc(sizeof(Datum) * Max(list_length(vs.examples), 1));
 	i = 0;
 	foreach(lc, vs.examples)

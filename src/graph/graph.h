@@ -103,6 +103,8 @@ extern void GraphReadDocs(Relation index, const SegvecSegment *seg,
 						  uint32 first, uint32 count, SegvecDocInfo *docs);
 extern int64 GraphFindDoc(Relation index, const SegvecSegment *seg,
 						  uint64 docid);
+extern int64 GraphCountUnreachable(Relation index, const SegvecSegment *seg,
+								   const uint8 *tombstones, int64 *first);
 extern void GraphReadVector(Relation index, const SegvecSegment *seg,
 							uint32 node, int dim, float *vector);
 

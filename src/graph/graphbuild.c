@@ -10,6 +10,19 @@
  * connections, without extending the candidates).  Level assignment uses
  * mL = 1 / ln(M).  Layer 0 keeps up to 2*M neighbours, the others M.
  *
+ * Three additions keep the graph connected on data full of near-identical
+ * and identical vectors, where the plain algorithm leaves nodes that no
+ * search can reach (see "Connectivity" in src/README.md):
+ *	- exact duplicates are not inserted as nodes of their own: each joins a
+ *	  chain hanging off the first node with that vector, taking one slot of
+ *	  that node's list (instead of one slot of every neighbour's list each);
+ *	- pruning a full layer-0 list for a back link never drops the last link
+ *	  into a node (in-degrees are counted);
+ *	- after the build, every node not reachable from the entry point on
+ *	  layer 0 is linked from its nearest reachable node, as the NSG builder
+ *	  does (Fu et al., "Fast Approximate Nearest Neighbor Search With The
+ *	  Navigating Spreading-out Graph", VLDB 2019).
+ *
  * The builder holds every vector in memory; callers bound the number of
  * docs (HnswBuilderCreate's maxdocs) from maintenance_work_mem with
  * HnswBuilderNodeBytes and start another segment when it is reached.
@@ -53,6 +66,9 @@ struct HnswBuilder
 	uint32	   *nbr0;			/* maxn * m0 */
 	uint16	   *nnbr0;
 	uint32	  **upper;			/* per node: level lists of (count, M ids) */
+	uint32	   *indeg0;			/* per node: layer-0 links pointing at it */
+	int32	   *dupof;			/* per node: first node with the very same
+								 * vector, or -1 */
 
 	int			entry;			/* entry point, -1 while empty */
 	int			maxlevel;
@@ -68,6 +84,10 @@ struct HnswBuilder
 	GraphCand   *found;
 	GraphCand   *selected;
 	uint32	   *pruned;			/* candidates the heuristic set aside */
+	uint8	   *reach;			/* connectivity repair: reached from entry */
+	uint32	   *queue;			/* connectivity repair: BFS queue */
+	int64		nduplicates;	/* docs whose vector an earlier doc has */
+	int64		nrepaired;		/* links added by the connectivity repair */
 };
 
 /* ----------------
@@ -132,6 +152,13 @@ set_count(HnswBuilder *b, uint32 id, int layer, int count)
 		b->nnbr0[id] = count;
 	else
 		b->upper[id][(layer - 1) * SEGVEC_UPPER_LIST_SIZE(b->m)] = count;
+}
+
+/* the first node holding the same vector as id (id itself if none) */
+static inline uint32
+dup_root(HnswBuilder *b, uint32 id)
+{
+	return b->dupof[id] >= 0 ? (uint32) b->dupof[id] : id;
 }
 
 /*
@@ -241,13 +268,39 @@ select_neighbors(HnswBuilder *b, GraphCand *cands, int ncands, int max,
 	 * link would prune it again, which triples the build time.
 	 */
 	for (i = 0; keep_pruned && i < npruned && nout < max; i++)
-		out[nout++] = b->pruned[i];
+	{
+		uint32		root = dup_root(b, b->pruned[i]);
+
+		/* a copy of a kept vector adds no way out */
+		for (j = 0; j < nout; j++)
+			if (dup_root(b, out[j]) == root)
+				break;
+		if (j == nout)
+			out[nout++] = b->pruned[i];
+	}
 	return nout;
+}
+
+/* is id among the first n entries of list? */
+static inline bool
+in_list(const uint32 *list, int n, uint32 id)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (list[i] == id)
+			return true;
+	return false;
 }
 
 /*
  * Add a link from node e to node q on the layer, pruning e's neighbour list
  * with the heuristic when it is full.
+ *
+ * On layer 0 the pruning never drops the last link into a node: an old
+ * neighbour that the heuristic drops but that no other list points at is
+ * kept (in a slot the heuristic freed; failing that, instead of q).  So a
+ * node, once linked, stays reachable from the nodes that reach e.
  */
 static void
 add_link(HnswBuilder *b, uint32 e, uint32 q, double dist_eq, int layer)
@@ -257,13 +310,18 @@ add_link(HnswBuilder *b, uint32 e, uint32 q, double dist_eq, int layer)
 				i;
 	uint32	   *nbrs = neighbors(b, e, layer, &count, &max);
 	GraphCand   *cands = b->selected;
-	uint32		kept[2 * SEGVEC_MAX_M];
+	uint32		kept[2 * SEGVEC_MAX_M + 1];
 	int			nkept;
+	bool		q_kept;
 
+	if (in_list(nbrs, count, q))
+		return;
 	if (count < max)
 	{
 		nbrs[count] = q;
 		set_count(b, e, layer, count + 1);
+		if (layer == 0)
+			b->indeg0[q]++;
 		return;
 	}
 
@@ -276,8 +334,97 @@ add_link(HnswBuilder *b, uint32 e, uint32 q, double dist_eq, int layer)
 	cands[count].distance = dist_eq;
 	qsort(cands, count + 1, sizeof(GraphCand), cand_cmp);
 	nkept = select_neighbors(b, cands, count + 1, max, kept, false);
+
+	if (layer == 0)
+	{
+		q_kept = in_list(kept, nkept, q);
+		for (i = 0; i < count; i++)
+		{
+			uint32		x = nbrs[i];
+			int			j;
+
+			if (in_list(kept, nkept, x))
+				continue;
+			if (b->indeg0[x] > 1)
+			{
+				b->indeg0[x]--;
+				continue;
+			}
+			/* one of the last links into x: keep it */
+			if (nkept < max)
+				kept[nkept++] = x;
+			else if (q_kept)
+			{
+				for (j = 0; j < nkept; j++)
+					if (kept[j] == q)
+						kept[j] = x;
+				q_kept = false;
+			}
+			else
+				b->indeg0[x]--; /* XXX: left to the connectivity repair */
+		}
+		if (q_kept)
+			b->indeg0[q]++;
+	}
 	memcpy(nbrs, kept, sizeof(uint32) * nkept);
 	set_count(b, e, layer, nkept);
+}
+
+/*
+ * Insert q, whose vector equals that of the earlier node f, as a
+ * duplicate: on layer 0 only, with a copy of f's list, and linked from f in
+ * the one slot of f's list that points at f's latest duplicate (that one
+ * stays reachable through q's copy).  So k identical vectors form a chain
+ * f -> q_k -> ... -> q_1 and take one slot in f's list, not one slot of
+ * every neighbour's list each (where they would crowd out every other
+ * link and the heuristic could not tell them apart).  Costs no search.
+ */
+static void
+insert_duplicate(HnswBuilder *b, uint32 q, uint32 f)
+{
+	uint32	   *fl = b->nbr0 + (Size) f * b->m0;
+	uint32	   *ql = b->nbr0 + (Size) q * b->m0;
+	int			n = b->nnbr0[f];
+	int			i,
+				slot = -1;
+
+	b->levels[q] = 0;
+	b->upper[q] = NULL;
+	b->nduplicates++;
+
+	memcpy(ql, fl, sizeof(uint32) * n);
+	b->nnbr0[q] = n;
+	for (i = 0; i < n; i++)
+		b->indeg0[ql[i]]++;
+
+	/* f's link to its latest duplicate, else a free slot, else its farthest */
+	for (i = 0; i < n; i++)
+		if (b->dupof[fl[i]] == (int32) f)
+			slot = i;
+	if (slot < 0 && n < b->m0)
+	{
+		slot = n;
+		b->nnbr0[f] = n + 1;
+	}
+	else if (slot < 0)
+	{
+		double		far = -1;
+
+		for (i = 0; i < n; i++)
+		{
+			double		d = node_distance(b, f, fl[i]);
+
+			if (d > far)
+			{
+				far = d;
+				slot = i;
+			}
+		}
+	}
+	if (slot < n)
+		b->indeg0[fl[slot]]--;
+	fl[slot] = q;
+	b->indeg0[q]++;
 }
 
 /* ----------------
@@ -295,6 +442,8 @@ HnswBuilderNodeBytes(int dim, int m)
 	return sizeof(float) * dim + sizeof(SegvecDocInfo) + 1 +
 		sizeof(uint32) * 2 * m + sizeof(uint16) + sizeof(uint32 *) +
 		sizeof(uint32) +		/* visited */
+		sizeof(uint32) + sizeof(int32) + 1 +	/* indeg0, dupof, reach */
+		sizeof(uint32) +		/* queue */
 		sizeof(uint32) * SEGVEC_UPPER_LIST_SIZE(m) / 4 + 8;
 }
 
@@ -334,6 +483,9 @@ HnswBuilderCreate(SegvecMetric metric, int dim, int m, int ef_construction,
 	b->upper = MemoryContextAllocHuge(ctx, mul_size(b->maxn, sizeof(uint32 *)));
 	b->visited = MemoryContextAllocHuge(ctx, mul_size(b->maxn, sizeof(uint32)));
 	memset(b->visited, 0, sizeof(uint32) * b->maxn);
+	b->indeg0 = MemoryContextAllocHuge(ctx, mul_size(b->maxn, sizeof(uint32)));
+	memset(b->indeg0, 0, sizeof(uint32) * b->maxn);
+	b->dupof = MemoryContextAllocHuge(ctx, mul_size(b->maxn, sizeof(int32)));
 	b->stamp = 0;
 	b->entry = -1;
 	b->maxlevel = -1;
@@ -397,6 +549,12 @@ insert_node(HnswBuilder *b, uint32 q, GraphCand *eps)
 	b->nnbr0[q] = 0;
 	b->visited[q] = 0;
 
+	if (b->dupof[q] >= 0)
+	{
+		insert_duplicate(b, q, (uint32) b->dupof[q]);
+		return;
+	}
+
 	level = (int) floor(-log(1.0 - pg_prng_double(&b->rng)) * b->ml);
 	level = Min(level, SEGVEC_MAX_LEVEL);
 	b->levels[q] = level;
@@ -457,6 +615,9 @@ insert_node(HnswBuilder *b, uint32 q, GraphCand *eps)
 		nbrs = neighbors(b, q, layer, &count, &max);
 		count = select_neighbors(b, b->found, nfound, max, nbrs, true);
 		set_count(b, q, layer, count);
+		if (layer == 0)
+			for (i = 0; i < count; i++)
+				b->indeg0[nbrs[i]]++;
 
 		for (i = 0; i < count; i++)
 		{
@@ -573,6 +734,218 @@ sort_by_docid(HnswBuilder *b)
 }
 
 /*
+ * Find exact duplicates: b->dupof[i] = the first node whose vector is the
+ * same as node i's, or -1.  An open-addressing table keyed by the docs'
+ * vector checksums (XXH3 of the floats), confirmed with memcmp.
+ */
+static void
+find_duplicates(HnswBuilder *b)
+{
+	uint32		size = 16;
+	int32	   *slots;
+	int			i;
+
+	while (size < (uint32) b->n * 2 && size < (1U << 31))
+		size <<= 1;
+	slots = MemoryContextAllocHuge(b->ctx, mul_size(size, sizeof(int32)));
+	memset(slots, 0xFF, sizeof(int32) * size);
+
+	for (i = 0; i < b->n; i++)
+	{
+		uint64		h = b->docs[i].checksum;
+		uint32		pos = (uint32) (h ^ (h >> 32)) & (size - 1);
+		const float *v = b->vectors + (Size) i * b->dim;
+
+		b->dupof[i] = -1;
+		for (;;)
+		{
+			int32		j = slots[pos];
+
+			if (j < 0)
+			{
+				slots[pos] = i;
+				break;
+			}
+			if (b->docs[j].checksum == h &&
+				memcmp(b->vectors + (Size) j * b->dim, v,
+					   sizeof(float) * b->dim) == 0)
+			{
+				b->dupof[i] = j;
+				break;
+			}
+			pos = (pos + 1) & (size - 1);
+		}
+	}
+	pfree(slots);
+}
+
+/*
+ * Mark every node reachable on layer 0 from start in b->reach (breadth
+ * first); returns how many were newly marked.
+ */
+static int64
+mark_reachable(HnswBuilder *b, uint32 start)
+{
+	int64		head = 0,
+				tail = 0;
+
+	if (b->reach[start])
+		return 0;
+	b->reach[start] = 1;
+	b->queue[tail++] = start;
+	while (head < tail)
+	{
+		uint32		id = b->queue[head++];
+		uint32	   *nbrs = b->nbr0 + (Size) id * b->m0;
+		int			i;
+
+		for (i = 0; i < b->nnbr0[id]; i++)
+		{
+			if (!b->reach[nbrs[i]])
+			{
+				b->reach[nbrs[i]] = 1;
+				b->queue[tail++] = nbrs[i];
+			}
+		}
+	}
+	return tail;
+}
+
+/* greedy descent from the entry point to layer 1's nearest node to q */
+static GraphCand
+descend(HnswBuilder *b, uint32 q, int tolevel)
+{
+	GraphCand	ep;
+	int			layer;
+
+	ep.id = b->entry;
+	ep.distance = node_distance(b, q, ep.id);
+	for (layer = b->maxlevel; layer > tolevel; layer--)
+	{
+		bool		changed = true;
+
+		while (changed)
+		{
+			int			count,
+						max,
+						i;
+			uint32	   *nbrs = neighbors(b, ep.id, layer, &count, &max);
+
+			changed = false;
+			for (i = 0; i < count; i++)
+			{
+				double		d = node_distance(b, q, nbrs[i]);
+
+				if (d < ep.distance)
+				{
+					ep.distance = d;
+					ep.id = nbrs[i];
+					changed = true;
+				}
+			}
+		}
+	}
+	return ep;
+}
+
+/*
+ * Connectivity repair (as NSG's builder does): link every node that is not
+ * reachable from the entry point on layer 0 from the nearest reachable node
+ * a search finds for it, in a free slot or in place of that node's
+ * farthest neighbour that other links also reach; then mark what it
+ * reaches.  A replaced link can in rare cases cut off another node, so the
+ * pass repeats (at most a few times) until nothing is left unreachable.
+ */
+static void
+repair_connectivity(HnswBuilder *b, GraphCand *eps)
+{
+	int			pass;
+
+	if (b->entry < 0)
+		return;
+	b->reach = MemoryContextAllocHuge(b->ctx, b->n);
+	b->queue = MemoryContextAllocHuge(b->ctx, mul_size(b->n, sizeof(uint32)));
+
+	for (pass = 0; pass < 4; pass++)
+	{
+		int64		nreached;
+		int			u;
+
+		memset(b->reach, 0, b->n);
+		nreached = mark_reachable(b, b->entry);
+		if (nreached == b->n)
+			break;
+
+		for (u = 0; u < b->n; u++)
+		{
+			GraphCand	ep;
+			int			nfound,
+						i,
+						best = -1;
+			uint32		r;
+			uint32	   *rl;
+
+			if (b->reach[u])
+				continue;
+			CHECK_FOR_INTERRUPTS();
+
+			ep = descend(b, u, 0);
+			eps[0] = ep;
+			nfound = search_layer(b, u, eps, 1, b->ef_construction, 0);
+
+			/* the nearest reachable node with a free slot, among the nearest */
+			for (i = 0; i < nfound && i < 8; i++)
+			{
+				if (b->found[i].id == (uint32) u || !b->reach[b->found[i].id])
+					continue;
+				if (best < 0)
+					best = i;
+				if (b->nnbr0[b->found[i].id] < b->m0)
+				{
+					best = i;
+					break;
+				}
+			}
+			if (best < 0)
+				continue;		/* found nothing reachable: next pass */
+			r = b->found[best].id;
+			rl = b->nbr0 + (Size) r * b->m0;
+			if (b->nnbr0[r] < b->m0)
+				rl[b->nnbr0[r]++] = u;
+			else
+			{
+				int			slot = -1;
+				double		far = -1;
+
+				for (i = 0; i < b->nnbr0[r]; i++)
+				{
+					double		d;
+
+					if (b->indeg0[rl[i]] < 2)
+						continue;
+					d = node_distance(b, r, rl[i]);
+					if (d > far)
+					{
+						far = d;
+						slot = i;
+					}
+				}
+				if (slot < 0)
+					slot = b->nnbr0[r] - 1;
+				b->indeg0[rl[slot]]--;
+				rl[slot] = u;
+			}
+			b->indeg0[u]++;
+			b->nrepaired++;
+			mark_reachable(b, u);
+		}
+	}
+	if (b->nduplicates > 0 || b->nrepaired > 0)
+		elog(DEBUG1, "segvec graph build: %d docs, " INT64_FORMAT " exact duplicates chained, " INT64_FORMAT " links added to reach every node",
+			 b->n, b->nduplicates, b->nrepaired);
+}
+
+/*
  * HnswBuilderFinish: build the graph over every stored doc, in the order
  * they were added.  progress, if not NULL, is called every 1,000 docs with
  * the number inserted so far.
@@ -604,6 +977,7 @@ HnswBuilderFinish(HnswBuilder *b, void (*progress) (int done))
 			b->extra[i] = (float) sqrt(Max(maxnorm2 - b->extra[i], 0.0));
 	}
 
+	find_duplicates(b);
 	for (i = 0; i < b->n; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
@@ -611,6 +985,7 @@ HnswBuilderFinish(HnswBuilder *b, void (*progress) (int done))
 		if (progress && (i + 1) % 1000 == 0)
 			progress(i + 1);
 	}
+	repair_connectivity(b, eps);
 	pfree(eps);
 	MemoryContextSwitchTo(oldctx);
 }

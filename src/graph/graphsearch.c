@@ -364,6 +364,78 @@ GraphForEachNode(Relation index, const SegvecSegment *seg, int dim,
 }
 
 /*
+ * GraphCountUnreachable: how many live nodes (not in tombstones, which may
+ * be NULL) no search can reach: nodes that a breadth-first walk of layer 0
+ * from the entry point, through every node (tombstoned ones too, as
+ * searches go), never meets.  *first gets the lowest such node, or -1.
+ * Reads each node page once per node, with a pin only.
+ */
+int64
+GraphCountUnreachable(Relation index, const SegvecSegment *seg,
+					  const uint8 *tombstones, int64 *first)
+{
+	GraphScan	gs;
+	uint8	   *seen;
+	uint32	   *queue;
+	uint32		head = 0,
+				tail = 0,
+				i;
+	int64		unreached = 0;
+
+	*first = -1;
+	if (seg->ndocs == 0 || seg->entry_point < 0)
+		return 0;
+
+	memset(&gs, 0, sizeof(gs));
+	gs.index = index;
+	gs.seg = *seg;
+	gs.m0 = 2 * seg->m;
+	gs.buf = InvalidBuffer;
+	if (seg->pages_per_node > 0)
+		gs.nodebuf = palloc(seg->node_size);
+	seen = palloc0((seg->ndocs + 7) / 8 + 1);
+	queue = MemoryContextAllocHuge(CurrentMemoryContext,
+								   sizeof(uint32) * seg->ndocs);
+
+	BIT_SET(seen, (uint32) seg->entry_point);
+	queue[tail++] = (uint32) seg->entry_point;
+	while (head < tail)
+	{
+		const uint32 *nbrs;
+		int			count;
+		int			k;
+
+		if ((head & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		nbrs = node_neighbors(read_node(&gs, queue[head++]), &count);
+		count = Min(count, gs.m0);
+		for (k = 0; k < count; k++)
+		{
+			uint32		e = nbrs[k];
+
+			if (e < seg->ndocs && !BIT_IS_SET(seen, e))
+			{
+				BIT_SET(seen, e);
+				queue[tail++] = e;
+			}
+		}
+	}
+	for (i = 0; i < seg->ndocs; i++)
+	{
+		if (BIT_IS_SET(seen, i) || (tombstones && BIT_IS_SET(tombstones, i)))
+			continue;
+		if (*first < 0)
+			*first = i;
+		unreached++;
+	}
+	if (BufferIsValid(gs.buf))
+		ReleaseBuffer(gs.buf);
+	pfree(seen);
+	pfree(queue);
+	return unreached;
+}
+
+/*
  * Exact mode: score every live node, sort, and return them in order from
  * there on (skipping nodes already returned, and nodes nearer than the last
  * one returned, which the graph search missed and which can no longer come

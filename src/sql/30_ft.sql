@@ -61,7 +61,7 @@ CREATE FUNCTION ft.verify(index regclass, repair boolean DEFAULT false,
 	OUT keymap_entries bigint, OUT phantom_entries bigint,
 	OUT checksum_mismatches bigint, OUT missing_keymap_entries bigint,
 	OUT search_checked bigint, OUT search_misses bigint,
-	OUT repaired bigint, OUT examples text[])
+	OUT repaired bigint, OUT examples text[], OUT unreachable_nodes bigint)
 	AS 'MODULE_PATHNAME', 'ft_verify'
 	LANGUAGE C;
 
