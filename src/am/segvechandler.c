@@ -69,8 +69,8 @@ SegvecAmInit(void)
 							&segvec_ef_search, 40, 1, 1000,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("segvec.max_scan_tuples",
-							"Most rows one graph segment returns to a single index scan.",
-							"Bounds how far a filtered search keeps going.",
+							"Most docs the graph searches of one index scan visit.",
+							"Bounds how far a filtered or long search keeps going; a NOTICE says when a scan stopped for it.",
 							&segvec_max_scan_tuples, 20000, 1, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 }

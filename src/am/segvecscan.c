@@ -7,9 +7,11 @@
  * streams of candidates (heap TID and distance), one per segment, each in
  * non-decreasing distance: the mutable segment is scored exactly, doc by
  * doc, and sorted; each immutable segment is searched through its HNSW
- * graph (graphsearch.c), batch after batch for as long as the executor
- * asks, so a WHERE filter above the scan still gets LIMIT rows when that
- * many qualify (up to segvec.max_scan_tuples rows per segment).
+ * graph (graphsearch.c), incrementally for as long as the executor asks,
+ * so a WHERE filter above the scan still gets LIMIT rows when that many
+ * qualify.  The graph searches of one scan share a budget of
+ * segvec.max_scan_tuples visited docs (distances computed); once it is
+ * spent they stop expanding, return what they hold, and a NOTICE says so.
  *
  * Rules for odd queries (see README.md, "NULLs, zero vectors"):
  *	- rows whose vector is NULL are not in the index, so no index scan
@@ -75,6 +77,7 @@ typedef struct SegvecScanOpaqueData
 	SegvecGraphSource *graphs;
 	int			ngraphs;
 	int			advance_graph;	/* source to advance before the next row */
+	GraphScanBudget budget;		/* shared by the graph searches */
 } SegvecScanOpaqueData;
 
 typedef SegvecScanOpaqueData *SegvecScanOpaque;
@@ -216,8 +219,7 @@ advance_graph(SegvecScanOpaque so, int i)
 
 	if (src->done)
 		return;
-	if (src->returned >= segvec_max_scan_tuples ||
-		!GraphScanNext(src->scan, &src->head.distance, &src->head.heaptid))
+	if (!GraphScanNext(src->scan, &src->head.distance, &src->head.heaptid))
 	{
 		src->done = true;
 		GraphScanEnd(src->scan);
@@ -282,6 +284,9 @@ start_scan(IndexScanDesc scan)
 			if (so->ncands > 1)
 				sort_candidates(so->cands, so->ncands);
 
+			so->budget.visited = 0;
+			so->budget.limit = segvec_max_scan_tuples;
+			so->budget.noticed = false;
 			so->ngraphs = info->nsegments;
 			so->graphs = palloc0(sizeof(SegvecGraphSource) * Max(so->ngraphs, 1));
 			for (i = 0; i < so->ngraphs; i++)
@@ -292,7 +297,8 @@ start_scan(IndexScanDesc scan)
 													info->dimensions,
 													so->query,
 													segvec_ef_search,
-													segvec_max_scan_tuples);
+													segvec_max_scan_tuples,
+													&so->budget);
 				advance_graph(so, i);
 			}
 		}

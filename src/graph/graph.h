@@ -74,10 +74,22 @@ typedef struct GraphScan GraphScan;
  */
 #define SEGVEC_EXACT_FACTOR		128
 
+/*
+ * What one index scan may spend over all its segments: distances computed
+ * (docs visited), up to segvec.max_scan_tuples; a NOTICE says, once, when
+ * the scan stopped for it.
+ */
+typedef struct GraphScanBudget
+{
+	int64		visited;
+	int64		limit;
+	bool		noticed;
+} GraphScanBudget;
+
 extern GraphScan *GraphScanBegin(Relation index, const SegvecSegment *seg,
 								 SegvecMetric metric, int dim,
 								 const float *query, int ef_search,
-								 int64 exact_limit);
+								 int64 exact_limit, GraphScanBudget *budget);
 extern bool GraphScanNext(GraphScan *gs, double *distance,
 						  ItemPointer heaptid);
 extern void GraphScanEnd(GraphScan *gs);

@@ -374,8 +374,8 @@ add_link(HnswBuilder *b, uint32 e, uint32 q, double dist_eq, int layer)
  * Insert q, whose vector equals that of the earlier node f, as a
  * duplicate: on layer 0 only, with a copy of f's list, and linked from f in
  * the one slot of f's list that points at f's latest duplicate (that one
- * stays reachable through q's copy).  So k identical vectors form a chain
- * f -> q_k -> ... -> q_1 and take one slot in f's list, not one slot of
+ * stays reachable through q's copy).  So k identical vectors form a ring
+ * f -> q_k -> ... -> q_1 -> f and take one slot in f's list, not one slot of
  * every neighbour's list each (where they would crowd out every other
  * link and the heuristic could not tell them apart).  Costs no search.
  */
@@ -401,6 +401,37 @@ insert_duplicate(HnswBuilder *b, uint32 q, uint32 f)
 	for (i = 0; i < n; i++)
 		if (b->dupof[fl[i]] == (int32) f)
 			slot = i;
+
+	/*
+	 * The first duplicate closes the ring: q_1 -> f, so that a search that
+	 * enters the chain anywhere (other lists may link any copy) walks all
+	 * of it.
+	 */
+	if (slot < 0)
+	{
+		int			qslot = b->nnbr0[q];
+
+		if (qslot >= b->m0)
+		{
+			double		far = -1;
+
+			for (i = 0; i < b->nnbr0[q]; i++)
+			{
+				double		d = node_distance(b, q, ql[i]);
+
+				if (d > far)
+				{
+					far = d;
+					qslot = i;
+				}
+			}
+			b->indeg0[ql[qslot]]--;
+		}
+		else
+			b->nnbr0[q]++;
+		ql[qslot] = f;
+		b->indeg0[f]++;
+	}
 	if (slot < 0 && n < b->m0)
 	{
 		slot = n;

@@ -9,13 +9,18 @@
  *
  * A search descends the upper layers greedily from the entry point, then
  * runs SEARCH-LAYER (Malkov & Yashunin, algorithm 2) on layer 0 with
- * ef = segvec.ef_search.  To serve WHERE filters it can go on: every node
- * discovered stays a candidate, and each further batch finds the next ef
- * nearest nodes not yet returned, of which it returns the nearer half (the
- * farther half waits for the next batch, which explores around it).
- * Results always come out in non-decreasing distance; a node found later
- * that is nearer than one already returned is skipped, never returned out
- * of order, so a scan that reads a whole segment may miss a few docs.
+ * ef = segvec.ef_search, incrementally, for as long as the caller asks:
+ * the scan holds every discovered live node it has not returned, the ef
+ * nearest of them in a sorted window and the rest in a heap; it returns
+ * the window's nearest once the search has settled for the window (no
+ * unexpanded candidate is nearer than the window's farthest, algorithm 2's
+ * stopping rule), and goes on expanding when it has not.  So results come
+ * out in non-decreasing distance as far as the graph search can tell, each
+ * costs work in proportion to what it discovers, and no discovered doc is
+ * ever dropped: one found after a farther one was returned (which takes a
+ * path through farther nodes) is returned next.  A scan stops expanding
+ * once it has computed segvec.max_scan_tuples distances over all its
+ * segments (GraphScanBudget); it then returns what it holds, in order.
  *
  * src/graph/graphsearch.c
  *
@@ -53,16 +58,12 @@ struct GraphScan
 	uint8	   *tombstones;		/* bitmap copied at start */
 
 	GraphHeap	cand;			/* min-heap: discovered, not expanded */
-	GraphCand  *found;			/* discovered live nodes, any order */
-	int			nfound;
-	int			maxfound;
-
-	GraphCand  *batch;			/* current batch, ascending */
-	int			nbatch;
-	int			batchpos;
+	GraphCand  *window;			/* the ef nearest held nodes, ascending */
+	int			nwindow;
+	GraphHeap	overflow;		/* min-heap: the other held nodes */
 	double		last;			/* distance last returned */
-	bool		exhausted;
-	int			nbatches;		/* graph batches computed so far */
+	int64		nreturned;		/* nodes returned from graph mode */
+	GraphScanBudget *budget;	/* distances this scan may still compute */
 
 	/* exact mode: every live node scored, ascending */
 	bool		exact;
@@ -428,18 +429,16 @@ GraphCountUnreachable(Relation index, const SegvecSegment *seg,
 			*first = i;
 		unreached++;
 	}
-	if (BufferIsValid(gs.buf))
-		ReleaseBuffer(gs.buf);
+	release_block(index, seg, &gs.buf);
 	pfree(seen);
 	pfree(queue);
 	return unreached;
 }
 
 /*
- * Exact mode: score every live node, sort, and return them in order from
- * there on (skipping nodes already returned, and nodes nearer than the last
- * one returned, which the graph search missed and which can no longer come
- * in order).
+ * Exact mode: score every live node not yet returned, sort, and return
+ * them in order from there on.  Nodes nearer than the last one returned
+ * (which the graph search missed) come first: late, never dropped.
  */
 static void
 start_exact(GraphScan *gs)
@@ -468,16 +467,52 @@ start_exact(GraphScan *gs)
 }
 
 /*
+ * Hold a discovered live node until it is returned: in the sorted window
+ * of the ef nearest, pushing the window's farthest out to the overflow heap
+ * when full, or straight into the overflow heap.  Every node in the
+ * overflow heap is at least as far as every node in the window.
+ */
+static void
+hold(GraphScan *gs, double distance, uint32 id)
+{
+	int			pos;
+
+	if (gs->nwindow >= gs->ef &&
+		distance >= gs->window[gs->nwindow - 1].distance)
+	{
+		cand_heap_push(&gs->overflow, distance, id);
+		return;
+	}
+	if (gs->nwindow >= gs->ef)
+	{
+		GraphCand	far = gs->window[--gs->nwindow];
+
+		cand_heap_push(&gs->overflow, far.distance, far.id);
+	}
+	pos = gs->nwindow;
+	while (pos > 0 && gs->window[pos - 1].distance > distance)
+	{
+		gs->window[pos] = gs->window[pos - 1];
+		pos--;
+	}
+	gs->window[pos].distance = distance;
+	gs->window[pos].id = id;
+	gs->nwindow++;
+}
+
+/*
  * GraphScanBegin: start a search of the segment for the query (dim floats,
  * must stay valid during the scan), descending the upper layers at once.
  * A segment of at most ef_search * SEGVEC_EXACT_FACTOR docs is scored
- * exactly instead; and once the first graph batch is used up, a segment of
- * at most exact_limit docs is (so filtered and long scans of it are
- * complete and exact from there on).
+ * exactly instead; and once ef rows came from the graph, a segment of at
+ * most exact_limit docs is (so filtered and long scans of it are complete
+ * and exact from there on; exact scoring is not charged to the budget,
+ * which bounds the graph walk of the scan's segments).
  */
 GraphScan *
 GraphScanBegin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
-			   int dim, const float *query, int ef_search, int64 exact_limit)
+			   int dim, const float *query, int ef_search, int64 exact_limit,
+			   GraphScanBudget *budget)
 {
 	GraphScan  *gs = palloc0(sizeof(GraphScan));
 	Size		mapbytes = (seg->ndocs + 7) / 8 + 1;
@@ -502,15 +537,15 @@ GraphScanBegin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
 	GraphReadTombstones(index, seg, gs->tombstones);
 
 	cand_heap_init(&gs->cand, 256, false);
-	gs->maxfound = 256;
-	gs->found = palloc(sizeof(GraphCand) * gs->maxfound);
-	gs->batch = palloc(sizeof(GraphCand) * gs->ef);
+	cand_heap_init(&gs->overflow, 256, false);
+	gs->window = palloc(sizeof(GraphCand) * (gs->ef + 1));
+	gs->budget = budget;
 
 	gs->exact_limit = exact_limit;
 
 	if (seg->entry_point < 0 || seg->ndocs == 0)
 	{
-		gs->exhausted = true;
+		gs->exact = true;		/* nothing ranked: returns nothing */
 		return gs;
 	}
 
@@ -563,124 +598,100 @@ GraphScanBegin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
 	BIT_SET(gs->visited, ep.id);
 	cand_heap_push(&gs->cand, ep.distance, ep.id);
 	if (!BIT_IS_SET(gs->tombstones, ep.id))
-		gs->found[gs->nfound++] = ep;
+		hold(gs, ep.distance, ep.id);
 
 	return gs;
 }
 
+/*
+ * Expand the nearest unexpanded candidate: compute the distance of each
+ * neighbour not seen yet, make it a candidate, and hold it if it is live.
+ * Charges the distances to the scan's budget.
+ */
 static void
-add_found(GraphScan *gs, double distance, uint32 id)
+expand(GraphScan *gs)
 {
-	if (gs->nfound >= gs->maxfound)
+	GraphCand	c = cand_heap_pop(&gs->cand);
+	const char *rec;
+	const uint32 *nbrs;
+	uint32		ids[2 * SEGVEC_MAX_M];
+	int			count,
+				i;
+
+	CHECK_FOR_INTERRUPTS();
+	rec = read_node(gs, c.id);
+	nbrs = node_neighbors(rec, &count);
+	count = Min(count, gs->m0);
+	memcpy(ids, nbrs, sizeof(uint32) * count);
+
+	for (i = 0; i < count; i++)
 	{
-		gs->maxfound *= 2;
-		gs->found = repalloc_huge(gs->found, sizeof(GraphCand) * gs->maxfound);
+		uint32		e = ids[i];
+		double		d;
+
+		if (e >= gs->seg.ndocs || BIT_IS_SET(gs->visited, e))
+			continue;
+		BIT_SET(gs->visited, e);
+		d = distance_to(gs, e);
+		gs->budget->visited++;
+		cand_heap_push(&gs->cand, d, e);
+		if (!BIT_IS_SET(gs->tombstones, e))
+			hold(gs, d, e);
 	}
-	gs->found[gs->nfound].distance = distance;
-	gs->found[gs->nfound].id = id;
-	gs->nfound++;
 }
 
 /*
- * Compute the next batch: the ef nearest live nodes not yet emitted, going
- * on with SEARCH-LAYER from where the last batch stopped.
+ * Has the scan used up its budget of distances?  Says so with a NOTICE,
+ * once per scan.
  */
-static void
-next_batch(GraphScan *gs)
+static bool
+budget_spent(GraphScan *gs)
 {
-	GraphHeap	result;
-	int			i,
-				keep,
-				nreturn;
+	GraphScanBudget *b = gs->budget;
 
-	cand_heap_init(&result, gs->ef + 1, true);
-
-	/* start from what is known: the best ef discovered, not emitted */
-	keep = 0;
-	for (i = 0; i < gs->nfound; i++)
+	if (b->visited < b->limit)
+		return false;
+	if (!b->noticed)
 	{
-		GraphCand	c = gs->found[i];
-
-		if (BIT_IS_SET(gs->emitted, c.id))
-			continue;
-		gs->found[keep++] = c;
-		if (result.count < gs->ef || c.distance < result.items[0].distance)
-		{
-			cand_heap_push(&result, c.distance, c.id);
-			if (result.count > gs->ef)
-				cand_heap_pop(&result);
-		}
+		b->noticed = true;
+		ereport(NOTICE,
+				(errmsg("segvec index scan stopped searching after visiting segvec.max_scan_tuples docs"),
+				 errdetail("It visited " INT64_FORMAT " docs; rows the search had not reached are not returned.",
+						   b->visited),
+				 errhint("Raise segvec.max_scan_tuples to let a filtered or long scan go on.")));
 	}
-	gs->nfound = keep;
+	return true;
+}
 
-	while (gs->cand.count > 0)
+/*
+ * The next node of the graph search in distance order, into *c; false when
+ * the search has nothing more.  Expands candidates until the window is
+ * settled (SEARCH-LAYER's stopping rule: the nearest unexpanded candidate
+ * is farther than the ef-th nearest node held), then returns the window's
+ * nearest node.
+ */
+static bool
+graph_next(GraphScan *gs, GraphCand *c)
+{
+	while (gs->cand.count > 0 &&
+		   (gs->nwindow < gs->ef ||
+			gs->cand.items[0].distance <= gs->window[gs->nwindow - 1].distance))
 	{
-		GraphCand	c = gs->cand.items[0];
-		const char *rec;
-		const uint32 *nbrs;
-		uint32		ids[2 * SEGVEC_MAX_M];
-		int			count;
-
-		if (result.count >= gs->ef && c.distance > result.items[0].distance)
+		if (budget_spent(gs))
 			break;
-		cand_heap_pop(&gs->cand);
-		CHECK_FOR_INTERRUPTS();
-
-		rec = read_node(gs, c.id);
-		nbrs = node_neighbors(rec, &count);
-		count = Min(count, gs->m0);
-		memcpy(ids, nbrs, sizeof(uint32) * count);
-
-		for (i = 0; i < count; i++)
-		{
-			uint32		e = ids[i];
-			double		d;
-
-			if (e >= gs->seg.ndocs || BIT_IS_SET(gs->visited, e))
-				continue;
-			BIT_SET(gs->visited, e);
-			d = distance_to(gs, e);
-
-			/* every discovered node stays a candidate for later batches */
-			cand_heap_push(&gs->cand, d, e);
-			if (BIT_IS_SET(gs->tombstones, e))
-				continue;
-			add_found(gs, d, e);
-			if (result.count < gs->ef || d < result.items[0].distance)
-			{
-				cand_heap_push(&result, d, e);
-				if (result.count > gs->ef)
-					cand_heap_pop(&result);
-			}
-		}
+		expand(gs);
 	}
-
-	/*
-	 * Sorted, return the nearer half and keep the farther half as
-	 * candidates of the next batch: the next batch explores around them, so
-	 * a node nearer than they are is far less likely to turn up after they
-	 * were returned (it would have to be skipped).  So LIMIT k up to ef / 2
-	 * is served by one search.  When nothing is left to explore, return the
-	 * whole batch.
-	 */
-	qsort(result.items, result.count, sizeof(GraphCand), cand_cmp);
-	nreturn = gs->cand.count == 0 ? result.count : Max(1, result.count / 2);
-	gs->nbatch = 0;
-	gs->batchpos = 0;
-	for (i = 0; i < nreturn; i++)
-	{
-		GraphCand	c = result.items[i];
-
-		BIT_SET(gs->emitted, c.id);
-		if (c.distance >= gs->last)
-			gs->batch[gs->nbatch++] = c;
-	}
-	if (result.count == 0)
-		gs->exhausted = true;
-	pfree(result.items);
-	/* on a standby, every page the batch came from checked again */
+	/* on a standby, every page the expansions came from checked again */
 	if (RecoveryInProgress())
 		release_block(gs->index, &gs->seg, &gs->buf);
+	if (gs->nwindow == 0)
+		return false;
+	*c = gs->window[0];
+	gs->nwindow--;
+	memmove(gs->window, gs->window + 1, sizeof(GraphCand) * gs->nwindow);
+	if (gs->overflow.count > 0)
+		gs->window[gs->nwindow++] = cand_heap_pop(&gs->overflow);
+	return true;
 }
 
 /*
@@ -701,29 +712,32 @@ GraphScanNext(GraphScan *gs, double *distance, ItemPointer heaptid)
 			if (gs->rankpos >= gs->nranked)
 				goto done;
 			c = gs->ranked[gs->rankpos++];
-			if (BIT_IS_SET(gs->emitted, c.id) || c.distance < gs->last)
+			if (BIT_IS_SET(gs->emitted, c.id))
 				continue;
 			BIT_SET(gs->emitted, c.id);
 			break;
 		}
-		if (gs->batchpos < gs->nbatch)
+
+		/*
+		 * Once the first ef rows are out, a segment of at most exact_limit
+		 * docs is scored whole: exact from there on, and cheaper than a long
+		 * graph walk through most of it.
+		 */
+		if (gs->nreturned >= gs->ef &&
+			(int64) gs->seg.ndocs <= gs->exact_limit)
 		{
-			c = gs->batch[gs->batchpos++];
-			break;
-		}
-		if (gs->exhausted)
-			goto done;
-		if (gs->nbatches > 0 && (int64) gs->seg.ndocs <= gs->exact_limit)
 			start_exact(gs);
-		else
-		{
-			next_batch(gs);
-			gs->nbatches++;
+			continue;
 		}
+		if (!graph_next(gs, &c))
+			goto done;
+		BIT_SET(gs->emitted, c.id);
+		gs->nreturned++;
+		break;
 	}
 
 	*distance = c.distance;
-	gs->last = c.distance;
+	gs->last = Max(gs->last, c.distance);
 	GraphReadDocs(gs->index, &gs->seg, c.id, 1, &doc);
 	*heaptid = doc.heaptid;
 	return true;

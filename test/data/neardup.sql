@@ -13,8 +13,13 @@
 --            and every tenth point is an exact copy of the one before
 --   dups     300 distinct vectors, each repeated exactly (~N/300 copies)
 --            plus a sprinkle of unique points around them
+--   clumps   the strands at 150 positions each: clumps of ~N/600 points a
+--            hair (1e-4) apart, strung along the curves
 --
--- Used by test/t/050_graph_neardup.pl and by test/bench (neardup scenario).
+-- Queries: nd_query(shape, i, dim) for strands, twins and dups; for any
+-- shape, a data point with a little noise (nd_jitter(v, 1e-3)) does too.
+--
+-- Used by test/t/050_graph_neardup.pl.
 
 -- smooth curve number s at parameter t in [0, 1]
 CREATE FUNCTION nd_curve(s int, t float8, dim int) RETURNS real[]
@@ -47,6 +52,8 @@ BEGIN
 		id := i;
 		IF shape = 'strands' THEN
 			v := nd_jitter(nd_curve(i % 4, random(), dim), 1e-4);
+		ELSIF shape = 'clumps' THEN
+			v := nd_jitter(nd_curve(i % 4, floor(random() * 150) / 150.0, dim), 1e-4);
 		ELSIF shape = 'twins' THEN
 			IF i % 10 = 0 THEN
 				v := prev;						-- exact copy

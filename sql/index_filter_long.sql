@@ -1,0 +1,82 @@
+-- Long and filtered scans through one graph segment bigger than
+-- segvec.max_scan_tuples (issue 12): the scan searches the graph
+-- incrementally, returns rows in distance order and never drops a doc it
+-- found late, so a filter that keeps 1% of the rows still gets exactly k
+-- rows, equal to the exact answer; when the scan's budget of visited docs
+-- is spent it stops with a NOTICE (once per scan)
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS segvec;
+RESET client_min_messages;
+SET jit = off;
+SET maintenance_work_mem = '32MB';
+
+-- element j of vector i is sin(i * sqrt(j + 1) + j): no random()
+CREATE FUNCTION pg_temp.vec(i int, d int) RETURNS real[]
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT array_agg(sin(i * sqrt(j + 1::float8) + j)::real ORDER BY j)
+    FROM generate_series(1, d) j
+$$;
+
+-- 20,000 rows, category = id % 100: each category keeps 1% of the rows
+CREATE TABLE fl_items (id int PRIMARY KEY, embedding real[], category int);
+INSERT INTO fl_items
+    SELECT i, pg_temp.vec(i, 8), i % 100 FROM generate_series(1, 20000) i;
+-- compact_threshold = 0: every row goes to graph segments
+CREATE INDEX fl_idx ON fl_items USING segvec (embedding)
+    WITH (compact_threshold = 0);
+ANALYZE fl_items;
+-- one graph segment of all 20,000 docs
+SELECT num_segments, mutable_docs, immutable_docs FROM ft.info('fl_idx');
+CREATE TABLE fl_q (v real[]);
+INSERT INTO fl_q VALUES (pg_temp.vec(100001, 8));
+
+-- smaller than the segment (and than what exact scoring would take)
+SET segvec.max_scan_tuples = 10000;
+SET enable_seqscan = off;
+
+-- the filtered top-k through the index and exactly (no index): the same
+-- ids in the same order
+CREATE FUNCTION pg_temp.topk(cat int, k int, exact bool) RETURNS int[]
+LANGUAGE plpgsql AS $$
+DECLARE
+    r int[];
+BEGIN
+    IF exact THEN
+        PERFORM set_config('enable_indexscan', 'off', true);
+        PERFORM set_config('enable_seqscan', 'on', true);
+    END IF;
+    SELECT array_agg(id) INTO r FROM (
+        SELECT id FROM fl_items WHERE category = cat
+        ORDER BY embedding <-> (SELECT v FROM fl_q) LIMIT k) s;
+    PERFORM set_config('enable_indexscan', 'on', true);
+    PERFORM set_config('enable_seqscan', 'off', true);
+    RETURN r;
+END
+$$;
+
+EXPLAIN (COSTS OFF)
+SELECT id FROM fl_items WHERE category = 7
+ORDER BY embedding <-> (SELECT v FROM fl_q) LIMIT 10;
+
+SELECT cat, cardinality(pg_temp.topk(cat, 10, false)) AS nrows,
+       pg_temp.topk(cat, 10, false) = pg_temp.topk(cat, 10, true) AS same_as_exact
+FROM unnest(ARRAY[7, 42, 99]) cat;
+
+-- rows come out in non-decreasing distance, every one of them
+SELECT count(*) AS nrows, bool_and(d >= prev) AS ordered FROM (
+    SELECT d, lag(d, 1, 0::float8) OVER (ORDER BY n) AS prev FROM (
+        SELECT row_number() OVER () AS n, d FROM (
+            SELECT embedding <-> (SELECT v FROM fl_q) AS d FROM fl_items
+            WHERE category = 7
+            ORDER BY embedding <-> (SELECT v FROM fl_q) LIMIT 20) s) s2) s3;
+
+-- a budget too small for the filter: fewer rows and one NOTICE
+SET segvec.max_scan_tuples = 300;
+\set VERBOSITY terse
+SELECT count(*) < 10 AS fewer FROM (
+    SELECT id FROM fl_items WHERE category = 7
+    ORDER BY embedding <-> (SELECT v FROM fl_q) LIMIT 10) s;
+\set VERBOSITY default
+RESET segvec.max_scan_tuples;
+
+DROP TABLE fl_items, fl_q;
