@@ -58,7 +58,8 @@
 
 #define SEGVEC_MERGE_FACTOR		4
 
-int			segvec_compact_threshold = 10000;
+int			segvec_compact_threshold = -1;
+int			segvec_compact_threshold_kb = 1024;
 
 /*
  * SegvecCompactInit: from _PG_init, define segvec.compact_threshold.
@@ -67,23 +68,45 @@ void
 SegvecCompactInit(void)
 {
 	DefineCustomIntVariable("segvec.compact_threshold",
-							"Docs in the mutable segment that make compaction worthwhile.",
-							"CREATE INDEX keeps smaller tables in the mutable segment, searched exactly.",
-							&segvec_compact_threshold, 10000, 0, INT_MAX,
+							"Docs in the mutable segment that make compaction worthwhile (-1: segvec.compact_threshold_size decides).",
+							"An override for tests; CREATE INDEX keeps smaller tables in the mutable segment, searched exactly.",
+							&segvec_compact_threshold, -1, -1, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("segvec.compact_threshold_size",
+							"Size of the mutable segment's vectors that makes compaction worthwhile.",
+							"Every search scores the mutable segment exactly, so this bounds that work whatever the dimension.",
+							&segvec_compact_threshold_kb, 1024, 8, INT_MAX / 1024,
+							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
 }
 /*
  * SegvecCompactThreshold: docs in the mutable segment that make compaction
- * worthwhile: the index's compact_threshold option, else the GUC.
+ * worthwhile: the index's compact_threshold option, else the
+ * segvec.compact_threshold setting (doc counts, overrides for tests), else
+ * as many docs as segvec.compact_threshold_size holds at the index's
+ * dimension (mutable items: header and floats), at least 1.  Every search
+ * scores the mutable segment exactly, so the size bounds that work for any
+ * dimension.  Before the index has a dimension, the size is taken as docs
+ * of 128 floats.
  */
 int
 SegvecCompactThreshold(Relation index)
 {
 	SegvecOptions *opts = (SegvecOptions *) index->rd_options;
+	int			dim;
+	Size		itemsz;
+	double		docs;
 
 	if (opts && opts->compact_threshold >= 0)
 		return opts->compact_threshold;
-	return segvec_compact_threshold;
+	if (segvec_compact_threshold >= 0)
+		return segvec_compact_threshold;
+	dim = SegvecIndexDimensions(index);
+	if (dim <= 0)
+		dim = 128;
+	itemsz = MAXALIGN(SEGVEC_MUTABLE_HDRSZ + sizeof(float4) * dim) +
+		sizeof(ItemIdData);
+	docs = (double) segvec_compact_threshold_kb * 1024.0 / itemsz;
+	return (int) Max(1.0, Min(docs, (double) INT_MAX));
 }
 
 /*

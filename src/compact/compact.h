@@ -24,6 +24,7 @@
 
 /* segvec.compact_threshold: docs in the mutable segment worth compacting */
 extern PGDLLIMPORT int segvec_compact_threshold;
+extern PGDLLIMPORT int segvec_compact_threshold_kb;
 
 /* What a compaction did */
 typedef struct SegvecCompactStats

@@ -141,6 +141,16 @@ get_dimensions(Relation index)
 }
 
 /*
+ * SegvecIndexDimensions: the index's dimension, 0 while it has none (read
+ * from the metapage until it is cached).
+ */
+int
+SegvecIndexDimensions(Relation index)
+{
+	return get_dimensions(index);
+}
+
+/*
  * SegvecDatumGetVector: turn an indexed real[] datum into the vector to
  * store, checking it and its dimension against the index's (fixing the
  * index's dimension if this is the first vector).  The result may point

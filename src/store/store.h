@@ -150,6 +150,7 @@ extern Oid	SegvecIndexGetHeap(Oid relid);
 extern SegvecMetric SegvecGetMetric(Relation index);
 extern FmgrInfo *SegvecKeySendProc(Relation index);
 extern float *SegvecDatumGetVector(Relation index, Datum value, int *dim);
+extern int	SegvecIndexDimensions(Relation index);
 
 /* mutable.c: the mutable segment */
 extern uint64 SegvecMutableAppend(Relation index, const SegvecDocInfo *doc,
