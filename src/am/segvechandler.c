@@ -19,6 +19,7 @@
 #include "utils/guc.h"
 
 #include "am/am.h"
+#include "graph/graph.h"
 #include "store/store.h"
 
 static relopt_kind segvec_relopt_kind;
@@ -68,6 +69,11 @@ SegvecAmInit(void)
 							"Higher values give better recall and slower searches.",
 							&segvec_ef_search, 40, 1, 1000,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("segvec.exact_scan_factor",
+							"Graph segments of at most ef_search times this many docs are scored exactly.",
+							"0 searches every graph segment through its graph.",
+							&segvec_exact_scan_factor, 128, 0, 100000,
+							PGC_USERSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	DefineCustomIntVariable("segvec.max_scan_tuples",
 							"Most docs the graph searches of one index scan visit.",
 							"Bounds how far a filtered or long search keeps going; a NOTICE says when a scan stopped for it.",

@@ -66,13 +66,15 @@ extern void HnswBuilderFree(HnswBuilder *builder);
 typedef struct GraphScan GraphScan;
 
 /*
- * A segment of at most ef_search * SEGVEC_EXACT_FACTOR docs (5,120 at the
- * default ef_search) is scored exactly: a graph search computes some 6 to
- * 10 * ef distances, each with a random page access, where an exact scan
- * reads pages in order; and a small graph can have regions (around deleted
- * docs) that a search does not reach.
+ * A segment of at most ef_search * segvec.exact_scan_factor docs (5,120 at
+ * the defaults) is scored exactly: a graph search computes some 6 to 10 *
+ * ef distances, each with a random page access, where an exact scan reads
+ * pages in order; and a small graph can have regions (around deleted docs)
+ * that a search does not reach.  XXX: a doc count, not a size; see
+ * src/README.md, "Scans".
  */
-#define SEGVEC_EXACT_FACTOR		128
+extern PGDLLIMPORT int segvec_exact_scan_factor;
+#define SEGVEC_EXACT_FACTOR		segvec_exact_scan_factor
 
 /*
  * What one index scan may spend over all its segments: distances computed

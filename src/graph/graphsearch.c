@@ -43,6 +43,8 @@
 #include "graph/graph.h"
 #include "store/store.h"
 
+int			segvec_exact_scan_factor = 128;
+
 struct GraphScan
 {
 	Relation	index;
