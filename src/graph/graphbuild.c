@@ -14,8 +14,8 @@
  * and identical vectors, where the plain algorithm leaves nodes that no
  * search can reach (see "Connectivity" in src/README.md):
  *	- exact duplicates are not inserted as nodes of their own: each joins a
- *	  chain hanging off the first node with that vector, taking one slot of
- *	  that node's list (instead of one slot of every neighbour's list each);
+ *	  ring through the first node with that vector, taking one slot of that
+ *	  node's list (instead of one slot of every neighbour's list each);
  *	- pruning a full layer-0 list for a back link never drops the last link
  *	  into a node (in-degrees are counted);
  *	- after the build, every node not reachable from the entry point on
@@ -350,7 +350,7 @@ add_link(HnswBuilder *b, uint32 e, uint32 q, double dist_eq, int layer)
 				b->indeg0[x]--;
 				continue;
 			}
-			/* one of the last links into x: keep it */
+			/* e holds the last link into x: keep it */
 			if (nkept < max)
 				kept[nkept++] = x;
 			else if (q_kept)
