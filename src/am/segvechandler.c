@@ -72,7 +72,7 @@ SegvecAmInit(void)
 	DefineCustomIntVariable("segvec.exact_scan_factor",
 							"Graph segments of at most ef_search times this many docs are scored exactly.",
 							"0 searches every graph segment through its graph.",
-							&segvec_exact_scan_factor, 128, 0, 100000,
+							&segvec_exact_scan_factor, 16, 0, 100000,
 							PGC_USERSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	DefineCustomIntVariable("segvec.max_scan_tuples",
 							"Most docs the graph searches of one index scan visit.",

@@ -66,12 +66,12 @@ extern void HnswBuilderFree(HnswBuilder *builder);
 typedef struct GraphScan GraphScan;
 
 /*
- * A segment of at most ef_search * segvec.exact_scan_factor docs (5,120 at
+ * A segment of at most ef_search * segvec.exact_scan_factor docs (640 at
  * the defaults) is scored exactly: a graph search computes some 6 to 10 *
- * ef distances, each with a random page access, where an exact scan reads
- * pages in order; and a small graph can have regions (around deleted docs)
- * that a search does not reach.  XXX: a doc count, not a size; see
- * src/README.md, "Scans".
+ * ef distances, so scoring a segment of 16 * ef docs whole costs about as
+ * much and is exact.  (At 128 * ef, the old value, a streamed-into index
+ * of Fashion-MNIST searched 3x slower than at 16 * ef: src/README.md,
+ * "Scans".)
  */
 extern PGDLLIMPORT int segvec_exact_scan_factor;
 #define SEGVEC_EXACT_FACTOR		segvec_exact_scan_factor

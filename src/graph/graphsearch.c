@@ -43,7 +43,7 @@
 #include "graph/graph.h"
 #include "store/store.h"
 
-int			segvec_exact_scan_factor = 128;
+int			segvec_exact_scan_factor = 16;
 
 struct GraphScan
 {
