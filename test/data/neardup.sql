@@ -19,7 +19,7 @@
 -- Queries: nd_query(shape, i, dim) for strands, twins and dups; for any
 -- shape, a data point with a little noise (nd_jitter(v, 1e-3)) does too.
 --
--- Used by test/t/050_graph_neardup.pl.
+-- Used by test/t/070_graph_neardup.pl.
 
 -- smooth curve number s at parameter t in [0, 1]
 CREATE FUNCTION nd_curve(s int, t float8, dim int) RETURNS real[]

@@ -478,3 +478,22 @@ CREATE OR REPLACE VIEW ft.jobs AS
 			 j.submitted_at AS waiting
 	  FROM ft.job_table() j
 	ORDER BY j.state DESC, j.submitted_at;
+
+-- 0.2.0: ft.verify reports graph nodes no search can reach
+-- (unreachable_nodes, src/sql/30_ft.sql)
+DROP FUNCTION ft.verify(regclass, boolean, bigint);
+
+/*
+ * ft.verify(index, repair, search_limit): check the index against its
+ * table and its invariants; with repair => true, fix what it finds.
+ */
+CREATE FUNCTION ft.verify(index regclass, repair boolean DEFAULT false,
+	search_limit bigint DEFAULT 10000,
+	OUT heap_rows bigint, OUT indexed_docs bigint, OUT missing_docs bigint,
+	OUT duplicate_docs bigint, OUT docs_in_two_segments bigint,
+	OUT keymap_entries bigint, OUT phantom_entries bigint,
+	OUT checksum_mismatches bigint, OUT missing_keymap_entries bigint,
+	OUT search_checked bigint, OUT search_misses bigint,
+	OUT repaired bigint, OUT examples text[], OUT unreachable_nodes bigint)
+	AS 'MODULE_PATHNAME', 'ft_verify'
+	LANGUAGE C;

@@ -1,4 +1,4 @@
-# 050_graph_neardup.pl: graphs stay connected and searchable on data full
+# 070_graph_neardup.pl: graphs stay connected and searchable on data full
 # of near-identical twins and exact duplicates (issue 12).
 #
 # For each shape of test/data/neardup.sql (strands, clumps, twins, dups;
