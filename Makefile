@@ -63,7 +63,7 @@ test:
 	bash test/run-tests.sh
 
 demo:
-	KEEP=$(KEEP) bash test/demo.sh
+	KEEP=$(KEEP) REPLACE=$(REPLACE) bash test/demo.sh
 
 bench:
 	bash test/bench/run.sh

@@ -1,7 +1,8 @@
 -- ft.similar(index, key, k) leaves the row itself out however the key is
 -- spelled: ft.get reads the key with the id type's input function, so
 -- '042' finds the bigint 42 and an upper-case uuid finds its row, and the
--- row with that id must not come back as its own neighbour.
+-- row with that id must not come back as its own neighbour.  Rows without
+-- a vector are never neighbours.
 -- quietly: an earlier suite may have created it
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
@@ -40,4 +41,16 @@ FROM (VALUES (1, md5('42')::uuid::text), (2, upper(md5('42'))), (3, md5('42'))) 
      LATERAL ft.similar('kss_uuid_idx', key, 5) s
 GROUP BY n ORDER BY n;
 
-DROP TABLE kss_big, kss_uuid;
+
+-- rows without a vector are not indexed, so they are nobody's neighbours:
+-- with k larger than the table, ft.similar returns the 26 other rows that
+-- have a vector, never one of the 3 NULL ones
+CREATE TABLE kss_null (id int PRIMARY KEY, embedding real[]);
+INSERT INTO kss_null SELECT g, CASE WHEN g % 10 = 0 THEN NULL
+    ELSE ARRAY[g, g + 1]::real[] END FROM generate_series(1, 30) g;
+CREATE INDEX kss_null_idx ON kss_null USING segvec (embedding) INCLUDE (id);
+SELECT count(*) AS neighbours, count(*) FILTER (WHERE distance IS NULL) AS null_distances,
+       count(*) FILTER (WHERE s.id::int % 10 = 0) AS null_rows
+FROM ft.similar('kss_null_idx', '1', 40) s;
+
+DROP TABLE kss_big, kss_uuid, kss_null;

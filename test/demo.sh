@@ -12,9 +12,9 @@
 #
 # DEMO_ROWS (default 60000) and DEMO_QUERIES (default 5, at most 10) make it
 # smaller or larger.  KEEP=1 (make demo KEEP=1) runs it in a cluster that
-# stays, "15/segvec_demo" (pg_createcluster; a previous one of that name is
-# dropped first), and ends by printing how to connect to it and how to drop
-# it.
+# stays, "15/segvec_demo" (pg_createcluster), and ends by printing how to
+# connect to it and how to drop it.  If that cluster exists already it is
+# left alone and the demo stops, unless REPLACE=1 says to drop it first.
 set -euo pipefail
 
 rows=${DEMO_ROWS:-60000}
@@ -167,6 +167,16 @@ cd "$work"
 if [ "${KEEP:-}" = 1 ]; then
 	cluster=segvec_demo
 	if pg_lsclusters -h | awk '{ print $1 "/" $2 }' | grep -qx "15/$cluster"; then
+		if [ "${REPLACE:-}" != 1 ]; then
+			port=$(pg_lsclusters -h | awk -v c="$cluster" '$1 == 15 && $2 == c { print $3 }')
+			cat >&2 <<EOF
+demo: the cluster 15/$cluster of an earlier "make demo KEEP=1" exists (port
+$port) and may hold your work, so it is left alone.  Connect with
+    runuser -u postgres -- psql -p $port
+or replace it with a fresh demo:  make demo KEEP=1 REPLACE=1
+EOF
+			exit 1
+		fi
 		pg_dropcluster --stop 15 "$cluster"
 	fi
 	pg_createcluster 15 "$cluster" >/dev/null
@@ -182,7 +192,7 @@ The cluster stays (15/$cluster, port $port), with the table fmnist
 ($rows rows of real[784]), its index fmnist_embedding_idx and the test
 images in the table queries.  Connect with
 
-    sudo -u postgres psql -p $port
+    runuser -u postgres -- psql -p $port
 
 and try, for example:
 

@@ -73,7 +73,8 @@ CREATE FUNCTION ft._stage_phantom(index regclass, id text) RETURNS bigint
 /*
  * ft.similar(index, key, k): "more like this": the k rows nearest to the
  * row whose id is key, by the index's metric, without passing its vector
- * (the row itself is left out).
+ * (the row itself is left out, and so are rows without a vector, which the
+ * index does not hold either).
  */
 CREATE FUNCTION ft.similar(index regclass, key text, k int DEFAULT 10)
 	RETURNS TABLE (id text, distance float8)
@@ -112,6 +113,7 @@ BEGIN
 	RETURN QUERY EXECUTE format(
 		'SELECT CAST(t.%1$I AS pg_catalog.text), t.%2$I %3$s $1 FROM %4$s t '
 		'WHERE CAST(t.%1$I AS pg_catalog.text) IS DISTINCT FROM $2 '
+		'AND t.%2$I IS NOT NULL '
 		'ORDER BY t.%2$I %3$s $1 LIMIT $3',
 		idcol, veccol, op, tbl)
 		USING v, canon, k;

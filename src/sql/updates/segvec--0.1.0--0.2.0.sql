@@ -431,6 +431,7 @@ BEGIN
 	RETURN QUERY EXECUTE format(
 		'SELECT CAST(t.%1$I AS pg_catalog.text), t.%2$I %3$s $1 FROM %4$s t '
 		'WHERE CAST(t.%1$I AS pg_catalog.text) IS DISTINCT FROM $2 '
+		'AND t.%2$I IS NOT NULL '
 		'ORDER BY t.%2$I %3$s $1 LIMIT $3',
 		idcol, veccol, op, tbl)
 		USING v, canon, k;
