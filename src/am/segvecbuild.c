@@ -113,7 +113,9 @@ flush_segment(SegvecBuildState *bs)
 									 SEGVEC_PHASE_WRITE);
 		bs->segs = bs->nsegs == 0 ? palloc(sizeof(SegvecSegment)) :
 			repalloc(bs->segs, sizeof(SegvecSegment) * (bs->nsegs + 1));
-		HnswBuilderWrite(bs->builder, bs->index, &bs->segs[bs->nsegs]);
+		HnswBuilderWrite(bs->builder, bs->index,
+						 SegvecNextSegno(bs->index) + bs->nsegs,
+						 &bs->segs[bs->nsegs]);
 		bs->nsegs++;
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
 									 SEGVEC_PHASE_SCAN);

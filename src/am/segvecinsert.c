@@ -34,6 +34,7 @@ request_compaction(Relation index)
 	SegvecGetMetaInfo(index, info);
 	if (SegvecMutableDocsEstimate(index, info) >= SegvecCompactThreshold(index))
 		SegvecSubmitJob(RelationGetRelid(index), SEGVEC_JOB_COMPACT);
+	SegvecFreeMetaInfo(info);
 	pfree(info);
 }
 

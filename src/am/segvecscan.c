@@ -38,6 +38,7 @@
 
 #include "am/am.h"
 #include "graph/graph.h"
+#include "hooks/testhooks.h"
 #include "store/store.h"
 
 /* One candidate of an ordered scan: distance and heap TID */
@@ -241,6 +242,9 @@ start_scan(IndexScanDesc scan)
 
 	SegvecGetMetaInfo(scan->indexRelation, info);
 	so->dimensions = info->dimensions;
+
+	/* a test can run a compaction here, between manifest and chain walk */
+	SegvecTestPoint("scan-manifest-read");
 
 	so->query_isnull = true;
 	if (scan->numberOfOrderBys > 0 &&

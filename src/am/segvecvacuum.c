@@ -12,11 +12,13 @@
 #include "access/genam.h"
 #include "access/generic_xlog.h"
 #include "access/transam.h"
+#include "access/xact.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
+#include "utils/resowner.h"
 #include "utils/snapmgr.h"
 
 #include "am/am.h"
@@ -28,7 +30,8 @@
 /*
  * Tombstone the docs of one immutable segment whose heap rows are dead
  * (GraphSetTombstones: per tombstone page, one WAL record on that page and
- * the metapage), each after its keymap entry is removed.
+ * the manifest page holding the segment), each after its keymap entry is
+ * removed.  Caller holds the compaction lock.
  */
 static void
 tombstone_segment(Relation index, SegvecSegment *seg,
@@ -112,16 +115,21 @@ segvecbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 						  callback, callback_state);
 
 	UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+	SegvecFreeMetaInfo(meta);
 	pfree(meta);
 	return stats;
 }
 
-/* The blocks of every keymap delta chain (head and frozen) */
+/*
+ * The blocks of every keymap delta chain (head and frozen), and of the
+ * manifest overflow chain
+ */
 static List *
 delta_pages(Relation index)
 {
 	Buffer		metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
-	BlockNumber *heads = palloc(sizeof(BlockNumber) * 2 * SEGVEC_KEYMAP_BUCKETS);
+	BlockNumber *heads = palloc(sizeof(BlockNumber) *
+								(2 * SEGVEC_KEYMAP_BUCKETS + 1));
 	SegvecMetaPage meta;
 	List	   *result = NIL;
 	int			b;
@@ -131,9 +139,11 @@ delta_pages(Relation index)
 	memcpy(heads, meta->delta_head, sizeof(BlockNumber) * SEGVEC_KEYMAP_BUCKETS);
 	memcpy(heads + SEGVEC_KEYMAP_BUCKETS, meta->delta_frozen,
 		   sizeof(BlockNumber) * SEGVEC_KEYMAP_BUCKETS);
+	heads[2 * SEGVEC_KEYMAP_BUCKETS] = meta->nsegments > SEGVEC_META_SEGMENTS ?
+		meta->manifest_head : InvalidBlockNumber;
 	UnlockReleaseBuffer(metabuf);
 
-	for (b = 0; b < 2 * SEGVEC_KEYMAP_BUCKETS; b++)
+	for (b = 0; b < 2 * SEGVEC_KEYMAP_BUCKETS + 1; b++)
 	{
 		BlockNumber blkno = heads[b];
 
@@ -154,7 +164,8 @@ delta_pages(Relation index)
 /*
  * Is this live (not deleted) page reachable from the metapage?  Mutable
  * pages are, from the head's sequence number on; segment and keymap run
- * pages when inside a live extent; delta pages when in a chain.
+ * pages when inside a live extent; delta and manifest pages when in a
+ * chain (the list "delta").
  */
 static bool
 reachable(Page page, BlockNumber blkno, SegvecMetaInfo *meta, List *delta)
@@ -182,9 +193,98 @@ reachable(Page page, BlockNumber blkno, SegvecMetaInfo *meta, List *delta)
 				return true;
 		return false;
 	}
-	if (opaque->flags & SEGVEC_PAGE_KEYMAP_DELTA)
+	if (opaque->flags & (SEGVEC_PAGE_KEYMAP_DELTA | SEGVEC_PAGE_MANIFEST))
 		return list_member_int(delta, (int) blkno);
 	return true;				/* unknown: leave it alone */
+}
+
+/*
+ * Run a compaction for VACUUM's cleanup in a subtransaction, turning its
+ * error into a WARNING: VACUUM goes on (dead docs are removed by then,
+ * pages are recycled, relfrozenxid advances) and the docs stay in the
+ * mutable segment for the next try.  A cancel or a shutdown request is
+ * not turned into a WARNING: it ends the VACUUM as it would anywhere else.
+ * Not in a parallel VACUUM, which cannot start a subtransaction.  The
+ * subtransaction's abort releases the compaction lock and any buffer lock;
+ * what the compaction installed before the error stays (each install is
+ * atomic), and what it left in the garbage list is finished by the cleanup
+ * below or by the next compaction.
+ */
+static void
+compact_for_vacuum(Relation index)
+{
+	MemoryContext oldcontext = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+
+	/*
+	 * A parallel VACUUM (a worker, or the leader while it runs one) cannot
+	 * start a subtransaction: leave the compaction to the background
+	 * workers, ft.compact or the next VACUUM.
+	 */
+	if (IsInParallelMode())
+	{
+		elog(DEBUG1, "segvec index \"%s\": no compaction in a parallel VACUUM",
+			 RelationGetRelationName(index));
+		return;
+	}
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcontext);
+
+	PG_TRY();
+	{
+		SegvecCompact(index, NULL);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(oldcontext);
+		edata = CopyErrorData();
+		FlushErrorState();
+
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+
+		if (edata->elevel >= FATAL ||
+			edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+			ReThrowError(edata);
+
+		ereport(WARNING,
+				(errcode(edata->sqlerrcode),
+				 errmsg("could not compact segvec index \"%s\" during VACUUM",
+						RelationGetRelationName(index)),
+				 errdetail("%s", edata->message),
+				 errhint("VACUUM went on; the docs stay in the mutable segment until a later compaction.")));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+}
+
+/*
+ * Clear the metapage's dimensions_xid once its transaction is known
+ * committed (one WAL record, only when that changes anything).  Caller
+ * holds the compaction lock.
+ */
+static void
+freeze_metapage(Relation index)
+{
+	Buffer		metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	if (SegvecMetaNeedsFreeze(SegvecPageGetMeta(BufferGetPage(metabuf))))
+	{
+		GenericXLogState *state = GenericXLogStart(index);
+		Page		page = GenericXLogRegisterBuffer(state, metabuf, 0);
+
+		SegvecMetaFreeze(SegvecPageGetMeta(page));
+		GenericXLogFinish(state);
+	}
+	UnlockReleaseBuffer(metabuf);
 }
 
 /*
@@ -211,13 +311,15 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 
 	/*
 	 * Without background workers, VACUUM is where a big mutable segment gets
-	 * compacted.
+	 * compacted.  VACUUM must not fail because of that (it has removed the
+	 * dead docs already, and has relfrozenxid to advance): see
+	 * compact_for_vacuum.
 	 */
 	meta = palloc(sizeof(SegvecMetaInfo));
 	nmutable = SegvecMutableCountDocs(index, -1);
 	if (nmutable >= SegvecCompactThreshold(index) && nmutable > 0)
 	{
-		SegvecCompact(index, NULL);
+		compact_for_vacuum(index);
 		nmutable = SegvecMutableCountDocs(index, -1);
 	}
 	SegvecGetMetaInfo(index, meta);
@@ -236,6 +338,16 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	 * by whoever added it (as nbtree does).
 	 */
 	LockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+
+	/*
+	 * Finish what an interrupted install left in the garbage list (we hold
+	 * the compaction lock, so we may clear it), and freeze the dimension's
+	 * xid: VACUUM FREEZE is what lets pg_xact be truncated.
+	 */
+	SegvecProcessGarbage(index);
+	freeze_metapage(index);
+
+	SegvecFreeMetaInfo(meta);
 	SegvecGetMetaInfo(index, meta);	/* what is reachable, now */
 	if (!RELATION_IS_LOCAL(index))
 		LockRelationForExtension(index, ExclusiveLock);

@@ -45,6 +45,7 @@
 
 #include "access/generic_xlog.h"
 #include "access/transam.h"
+#include "access/xloginsert.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -78,6 +79,7 @@ SegvecCompactInit(void)
 							&segvec_compact_threshold_kb, 1024, 8, INT_MAX / 1024,
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
 }
+
 /*
  * SegvecCompactThreshold: docs in the mutable segment that make compaction
  * worthwhile: the index's compact_threshold option, else the
@@ -108,6 +110,8 @@ SegvecCompactThreshold(Relation index)
 	docs = (double) segvec_compact_threshold_kb * 1024.0 / itemsz;
 	return (int) Max(1.0, Min(docs, (double) INT_MAX));
 }
+/* Most segments one merge takes: each needs a garbage entry at install */
+#define SEGVEC_MAX_MERGE_INPUTS	(SEGVEC_MAX_GARBAGE - 2)
 
 /*
  * SegvecMaxBuildDocs: how many docs of dim floats one in-memory graph
@@ -123,8 +127,34 @@ SegvecMaxBuildDocs(int dim, int m)
 }
 
 /*
+ * Does this page belong to garbage entry g: the kind of page g names, not
+ * yet deleted, with an identity in g's range?
+ */
+static bool
+garbage_page_matches(Page page, const SegvecGarbage *g)
+{
+	SegvecPageOpaque opaque = SegvecPageGetOpaque(page);
+
+	if (PageIsNew(page) || opaque->page_id != SEGVEC_PAGE_ID)
+		return false;
+	if ((opaque->flags & g->pageflag) == 0 ||
+		(opaque->flags & SEGVEC_PAGE_DELETED) != 0)
+		return false;
+	return opaque->seqno >= g->id_lo && opaque->seqno < g->id_hi;
+}
+
+/*
  * Mark the pages of every garbage entry deleted, then clear the entries.
- * Caller holds the compaction lock.
+ *
+ * Safe to repeat, and safe after VACUUM recycled some of an entry's pages
+ * (see SegvecGarbage): a page is marked only if it still carries the
+ * entry's kind and identity.  A chain is walked from its first page while
+ * the pages match; the first one that does not ends it (a page already
+ * marked by an earlier, interrupted pass, or the new head): pages of the
+ * chain past that point are unreachable, and VACUUM's cleanup scan marks
+ * them by their kind.  Caller holds the compaction lock, which is what lets
+ * it clear the list: VACUUM's cleanup and compactions both call this, and
+ * no one else touches the list.
  */
 void
 SegvecProcessGarbage(Relation index)
@@ -150,25 +180,131 @@ SegvecProcessGarbage(Relation index)
 	}
 
 	for (i = 0; i < ngarbage; i++)
-		(void) SegvecMarkPagesDeleted(index, garbage[i].first, garbage[i].stop,
-									  garbage[i].npages,
-									  garbage[i].kind == SEGVEC_GARBAGE_CHAIN,
-									  garbage[i].xid);
+	{
+		const SegvecGarbage *g = &garbage[i];
+		BlockNumber blkno = g->first;
+		uint32		done = 0;
+
+		for (;;)
+		{
+			Buffer		buf;
+			BlockNumber next;
+			bool		matches;
+
+			if (blkno == InvalidBlockNumber)
+				break;
+			if (g->kind == SEGVEC_GARBAGE_EXTENT && done >= g->npages)
+				break;
+
+			CHECK_FOR_INTERRUPTS();
+			buf = ReadBuffer(index, blkno);
+			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			next = SegvecPageGetOpaque(BufferGetPage(buf))->nextblkno;
+			matches = garbage_page_matches(BufferGetPage(buf), g);
+
+			if (matches)
+				(void) SegvecMarkPageDeleted(index, buf, g->xid);
+			UnlockReleaseBuffer(buf);
+
+			if (g->kind == SEGVEC_GARBAGE_CHAIN)
+			{
+				if (!matches)
+					break;
+				blkno = next;
+			}
+			else
+				blkno++;
+			done++;
+		}
+	}
 
 	/* clear the entries we handled (no one else adds any: we hold the lock) */
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	state = GenericXLogStart(index);
 	meta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 	meta->ngarbage = 0;
+	SegvecMetaFreeze(meta);
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
 }
 
+/* Record a garbage entry in the writable metapage copy */
+static void
+add_garbage(SegvecMetaPage meta, uint16 kind, uint16 pageflag,
+			BlockNumber first, uint32 npages, uint64 id_lo, uint64 id_hi,
+			uint64 xid)
+{
+	SegvecGarbage *g;
+
+	Assert(meta->ngarbage < SEGVEC_MAX_GARBAGE);
+	g = &meta->garbage[meta->ngarbage++];
+	memset(g, 0, sizeof(SegvecGarbage));
+	g->kind = kind;
+	g->pageflag = pageflag;
+	g->first = first;
+	g->npages = npages;
+	g->id_lo = id_lo;
+	g->id_hi = id_hi;
+	g->xid = xid;
+}
+
+/*
+ * Write segs[0 .. nsegs) as a new manifest overflow chain of generation
+ * gen, in fresh pages logged as full images; returns its first block.
+ * Nothing points at the chain until the install record.
+ */
+static BlockNumber
+write_manifest_chain(Relation index, SegvecSegment *segs, uint32 nsegs,
+					 uint32 gen)
+{
+	uint32		npages = (nsegs + SEGVEC_MANIFEST_PER_PAGE - 1) /
+		SEGVEC_MANIFEST_PER_PAGE;
+	Buffer	   *bufs = palloc(sizeof(Buffer) * npages);
+	uint32		k;
+	BlockNumber head;
+
+	for (k = 0; k < npages; k++)
+		bufs[k] = SegvecNewBuffer(index);
+
+	for (k = 0; k < npages; k++)
+	{
+		Page		page = BufferGetPage(bufs[k]);
+		SegvecPageOpaque opaque;
+		uint32		first = k * SEGVEC_MANIFEST_PER_PAGE;
+		uint32		n = Min((uint32) SEGVEC_MANIFEST_PER_PAGE, nsegs - first);
+
+		START_CRIT_SECTION();
+		SegvecInitPage(page, SEGVEC_PAGE_MANIFEST);
+		opaque = SegvecPageGetOpaque(page);
+		opaque->seqno = gen;
+		opaque->next_docno = n;	/* descriptors on this page */
+		opaque->nextblkno = k + 1 < npages ?
+			BufferGetBlockNumber(bufs[k + 1]) : InvalidBlockNumber;
+		memset(PageGetContents(page), 0, SEGVEC_SEGPAGE_USABLE);
+		memcpy(PageGetContents(page), segs + first, sizeof(SegvecSegment) * n);
+		((PageHeader) page)->pd_lower = ((PageHeader) page)->pd_upper;
+		MarkBufferDirty(bufs[k]);
+		if (RelationNeedsWAL(index))
+			log_newpage_buffer(bufs[k], true);
+		END_CRIT_SECTION();
+	}
+	head = BufferGetBlockNumber(bufs[0]);
+	for (k = 0; k < npages; k++)
+		UnlockReleaseBuffer(bufs[k]);
+	pfree(bufs);
+	return head;
+}
+
 /*
  * Install: in one WAL record on the metapage, remove the segments numbered
- * in drop[], add the segments in add[] (numbering them), record the dropped
- * segments' extents as garbage, and if new_head is valid, move the mutable
- * segment's head there, recording the chain before it as garbage.
+ * in drop[], add the segments in add[] (numbered by whoever wrote them),
+ * record the dropped segments' extents as garbage, and if new_head is
+ * valid, move the mutable segment's head there, recording the chain before
+ * it as garbage.  When the new manifest has more than SEGVEC_META_SEGMENTS
+ * segments, the rest go to a new overflow chain, written before the record
+ * (unreachable until it), and the old chain becomes garbage.  Caller holds
+ * the compaction lock, so the manifest (tombstone counts included) does not
+ * change between our read of it and the record.
  */
 static void
 install(Relation index, SegvecSegment *add, int nadd,
@@ -177,62 +313,92 @@ install(Relation index, SegvecSegment *add, int nadd,
 	Buffer		metabuf;
 	GenericXLogState *state;
 	SegvecMetaPage meta;
-	uint64		xid = U64FromFullTransactionId(ReadNextFullTransactionId());
+	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+	SegvecSegment *segs;
+	uint64		xid;
+	uint32		nsegs = 0;
 	uint32		i,
-				j,
-				keep;
+				j;
+	uint32		next_segno;
+	uint32		old_gen;
+	BlockNumber old_chain;
+	BlockNumber new_chain = InvalidBlockNumber;
+	uint32		ngarbage;
 
+	/* room for the garbage entries this install adds */
+	metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	ngarbage = SegvecPageGetMeta(BufferGetPage(metabuf))->ngarbage;
+	UnlockReleaseBuffer(metabuf);
+	Assert(ndrop + 2 <= SEGVEC_MAX_GARBAGE);
+	if (ngarbage + ndrop + 2 > SEGVEC_MAX_GARBAGE)
+		SegvecProcessGarbage(index);
+
+	/* the new manifest: the kept segments, then the new ones */
+	SegvecGetMetaInfo(index, info);
+	segs = palloc(sizeof(SegvecSegment) * (info->nsegments + nadd + 1));
+	for (i = 0; i < info->nsegments; i++)
+	{
+		bool		dropped = false;
+
+		for (j = 0; j < ndrop; j++)
+			if (info->segments[i].segno == drop[j])
+				dropped = true;
+		if (!dropped)
+			segs[nsegs++] = info->segments[i];
+	}
+	for (i = 0; i < nadd; i++)
+		segs[nsegs++] = add[i];
+
+	old_gen = info->manifest_gen;
+	old_chain = info->nsegments > SEGVEC_META_SEGMENTS ?
+		info->manifest_head : InvalidBlockNumber;
+	if (nsegs > SEGVEC_META_SEGMENTS)
+		new_chain = write_manifest_chain(index, segs + SEGVEC_META_SEGMENTS,
+										 nsegs - SEGVEC_META_SEGMENTS,
+										 old_gen + 1);
+
+	xid = U64FromFullTransactionId(ReadNextFullTransactionId());
 	metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	state = GenericXLogStart(index);
 	meta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 
-	if (meta->nsegments - ndrop + nadd > SEGVEC_MAX_SEGMENTS ||
-		meta->ngarbage + ndrop + 1 > SEGVEC_MAX_GARBAGE)
+	/* dropped segments: their extents are garbage */
+	for (i = 0; i < info->nsegments; i++)
 	{
-		GenericXLogAbort(state);
-		UnlockReleaseBuffer(metabuf);
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("segvec index \"%s\" has too many segments",
-						RelationGetRelationName(index)),
-				 errdetail("An index holds at most %d immutable segments.",
-						   SEGVEC_MAX_SEGMENTS),
-				 errhint("Increase maintenance_work_mem, or REINDEX the index.")));
-	}
-
-	/* drop */
-	keep = 0;
-	for (i = 0; i < meta->nsegments; i++)
-	{
-		bool		dropped = false;
+		SegvecSegment *seg = &info->segments[i];
 
 		for (j = 0; j < ndrop; j++)
-		{
-			if (meta->segments[i].segno == drop[j])
-			{
-				SegvecGarbage *g = &meta->garbage[meta->ngarbage++];
-
-				g->kind = SEGVEC_GARBAGE_EXTENT;
-				g->first = meta->segments[i].start;
-				g->stop = InvalidBlockNumber;
-				g->npages = meta->segments[i].npages;
-				g->xid = xid;
-				dropped = true;
-				break;
-			}
-		}
-		if (!dropped)
-			meta->segments[keep++] = meta->segments[i];
+			if (seg->segno == drop[j])
+				add_garbage(meta, SEGVEC_GARBAGE_EXTENT, SEGVEC_PAGE_SEGMENT,
+							seg->start, seg->npages,
+							seg->segno, (uint64) seg->segno + 1, xid);
 	}
-	meta->nsegments = keep;
 
-	/* add */
+	/* the manifest */
+	meta->nsegments = nsegs;
+	memcpy(meta->segments, segs,
+		   sizeof(SegvecSegment) * Min(nsegs, SEGVEC_META_SEGMENTS));
+	if (old_chain != InvalidBlockNumber)
+		add_garbage(meta, SEGVEC_GARBAGE_CHAIN, SEGVEC_PAGE_MANIFEST,
+					old_chain, 0, old_gen, (uint64) old_gen + 1, xid);
+	if (new_chain != InvalidBlockNumber)
+	{
+		meta->manifest_gen = old_gen + 1;
+		meta->manifest_head = new_chain;
+	}
+	else
+		meta->manifest_head = InvalidBlockNumber;
+
+	/* segment numbers given out by the writers */
+	next_segno = meta->next_segno;
 	for (i = 0; i < nadd; i++)
 	{
-		add[i].segno = meta->next_segno++;
-		meta->segments[meta->nsegments++] = add[i];
+		Assert(add[i].segno >= meta->next_segno);
+		next_segno = Max(next_segno, add[i].segno + 1);
 	}
+	meta->next_segno = next_segno;
 
 	/* doc ids given out by a build */
 	if (new_head == InvalidBlockNumber && new_head_seqno > meta->next_seqno)
@@ -241,19 +407,20 @@ install(Relation index, SegvecSegment *add, int nadd,
 	/* drop the frozen prefix of the mutable segment */
 	if (new_head != InvalidBlockNumber && new_head != meta->mutable_head)
 	{
-		SegvecGarbage *g = &meta->garbage[meta->ngarbage++];
-
-		g->kind = SEGVEC_GARBAGE_CHAIN;
-		g->first = meta->mutable_head;
-		g->stop = new_head;
-		g->npages = 0;
-		g->xid = xid;
+		add_garbage(meta, SEGVEC_GARBAGE_CHAIN, SEGVEC_PAGE_MUTABLE,
+					meta->mutable_head, 0,
+					meta->mutable_head_seqno, new_head_seqno, xid);
 		meta->mutable_head = new_head;
 		meta->mutable_head_seqno = new_head_seqno;
 	}
 
+	SegvecMetaFreeze(meta);
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
+
+	SegvecFreeMetaInfo(info);
+	pfree(info);
+	pfree(segs);
 }
 
 /*
@@ -275,6 +442,7 @@ typedef struct SegmentWriter
 	int			m;
 	int			ef_construction;
 	int			maxdocs;
+	uint32		next_segno;		/* number of the next segment written */
 	HnswBuilder *builder;
 	SegvecSegment *segs;		/* written, not installed */
 	int			nsegs;
@@ -291,7 +459,8 @@ writer_flush(SegmentWriter *w)
 		HnswBuilderFinish(w->builder, NULL);
 		w->segs = w->nsegs == 0 ? palloc(sizeof(SegvecSegment)) :
 			repalloc(w->segs, sizeof(SegvecSegment) * (w->nsegs + 1));
-		HnswBuilderWrite(w->builder, w->index, &w->segs[w->nsegs]);
+		HnswBuilderWrite(w->builder, w->index, w->next_segno++,
+						 &w->segs[w->nsegs]);
 		w->nsegs++;
 	}
 	HnswBuilderFree(w->builder);
@@ -330,6 +499,7 @@ writer_init(SegmentWriter *w, Relation index, int dim)
 	w->m = opts.m;
 	w->ef_construction = opts.ef_construction;
 	w->maxdocs = SegvecMaxBuildDocs(dim, opts.m);
+	w->next_segno = SegvecNextSegno(index);
 }
 
 static int64
@@ -369,7 +539,7 @@ choose_merge(SegvecMetaInfo *info, int maxdocs, uint32 *drop)
 		int			n = 0;
 		int64		total = 0;
 
-		for (i = 0; i < info->nsegments; i++)
+		for (i = 0; i < info->nsegments && n < SEGVEC_MAX_MERGE_INPUTS; i++)
 		{
 			if (tier_of(live_docs(&info->segments[i])) == tier &&
 				total + live_docs(&info->segments[i]) <= maxdocs)
@@ -411,6 +581,7 @@ merge_segments(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop)
 	}
 	writer_flush(&w);
 	install(index, w.segs, w.nsegs, drop, ndrop, InvalidBlockNumber, 0);
+	SegvecTestPoint("merge-installed");
 	SegvecProcessGarbage(index);
 }
 
@@ -429,7 +600,7 @@ SegvecCompact(Relation index, SegvecCompactStats *stats)
 	BlockNumber frozen_stop;
 	uint64		frozen_seqno = 0;
 	SegmentWriter w;
-	uint32		drop[SEGVEC_MAX_SEGMENTS];
+	uint32		drop[SEGVEC_MAX_MERGE_INPUTS];
 	int			ndrop;
 
 	if (stats)
@@ -477,6 +648,7 @@ SegvecCompact(Relation index, SegvecCompactStats *stats)
 
 		/* 3. install, 4. mark the frozen pages deleted */
 		install(index, w.segs, w.nsegs, NULL, 0, frozen_stop, frozen_seqno);
+		SegvecTestPoint("compact-installed");
 		SegvecProcessGarbage(index);
 
 		if (stats)

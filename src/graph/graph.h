@@ -55,7 +55,7 @@ extern int	HnswBuilderCount(HnswBuilder *builder);
 extern void HnswBuilderFinish(HnswBuilder *builder,
 							  void (*progress) (int done));
 extern void HnswBuilderWrite(HnswBuilder *builder, Relation index,
-							 SegvecSegment *seg);
+							 uint32 segno, SegvecSegment *seg);
 extern void HnswBuilderFree(HnswBuilder *builder);
 
 /* ----------------

@@ -1167,18 +1167,22 @@ fill_segment_page(Page page, uint32 k, void *arg)
 	SegmentWriter *w = (SegmentWriter *) arg;
 
 	fill_page(w->b, w->seg, w->upper_off, w->flat_upper, k, page, w->nodebuf);
+	/* the page's identity, for garbage processing (see format.h) */
+	SegvecPageGetOpaque(page)->seqno = w->seg->segno;
 }
 
 /*
- * HnswBuilderWrite: write the graph as a new extent at the end of the
- * relation, every page logged as a full page image, and describe it in
- * *seg.  Nothing points at the extent yet: the caller installs *seg in the
- * manifest with one metapage WAL record (until then a crash leaves only
- * unreachable pages).  The extension lock is held while the extent is
- * written so that its blocks are contiguous.
+ * HnswBuilderWrite: write the graph as segment number segno in a new
+ * extent at the end of the relation, every page logged as a full page
+ * image and stamped with segno, and describe it in *seg.  Nothing points
+ * at the extent yet: the caller installs *seg in the manifest with one
+ * metapage WAL record (until then a crash leaves only unreachable pages).
+ * SegvecWriteExtent holds the extension lock only while it adds the
+ * blocks, not while it writes them.
  */
 void
-HnswBuilderWrite(HnswBuilder *b, Relation index, SegvecSegment *seg)
+HnswBuilderWrite(HnswBuilder *b, Relation index, uint32 segno,
+				 SegvecSegment *seg)
 {
 	uint32	   *upper_off;
 	uint32	   *flat_upper;
@@ -1206,6 +1210,7 @@ HnswBuilderWrite(HnswBuilder *b, Relation index, SegvecSegment *seg)
 	w.upper_off = upper_off;
 	w.flat_upper = flat_upper;
 	w.nodebuf = nodebuf;
+	seg->segno = segno;
 	seg->start = SegvecWriteExtent(index, seg->npages, fill_segment_page, &w);
 
 	seg->doc_start += seg->start;

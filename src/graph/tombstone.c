@@ -64,7 +64,9 @@ GraphGetTombstones(Relation index, const SegvecSegment *seg)
  * GraphSetTombstones: set the tombstone bits of nodes[0 .. nnodes - 1]
  * (node numbers of seg, in ascending order) and add them to the segment's
  * tombstone count in the manifest: one WAL record per tombstone page, on
- * that page and the metapage.  Lock order: tombstone page, then metapage.
+ * that page and the manifest page holding the segment's descriptor (the
+ * metapage, or an overflow page).  Lock order: tombstone page, then
+ * manifest page.
  * The caller holds the compaction lock (the manifest cannot change) and
  * makes sure no node is tombstoned twice.
  */
@@ -81,18 +83,16 @@ GraphSetTombstones(Relation index, const SegvecSegment *seg,
 					metabuf;
 		GenericXLogState *state;
 		uint8	   *bits;
-		SegvecMetaPage meta;
+		Page		manifest;
 		uint32		n = 0;
-		uint32		j;
 
 		buf = ReadBuffer(index, seg->start + page);
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
-		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		metabuf = SegvecManifestLockSegment(index, seg->segno);
 
 		state = GenericXLogStart(index);
 		bits = (uint8 *) PageGetContents(GenericXLogRegisterBuffer(state, buf, 0));
-		meta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+		manifest = GenericXLogRegisterBuffer(state, metabuf, 0);
 		for (; i < nnodes && nodes[i] / SEGVEC_TOMB_PER_PAGE == page; i++)
 		{
 			uint32		bit = nodes[i] % SEGVEC_TOMB_PER_PAGE;
@@ -100,9 +100,7 @@ GraphSetTombstones(Relation index, const SegvecSegment *seg,
 			bits[bit >> 3] |= (uint8) (1 << (bit & 7));
 			n++;
 		}
-		for (j = 0; j < meta->nsegments; j++)
-			if (meta->segments[j].segno == seg->segno)
-				meta->segments[j].ntombstones += n;
+		SegvecManifestAddTombstones(manifest, seg->segno, n);
 		GenericXLogFinish(state);
 
 		UnlockReleaseBuffer(metabuf);

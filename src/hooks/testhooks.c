@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * testhooks.c
- *	  Delay points and the test-hook switch (see testhooks.h).
+ *	  Delay points, test points and the test-hook switch (see testhooks.h).
  *
  * src/hooks/testhooks.c
  *
@@ -9,8 +9,10 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "storage/lock.h"
 #include "postmaster/interrupt.h"
 #include "storage/latch.h"
 #include "utils/guc.h"
@@ -20,6 +22,15 @@
 
 bool		segvec_enable_test_hooks = false;
 int			segvec_job_delay_ms = 0;
+char	   *segvec_test_point = NULL;
+int			segvec_test_point_action = SEGVEC_TEST_ERROR;
+
+static const struct config_enum_entry test_point_actions[] = {
+	{"error", SEGVEC_TEST_ERROR, false},
+	{"panic", SEGVEC_TEST_PANIC, false},
+	{"wait", SEGVEC_TEST_WAIT, false},
+	{NULL, 0, false}
+};
 
 static bool in_background_job = false;
 
@@ -33,6 +44,17 @@ SegvecTestHooksInit(void)
 							 "Allows the test-only functions that break an index on purpose.",
 							 NULL,
 							 &segvec_enable_test_hooks, false,
+							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+	DefineCustomStringVariable("segvec.test_point",
+							   "For tests only: the named point where segvec.test_point_action happens.",
+							   "Needs segvec.enable_test_hooks. Leave empty.",
+							   &segvec_test_point, "",
+							   PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+	DefineCustomEnumVariable("segvec.test_point_action",
+							 "For tests only: what happens at segvec.test_point.",
+							 "error raises an error, panic crashes the server (after flushing WAL), wait waits until pg_advisory_lock(21334) is free.",
+							 &segvec_test_point_action, SEGVEC_TEST_ERROR,
+							 test_point_actions,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 
 	/* only background jobs delay, and they exist only when preloaded */
@@ -83,5 +105,41 @@ SegvecDelayPoint(void)
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 remaining, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
+	}
+}
+
+/*
+ * SegvecTestPoint: a named point where a test can make something happen
+ * (segvec.enable_test_hooks on, segvec.test_point = name): an error
+ * (as a cancel would), a PANIC (a crash), or a wait until
+ * pg_advisory_lock(SEGVEC_TEST_WAIT_KEY) is free (so that another session
+ * can act while this one stands still there).
+ */
+void
+SegvecTestPoint(const char *name)
+{
+	LOCKTAG		tag;
+
+	if (!segvec_enable_test_hooks || segvec_test_point == NULL ||
+		strcmp(segvec_test_point, name) != 0)
+		return;
+
+	switch (segvec_test_point_action)
+	{
+		case SEGVEC_TEST_PANIC:
+			/* what was logged so far reaches the disk, as a commit would */
+			XLogFlush(GetXLogInsertRecPtr());
+			elog(PANIC, "segvec test point \"%s\" reached", name);
+			break;
+		case SEGVEC_TEST_WAIT:
+			SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0,
+								 SEGVEC_TEST_WAIT_KEY, 1);
+			(void) LockAcquire(&tag, ShareLock, false, false);
+			LockRelease(&tag, ShareLock, false);
+			break;
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("segvec test point \"%s\" reached", name)));
 	}
 }

@@ -2,8 +2,9 @@
  *
  * testhooks.h
  *	  Test hooks that any subsystem may call: the delay point that lets a
- *	  test see a background job running (or crash inside one), and the
- *	  switch for the test-only functions that break an index on purpose.
+ *	  test see a background job running (or crash inside one), named test
+ *	  points (error, crash or wait there), and the switch for the test-only
+ *	  functions that break an index on purpose.
  *
  * Calls nothing of segvec; everything may call it.
  *
@@ -38,5 +39,25 @@ extern bool SegvecInBackgroundJob(void);
  * interrupts; elsewhere, return at once.
  */
 extern void SegvecDelayPoint(void);
+
+/*
+ * SegvecTestPoint: at the named point, with segvec.enable_test_hooks on and
+ * segvec.test_point set to that name, do segvec.test_point_action: raise
+ * an error (as a cancel would), PANIC (a crash, after flushing the WAL
+ * written so far), or wait until pg_advisory_lock(SEGVEC_TEST_WAIT_KEY) is
+ * free.  Points: "compact-installed" and "merge-installed" (after an
+ * install, before its garbage is marked), "scan-manifest-read" (a scan
+ * has read the manifest, not yet the mutable segment).
+ */
+extern PGDLLIMPORT char *segvec_test_point;
+extern PGDLLIMPORT int segvec_test_point_action;
+
+#define SEGVEC_TEST_ERROR		0
+#define SEGVEC_TEST_PANIC		1
+#define SEGVEC_TEST_WAIT		2
+
+#define SEGVEC_TEST_WAIT_KEY	21334
+
+extern void SegvecTestPoint(const char *name);
 
 #endif							/* SEGVEC_TESTHOOKS_H */

@@ -51,6 +51,7 @@ typedef SegvecPageOpaqueData *SegvecPageOpaque;
 #define SEGVEC_PAGE_SEGMENT		(1 << 3)	/* page of an immutable segment */
 #define SEGVEC_PAGE_KEYMAP_RUN	(1 << 4)	/* keymap snapshot run */
 #define SEGVEC_PAGE_KEYMAP_DELTA (1 << 5)	/* keymap changes since snapshot */
+#define SEGVEC_PAGE_MANIFEST	(1 << 6)	/* manifest overflow page */
 
 #define SegvecPageGetOpaque(page) \
 	((SegvecPageOpaque) PageGetSpecialPointer(page))
@@ -122,7 +123,7 @@ typedef struct SegvecSegment
  * ----------------
  */
 #define SEGVEC_MAGIC			0x53475643	/* "SGVC" */
-#define SEGVEC_VERSION			1
+#define SEGVEC_VERSION			2
 
 /*
  * Options frozen into the metapage at build time (the reloptions can be
@@ -139,22 +140,44 @@ typedef struct SegvecFrozenOptions
  * Pages an install made unreachable, to be marked deleted (and so, later,
  * recycled).  The install that drops them records them here in the same WAL
  * record, so a crash before they are marked cannot leak them: the next
- * compaction or VACUUM finishes the job.
+ * compaction or VACUUM (whichever holds the compaction lock first) finishes
+ * the job.
+ *
+ * An entry names its pages by their kind (pageflag) and identity: a page is
+ * marked only if it carries pageflag, is not deleted yet, and its opaque
+ * seqno lies in [id_lo, id_hi) (a mutable page's sequence number, a segment
+ * page's segment number, a manifest page's generation).  Pages keep their
+ * identity until they are recycled and reused, and identities are never
+ * reused, so processing an entry twice, or after VACUUM recycled some of
+ * its pages, never touches a live page.
  */
-#define SEGVEC_GARBAGE_CHAIN	1	/* mutable pages from first up to stop */
+#define SEGVEC_GARBAGE_CHAIN	1	/* pages linked by nextblkno from first */
 #define SEGVEC_GARBAGE_EXTENT	2	/* npages blocks from first */
 
 typedef struct SegvecGarbage
 {
-	uint32		kind;
+	uint16		kind;			/* SEGVEC_GARBAGE_* */
+	uint16		pageflag;		/* SEGVEC_PAGE_* its pages carry */
 	BlockNumber first;
-	BlockNumber stop;			/* chain: first block not to mark */
-	uint32		npages;			/* extent: its length */
+	uint32		npages;			/* extent: its length; chain: 0 */
+	uint32		unused;
+	uint64		id_lo;			/* identities of its pages: [id_lo, id_hi) */
+	uint64		id_hi;
 	uint64		xid;			/* FullTransactionId of the install */
 } SegvecGarbage;
 
 #define SEGVEC_MAX_GARBAGE		16
-#define SEGVEC_MAX_SEGMENTS		32
+
+/*
+ * The metapage holds the first SEGVEC_META_SEGMENTS segment descriptors of
+ * the manifest; the rest live in a chain of manifest overflow pages.  There
+ * is no limit on the number of segments.
+ */
+#define SEGVEC_META_SEGMENTS	24
+
+/* Segment descriptors in one manifest overflow page */
+#define SEGVEC_MANIFEST_PER_PAGE \
+	((int) (SEGVEC_SEGPAGE_USABLE / sizeof(SegvecSegment)))
 
 /* The keymap: 256 buckets chosen by key_hash >> 56 (see keymap/keymap.h) */
 #define SEGVEC_KEYMAP_BUCKETS	256
@@ -173,7 +196,8 @@ typedef struct SegvecMetaPageData
 	uint32		version;
 	int32		dimensions;		/* 0 until the first vector is indexed */
 	int32		metric;			/* SegvecMetric */
-	TransactionId dimensions_xid;	/* who set dimensions from a vector */
+	TransactionId dimensions_xid;	/* who set dimensions from a vector;
+									 * Invalid once known committed */
 	SegvecFrozenOptions opts;
 	BlockNumber mutable_head;	/* first page of the mutable segment */
 	BlockNumber mutable_tail;	/* page new docs are appended to */
@@ -183,7 +207,10 @@ typedef struct SegvecMetaPageData
 	uint32		ngarbage;		/* entries used in garbage[] */
 	SegvecGarbage garbage[SEGVEC_MAX_GARBAGE];
 	uint32		nsegments;		/* the manifest: live immutable segments */
-	SegvecSegment segments[SEGVEC_MAX_SEGMENTS];
+	uint32		manifest_gen;	/* generation of the overflow chain */
+	BlockNumber manifest_head;	/* overflow chain: segments past the
+								 * first SEGVEC_META_SEGMENTS, or Invalid */
+	SegvecSegment segments[SEGVEC_META_SEGMENTS];
 
 	/* keymap: snapshot directory, and the changes since, per bucket */
 	uint32		keymap_epoch;	/* snapshots installed so far */

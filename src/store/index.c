@@ -131,8 +131,7 @@ get_dimensions(Relation index)
 		SegvecGetMetaInfo(index, info);
 		dim = info->dimensions;
 		if (dim > 0 &&
-			(!TransactionIdIsNormal(info->dimensions_xid) ||
-			 TransactionIdDidCommit(info->dimensions_xid)))
+			SegvecDimensionsXidCommitted(info->dimensions_xid))
 			cache->dimensions = dim;
 		pfree(info);
 		return dim;

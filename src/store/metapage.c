@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * metapage.c
- *	  The metapage (block 0): its initialisation, reading it, and the two
- *	  things set in it after the build, the dimension and (in compact/)
- *	  the manifest.
+ *	  The metapage (block 0): its initialisation, reading it (with the
+ *	  manifest's overflow pages), and the things set in it after the build:
+ *	  the dimension (and its freezing) and (in compact/) the manifest.
  *
  * Readers take a share lock on the metapage and copy what they need
  * (SegvecGetMetaInfo); writers take it exclusively inside a GenericXLog
@@ -18,6 +18,7 @@
 #include "access/generic_xlog.h"
 #include "access/transam.h"
 #include "access/xact.h"
+#include "storage/lwlock.h"
 #include "storage/procarray.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -51,6 +52,8 @@ SegvecInitMetaPage(Page page, SegvecMetric metric, SegvecFrozenOptions *opts)
 	meta->next_segno = 1;
 	meta->ngarbage = 0;
 	meta->nsegments = 0;
+	meta->manifest_gen = 0;
+	meta->manifest_head = InvalidBlockNumber;
 	meta->keymap_epoch = 0;
 	for (b = 0; b < SEGVEC_KEYMAP_BUCKETS; b++)
 	{
@@ -112,8 +115,98 @@ SegvecCheckMetaPage(Relation index, SegvecMetaPage meta)
 }
 
 /*
+ * SegvecDimensionsXidCommitted: has the transaction that set the dimension
+ * committed, as far as anyone can still tell?  An xid older than the oldest one pg_xact still holds
+ * belongs to a transaction every row of which VACUUM has frozen (or that
+ * wrote none), so its dimension stands.
+ */
+bool
+SegvecDimensionsXidCommitted(TransactionId xid)
+{
+	bool		truncated;
+
+	if (!TransactionIdIsNormal(xid))
+		return true;
+	LWLockAcquire(XactTruncationLock, LW_SHARED);
+	truncated = TransactionIdPrecedes(xid, ShmemVariableCache->oldestClogXid);
+	LWLockRelease(XactTruncationLock);
+	if (truncated)
+		return true;
+	if (TransactionIdIsCurrentTransactionId(xid) ||
+		TransactionIdIsInProgress(xid))
+		return false;
+	return TransactionIdDidCommit(xid);
+}
+
+/*
+ * SegvecMetaFreeze: called on the writable copy of the metapage by every
+ * install and page append (and by VACUUM): once the transaction that set
+ * the dimension is known committed, forget it, so that no later reader asks
+ * pg_xact about an xid that may be truncated away (the way VACUUM freezes
+ * heap rows).  Caller holds the metapage exclusively.
+ */
+void
+SegvecMetaFreeze(SegvecMetaPage meta)
+{
+	if (TransactionIdIsNormal(meta->dimensions_xid) &&
+		SegvecDimensionsXidCommitted(meta->dimensions_xid))
+		meta->dimensions_xid = InvalidTransactionId;
+}
+
+/*
+ * SegvecMetaNeedsFreeze: would SegvecMetaFreeze change this metapage?
+ */
+bool
+SegvecMetaNeedsFreeze(SegvecMetaPage meta)
+{
+	return TransactionIdIsNormal(meta->dimensions_xid) &&
+		SegvecDimensionsXidCommitted(meta->dimensions_xid);
+}
+
+/*
+ * Append the segment descriptors of the manifest overflow chain starting at
+ * blkno to info->segments (which has room for all of them).  Caller holds
+ * the metapage at least shared, so the chain is the current one: its pages
+ * are changed in place only by tombstone counts, under an exclusive lock.
+ */
+static void
+read_manifest_chain(Relation index, BlockNumber blkno, uint32 gen,
+					SegvecMetaInfo *info, uint32 have)
+{
+	while (blkno != InvalidBlockNumber && have < info->nsegments)
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		Page		page;
+		SegvecPageOpaque opaque;
+		uint32		n;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		opaque = SegvecPageGetOpaque(page);
+		if (!(opaque->flags & SEGVEC_PAGE_MANIFEST) ||
+			(opaque->flags & SEGVEC_PAGE_DELETED) || opaque->seqno != gen)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("segvec index \"%s\" has a broken manifest chain at block %u",
+							RelationGetRelationName(index), blkno)));
+		n = Min(opaque->next_docno, info->nsegments - have);
+		memcpy(info->segments + have, PageGetContents(page),
+			   sizeof(SegvecSegment) * n);
+		have += n;
+		blkno = opaque->nextblkno;
+		UnlockReleaseBuffer(buf);
+	}
+	if (have != info->nsegments)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("segvec index \"%s\" has a short manifest chain",
+						RelationGetRelationName(index))));
+}
+
+/*
  * SegvecGetMetaInfo: read what the metapage says, under a share lock that
- * is released before returning.
+ * is released before returning; the manifest (info->segments) is palloc'd
+ * in the current memory context, overflow pages included.
  */
 void
 SegvecGetMetaInfo(Relation index, SegvecMetaInfo *info)
@@ -121,6 +214,7 @@ SegvecGetMetaInfo(Relation index, SegvecMetaInfo *info)
 	Buffer		buf;
 	SegvecMetaPage meta;
 	TransactionId dimensions_xid;
+	uint32		ninline;
 
 	buf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
@@ -136,8 +230,14 @@ SegvecGetMetaInfo(Relation index, SegvecMetaInfo *info)
 	info->mutable_head_seqno = meta->mutable_head_seqno;
 	memcpy(info->snapshot, meta->snapshot, sizeof(info->snapshot));
 	info->nsegments = meta->nsegments;
-	memcpy(info->segments, meta->segments,
-		   sizeof(SegvecSegment) * meta->nsegments);
+	info->manifest_gen = meta->manifest_gen;
+	info->manifest_head = meta->manifest_head;
+	info->segments = palloc(sizeof(SegvecSegment) * Max(meta->nsegments, 1));
+	ninline = Min(meta->nsegments, SEGVEC_META_SEGMENTS);
+	memcpy(info->segments, meta->segments, sizeof(SegvecSegment) * ninline);
+	if (meta->nsegments > ninline)
+		read_manifest_chain(index, meta->manifest_head, meta->manifest_gen,
+							info, ninline);
 	UnlockReleaseBuffer(buf);
 	info->dimensions_xid = dimensions_xid;
 }
@@ -167,7 +267,7 @@ SegvecSetDimensions(Relation index, int dim)
 		 (TransactionIdIsNormal(meta->dimensions_xid) &&
 		  !TransactionIdIsCurrentTransactionId(meta->dimensions_xid) &&
 		  !TransactionIdIsInProgress(meta->dimensions_xid) &&
-		  !TransactionIdDidCommit(meta->dimensions_xid))))
+		  !SegvecDimensionsXidCommitted(meta->dimensions_xid))))
 	{
 		GenericXLogState *state = GenericXLogStart(index);
 		SegvecMetaPage wmeta;
@@ -207,4 +307,111 @@ SegvecGetFrozenM(Relation index)
 
 	SegvecGetFrozenOptions(index, &opts);
 	return opts.m;
+}
+
+/*
+ * SegvecFreeMetaInfo: free what SegvecGetMetaInfo allocated (not info).
+ */
+void
+SegvecFreeMetaInfo(SegvecMetaInfo *info)
+{
+	if (info->segments)
+		pfree(info->segments);
+	info->segments = NULL;
+}
+
+/*
+ * SegvecNextSegno: the number the next segment written will get.  Caller
+ * holds the compaction lock (or builds the index), so no one else numbers
+ * segments until it installs them.
+ */
+uint32
+SegvecNextSegno(Relation index)
+{
+	Buffer		buf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	uint32		segno;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	segno = SegvecPageGetMeta(BufferGetPage(buf))->next_segno;
+	UnlockReleaseBuffer(buf);
+	return segno;
+}
+
+/*
+ * SegvecManifestLockSegment: the page holding segment segno's descriptor
+ * (the metapage, or a manifest overflow page), exclusively locked, for a
+ * change of its tombstone count.  Caller holds the compaction lock, so the
+ * manifest does not move; lock order: the caller's tombstone page, then
+ * this page.
+ */
+Buffer
+SegvecManifestLockSegment(Relation index, uint32 segno)
+{
+	Buffer		metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	SegvecMetaPage meta;
+	BlockNumber blkno;
+	uint32		i;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	meta = SegvecPageGetMeta(BufferGetPage(metabuf));
+	for (i = 0; i < Min(meta->nsegments, SEGVEC_META_SEGMENTS); i++)
+	{
+		if (meta->segments[i].segno == segno)
+		{
+			LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+			LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+			return metabuf;
+		}
+	}
+	blkno = meta->manifest_head;
+	UnlockReleaseBuffer(metabuf);
+
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		Page		page;
+		SegvecSegment *segs;
+
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		page = BufferGetPage(buf);
+		segs = (SegvecSegment *) PageGetContents(page);
+		for (i = 0; i < SegvecPageGetOpaque(page)->next_docno; i++)
+			if (segs[i].segno == segno)
+				return buf;
+		blkno = SegvecPageGetOpaque(page)->nextblkno;
+		UnlockReleaseBuffer(buf);
+	}
+	elog(ERROR, "segment %u of segvec index \"%s\" is not in the manifest",
+		 segno, RelationGetRelationName(index));
+	return InvalidBuffer;		/* keep compiler quiet */
+}
+
+/*
+ * SegvecManifestAddTombstones: on the writable copy of a page that
+ * SegvecManifestLockSegment returned, add ntombstones to segment segno's
+ * count.
+ */
+void
+SegvecManifestAddTombstones(Page page, uint32 segno, uint32 ntombstones)
+{
+	SegvecSegment *segs;
+	uint32		n,
+				i;
+
+	if (SegvecPageIsMeta(page))
+	{
+		SegvecMetaPage meta = SegvecPageGetMeta(page);
+
+		segs = meta->segments;
+		n = Min(meta->nsegments, SEGVEC_META_SEGMENTS);
+		SegvecMetaFreeze(meta);
+	}
+	else
+	{
+		segs = (SegvecSegment *) PageGetContents(page);
+		n = SegvecPageGetOpaque(page)->next_docno;
+	}
+	for (i = 0; i < n; i++)
+		if (segs[i].segno == segno)
+			segs[i].ntombstones += ntombstones;
 }

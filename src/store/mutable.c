@@ -117,6 +117,7 @@ SegvecMutableAppendPage(Relation index, Buffer *buf)
 	SegvecPageGetOpaque(newpage)->seqno = meta->next_seqno++;
 	SegvecPageGetOpaque(oldpage)->nextblkno = BufferGetBlockNumber(newbuf);
 	meta->mutable_tail = BufferGetBlockNumber(newbuf);
+	SegvecMetaFreeze(meta);
 
 	GenericXLogFinish(state);
 
@@ -291,8 +292,16 @@ tuple_doc(SegvecMutableTuple tup, SegvecDocInfo *doc)
  * mutable segment from page head up to (not including) page stop, or to the
  * end if stop is InvalidBlockNumber, in chain order.  Each page is copied
  * under a share lock that is released before the callbacks run.  Docs with
- * a missing piece (see SegvecMutableAppend) and pages unlinked by VACUUM
- * while we walk are skipped.
+ * a missing piece (see SegvecMutableAppend) are skipped.
+ *
+ * Pages marked deleted are read like the others: a scan that read the
+ * manifest before a compaction's install must read the frozen prefix to
+ * its end even after the compaction marked it deleted (the new segment is
+ * not in its manifest); a page VACUUM unlinked holds no items.  None of
+ * them is recycled while the caller's snapshot could still see it (see
+ * "Recycling" in src/README.md); pages of other kinds (a page reused before
+ * this walk began, which only a caller without a snapshot can meet) are
+ * passed over.
  */
 void
 SegvecMutableForEachDoc(Relation index, BlockNumber head, BlockNumber stop,
@@ -321,7 +330,7 @@ SegvecMutableForEachDoc(Relation index, BlockNumber head, BlockNumber stop,
 		UnlockReleaseBuffer(buf);
 
 		blkno = SegvecPageGetOpaque(page)->nextblkno;
-		if (!SegvecPageIsMutable(page) || SegvecPageIsDeleted(page))
+		if (PageIsNew(page) || !SegvecPageIsMutable(page))
 			continue;
 
 		maxoff = PageGetMaxOffsetNumber(page);

@@ -100,8 +100,17 @@ SegvecNewBuffer(Relation index)
  * image, so the extent is durable before anything points at it; nothing
  * may point at it until the caller installs it (one metapage record).
  *
- * XXX The relation extension lock is held for the whole write, so that the
- * pages are contiguous; other backends that extend the index wait.
+ * The relation extension lock is held only while the blocks are added
+ * (PostgreSQL 15 has no ExtendBufferedRelBy: one block at a time, none
+ * written), so that they are contiguous; the pages are filled and logged
+ * after it is released, so backends that extend the index meanwhile (an
+ * insert adding a mutable page under its tail lock) wait for a few
+ * zero-page extensions, not for the whole write.  The blocks are neither
+ * reachable nor in the free space map, so no one else touches them
+ * meanwhile.  A crash in between leaves them all zeroes; VACUUM's cleanup
+ * gives those to the free space map, and it runs under the compaction
+ * lock, which every extent writer holds (CREATE INDEX excludes VACUUM by
+ * its table lock), so it never takes blocks still being written.
  */
 BlockNumber
 SegvecWriteExtent(Relation index, uint32 npages, SegvecFillPageFn fill,
@@ -112,8 +121,25 @@ SegvecWriteExtent(Relation index, uint32 npages, SegvecFillPageFn fill,
 	BlockNumber start = InvalidBlockNumber;
 	uint32		k;
 
+	if (npages == 0)
+		return InvalidBlockNumber;
+
 	if (needLock)
 		LockRelationForExtension(index, ExclusiveLock);
+	for (k = 0; k < npages; k++)
+	{
+		Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW,
+											 RBM_NORMAL, strategy);
+
+		if (k == 0)
+			start = BufferGetBlockNumber(buf);
+		else if (BufferGetBlockNumber(buf) != start + k)
+			elog(ERROR, "segvec index \"%s\": extent is not contiguous",
+				 RelationGetRelationName(index));
+		ReleaseBuffer(buf);
+	}
+	if (needLock)
+		UnlockRelationForExtension(index, ExclusiveLock);
 
 	for (k = 0; k < npages; k++)
 	{
@@ -122,14 +148,9 @@ SegvecWriteExtent(Relation index, uint32 npages, SegvecFillPageFn fill,
 
 		CHECK_FOR_INTERRUPTS();
 
-		buf = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW, RBM_NORMAL,
-								 strategy);
-		if (k == 0)
-			start = BufferGetBlockNumber(buf);
-		else if (BufferGetBlockNumber(buf) != start + k)
-			elog(ERROR, "segvec index \"%s\": extent is not contiguous",
-				 RelationGetRelationName(index));
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		/* zeroed and locked, without reading it */
+		buf = ReadBufferExtended(index, MAIN_FORKNUM, start + k,
+								 RBM_ZERO_AND_LOCK, strategy);
 
 		START_CRIT_SECTION();
 		page = BufferGetPage(buf);
@@ -142,9 +163,6 @@ SegvecWriteExtent(Relation index, uint32 npages, SegvecFillPageFn fill,
 
 		UnlockReleaseBuffer(buf);
 	}
-
-	if (needLock)
-		UnlockRelationForExtension(index, ExclusiveLock);
 
 	FreeAccessStrategy(strategy);
 	return start;

@@ -81,7 +81,10 @@ typedef struct SegvecMetaInfo
 	uint64		mutable_pages;	/* pages appended since the head (about) */
 	SegvecFrozenOptions opts;
 	uint32		nsegments;
-	SegvecSegment segments[SEGVEC_MAX_SEGMENTS];
+	SegvecSegment *segments;	/* nsegments, palloc'd in the caller's
+								 * memory context (SegvecFreeMetaInfo) */
+	uint32		manifest_gen;
+	BlockNumber manifest_head;
 	SegvecBucketRun snapshot[SEGVEC_KEYMAP_BUCKETS];
 } SegvecMetaInfo;
 
@@ -128,6 +131,14 @@ extern void SegvecInitMetaPage(Page page, SegvecMetric metric,
 							   SegvecFrozenOptions *opts);
 extern void SegvecCheckMetaPage(Relation index, SegvecMetaPage meta);
 extern void SegvecGetMetaInfo(Relation index, SegvecMetaInfo *info);
+extern void SegvecFreeMetaInfo(SegvecMetaInfo *info);
+extern bool SegvecDimensionsXidCommitted(TransactionId xid);
+extern void SegvecMetaFreeze(SegvecMetaPage meta);
+extern bool SegvecMetaNeedsFreeze(SegvecMetaPage meta);
+extern uint32 SegvecNextSegno(Relation index);
+extern Buffer SegvecManifestLockSegment(Relation index, uint32 segno);
+extern void SegvecManifestAddTombstones(Page page, uint32 segno,
+										uint32 ntombstones);
 extern void SegvecGetFrozenOptions(Relation index, SegvecFrozenOptions *opts);
 extern int	SegvecGetFrozenM(Relation index);
 extern void SegvecSetDimensions(Relation index, int dim);
