@@ -18,6 +18,7 @@
 #include "storage/bufmgr.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
+#include "utils/memutils.h"
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
 
@@ -215,6 +216,7 @@ compact_for_vacuum(Relation index)
 {
 	MemoryContext oldcontext = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
+	MemoryContext cctx;
 
 	/*
 	 * A parallel VACUUM (a worker, or the leader while it runs one) cannot
@@ -228,8 +230,11 @@ compact_for_vacuum(Relation index)
 		return;
 	}
 
+	/* what the compaction allocates goes with it, error or not */
+	cctx = AllocSetContextCreate(oldcontext, "segvec VACUUM compaction",
+								 ALLOCSET_DEFAULT_SIZES);
 	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(oldcontext);
+	MemoryContextSwitchTo(cctx);
 
 	PG_TRY();
 	{
@@ -237,6 +242,7 @@ compact_for_vacuum(Relation index)
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcontext);
 		CurrentResourceOwner = oldowner;
+		MemoryContextDelete(cctx);
 	}
 	PG_CATCH();
 	{
@@ -249,6 +255,8 @@ compact_for_vacuum(Relation index)
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcontext);
 		CurrentResourceOwner = oldowner;
+
+		MemoryContextDelete(cctx);
 
 		if (edata->elevel >= FATAL ||
 			edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
