@@ -8,7 +8,8 @@
 #   system one.  A cluster running it creates the extension and an index
 #   with graph segments, mutable docs and deletions.
 # - The same data directory then runs on the system installation, which
-#   holds the current build: the old index answers the same queries with
+#   holds the current build (if the on-disk format changed since, the old
+#   index first asks for REINDEX INDEX, and is reindexed): the old index answers the same queries with
 #   the same rows before and after ALTER EXTENSION segvec UPDATE, takes
 #   inserts and a compaction, and ft.verify is clean.  The updated
 #   extension has the same objects (and function, view and table
@@ -33,6 +34,19 @@ use Test::More;
 my $prev_src = $ENV{SEGVEC_PREV_SRC} // '';
 my $have_prev = $prev_src ne '' && -e "$prev_src/segvec.control";
 my $tmp = PostgreSQL::Test::Utils::tempdir();
+
+# SEGVEC_VERSION of the tree in dir (either layout)
+sub format_version
+{
+	my ($dir) = @_;
+	for my $f ("$dir/src/store/format.h", "$dir/src/segvec.h")
+	{
+		next unless -e $f;
+		my ($v) = slurp_file($f) =~ /#define\s+SEGVEC_VERSION\s+(\d+)/;
+		return $v if defined $v;
+	}
+	die "no SEGVEC_VERSION under $dir";
+}
 
 sub pg_config
 {
@@ -139,7 +153,7 @@ my $node;
 
 SKIP:
 {
-	skip 'no previous release tree (SEGVEC_PREV_SRC is set by test/run-tests.sh from git history)', 12
+	skip 'no previous release tree (SEGVEC_PREV_SRC is set by test/run-tests.sh from git history)', 13
 	  unless $have_prev;
 
 	# --- the previous release ------------------------------------------------
@@ -152,6 +166,9 @@ SKIP:
 	  slurp_file(pg_config('--sharedir') . '/extension/segvec.control') =~
 	  /default_version = '([^']+)'/;
 	note "upgrading from $prev_version to $cur_version";
+	my $prev_format = format_version($src);
+	my $cur_format = format_version('.');
+	note "on-disk format $prev_format to $cur_format";
 	isnt($prev_version, $cur_version, 'the previous release has another version');
 
 	$node = PostgreSQL::Test::Cluster->new('upgrade',
@@ -185,6 +202,20 @@ DELETE FROM items WHERE id % 7 = 0;
 	# the node's commands and server now come from the system installation
 	delete $node->{_install_path};
 	$node->start;
+	if ($prev_format != $cur_format)
+	{
+		# the format changed: the old index asks for a REINDEX, and then
+		# answers as before
+		my ($r, $o, $e) = $node->psql('postgres', $knn);
+		like($e,
+			qr/cannot read index "items_idx": it was built by an older segvec.*REINDEX INDEX public\.items_idx/s,
+			'a changed on-disk format: the old index asks for REINDEX');
+		$node->safe_psql('postgres', 'REINDEX INDEX public.items_idx');
+	}
+	else
+	{
+		pass('the on-disk format is the same: no REINDEX needed');
+	}
 	is($node->safe_psql('postgres', $knn), $before,
 		'the current build reads the old index: same rows before the update');
 	$node->safe_psql('postgres', 'ALTER EXTENSION segvec UPDATE');

@@ -1,4 +1,4 @@
-# 050_lifecycle.pl: the segment lifecycle under limits and interruptions
+# 060_lifecycle.pl: the segment lifecycle under limits and interruptions
 # (issue 11), with background work off so that every compaction is the
 # test's own.
 #
