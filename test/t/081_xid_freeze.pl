@@ -1,4 +1,4 @@
-# 061_xid_freeze.pl: the metapage's dimensions_xid never outlives pg_xact
+# 081_xid_freeze.pl: the metapage's dimensions_xid never outlives pg_xact
 # (issue 11).
 #
 # An index whose dimension was set by a (committed) insert; the server is

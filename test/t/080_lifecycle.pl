@@ -1,4 +1,4 @@
-# 060_lifecycle.pl: the segment lifecycle under limits and interruptions
+# 080_lifecycle.pl: the segment lifecycle under limits and interruptions
 # (issue 11), with background work off so that every compaction is the
 # test's own.
 #
