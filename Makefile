@@ -22,9 +22,12 @@ OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c src/*/*.c)))
 # older version to the next (ALTER EXTENSION segvec UPDATE).  A change to
 # src/sql goes into the update script to the current version as well:
 # test/t/050_upgrade.pl compares an updated installation with a fresh one.
+# An update script is src/sql/updates/segvec--A--B.sql.in with each line
+# "-- @include src/sql/PART.sql" replaced by that part (a part new in B), so
+# that no SQL is written twice.
 EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" segvec.control)
-DATA_built = sql/segvec--$(EXTVERSION).sql
-DATA = $(sort $(wildcard src/sql/updates/segvec--*.sql))
+UPDATE_SCRIPTS = $(patsubst src/sql/updates/%.sql.in,sql/%.sql,$(sort $(wildcard src/sql/updates/segvec--*.sql.in)))
+DATA_built = sql/segvec--$(EXTVERSION).sql $(UPDATE_SCRIPTS)
 
 REGRESS = $(patsubst sql/%.sql,%,$(filter-out sql/segvec--%.sql,$(sort $(wildcard sql/*.sql))))
 REGRESS_OPTS = --inputdir=.
@@ -54,6 +57,9 @@ $(OBJS): $(wildcard src/*/*.h)
 
 sql/segvec--$(EXTVERSION).sql: $(sort $(wildcard src/sql/*.sql))
 	cat $^ > $@
+
+sql/segvec--%.sql: src/sql/updates/segvec--%.sql.in $(sort $(wildcard src/sql/*.sql))
+	awk '/^-- @include / { while ((getline line < $$3) > 0) print line; close($$3); next } { print }' $< > $@
 
 all: sql/segvec--$(EXTVERSION).sql
 
