@@ -206,3 +206,9 @@ SELECT to_regclass('notes_idx_text');
 SELECT id FROM ft.query('notes_idx', 'katze');
 SELECT ft.alter('notes_idx', text_fields => '{nosuch}');
 SELECT ft.alter('notes_idx', language => 'klingon');
+-- ft.dropindex takes the TEXT fields' GIN index along; the id btree stays
+SELECT ft.alter('notes_idx', text_fields => '{note}');
+SELECT to_regclass('notes_idx_text') IS NOT NULL AS gin_before;
+SELECT ft.dropindex('notes_idx');
+SELECT to_regclass('notes_idx_text') AS gin_after,
+       to_regclass('notes_id_idx') IS NOT NULL AS btree_stays;

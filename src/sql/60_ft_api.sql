@@ -239,13 +239,14 @@ AS $$
 DECLARE
 	r record;
 	n bigint := 0;
+	gin name;
 BEGIN
 	IF $1 IS NULL OR $2 IS NULL THEN
 		RAISE EXCEPTION 'index and delete_docs must not be null'
 			USING ERRCODE = 'null_value_not_allowed';
 	END IF;
-	SELECT ns.nspname, t.relname, ic.relname AS idxname, va.attname AS vec,
-		am.amname
+	SELECT ns.nspname, t.relname, t.oid AS tbl, ic.relname AS idxname,
+		va.attname AS vec, am.amname
 	INTO r
 	FROM pg_index i
 		JOIN pg_class ic ON ic.oid = i.indexrelid
@@ -275,6 +276,16 @@ BEGIN
 		GET DIAGNOSTICS n = ROW_COUNT;
 	END IF;
 	EXECUTE format('DROP INDEX %I.%I', r.nspname, r.idxname);
+	-- the GIN index over its TEXT fields that ft.alter built serves only it
+	SELECT ic.relname INTO gin
+	FROM pg_index i
+		JOIN pg_class ic ON ic.oid = i.indexrelid
+		JOIN pg_am am ON am.oid = ic.relam
+	WHERE i.indrelid = r.tbl AND am.amname = 'gin'
+		AND ic.relname = left(r.idxname, 58) || '_text';
+	IF FOUND THEN
+		EXECUTE format('DROP INDEX %I.%I', r.nspname, gin);
+	END IF;
 	RETURN n;
 END
 $$;
