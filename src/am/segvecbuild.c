@@ -158,6 +158,21 @@ frozen_options(Relation index, SegvecFrozenOptions *opts)
 }
 
 /*
+ * Refuse a second INCLUDE column: the only one segvec reads is the id key,
+ * and one it silently ignored would look like a covering column.
+ */
+static void
+check_columns(Relation index)
+{
+	if (IndexRelationGetNumberOfAttributes(index) > 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("access method \"segvec\" supports at most one INCLUDE column"),
+				 errdetail("The INCLUDE column is the id key of the index's rows."),
+				 errhint("Filter on other columns in WHERE; the table holds them.")));
+}
+
+/*
  * Write the metapage and the empty head page of the mutable segment into
  * the given fork, which must be empty.  Both are logged as full pages.
  */
@@ -264,6 +279,7 @@ segvecbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		elog(ERROR, "index \"%s\" already contains data",
 			 RelationGetRelationName(index));
 
+	check_columns(index);
 	init_index_fork(index, MAIN_FORKNUM);
 
 	memset(&buildstate, 0, sizeof(buildstate));
@@ -313,6 +329,7 @@ segvecbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 void
 segvecbuildempty(Relation index)
 {
+	check_columns(index);
 	init_index_fork(index, INIT_FORKNUM);
 }
 

@@ -27,9 +27,11 @@ shared_preload_libraries = 'segvec'
 autovacuum = off
 segvec.naptime = 1
 segvec.max_workers = 2
-# a wide graph search, so that k = 1 self-lookups (ft.verify's among them)
-# test the segments' contents rather than HNSW recall
+# a wide graph search, and segments of up to 200 * 128 docs scored exactly,
+# so that k = 1 self-lookups (ft.verify's among them) test the segments'
+# contents rather than HNSW recall
 segvec.ef_search = 200
+segvec.exact_scan_factor = 128
 });
 $node->start;
 
