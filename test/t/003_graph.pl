@@ -40,6 +40,8 @@ $primary->init(allows_streaming => 1);
 # jit = off: a disabled plan type's huge cost would switch it on.
 $primary->append_conf(
 	'postgresql.conf', qq{
+# the standby may connect late on a busy machine: keep the WAL it needs
+wal_keep_size = '1GB'
 shared_preload_libraries = 'segvec'
 autovacuum = off
 jit = off

@@ -23,6 +23,8 @@ my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1);
 $primary->append_conf(
 	'postgresql.conf', qq{
+# the standby may connect late on a busy machine: keep the WAL it needs
+wal_keep_size = '1GB'
 shared_preload_libraries = 'segvec'
 autovacuum = off
 segvec.max_workers = 0
