@@ -566,6 +566,44 @@ HnswBuilderGetDoc(HnswBuilder *b, int i, SegvecDocInfo *doc)
 	return b->vectors + (Size) i * b->dim;
 }
 
+/* greedy descent from the entry point through the layers above tolevel: the
+ * node nearest q found there */
+static GraphCand
+descend(HnswBuilder *b, uint32 q, int tolevel)
+{
+	GraphCand	ep;
+	int			layer;
+
+	ep.id = b->entry;
+	ep.distance = node_distance(b, q, ep.id);
+	for (layer = b->maxlevel; layer > tolevel; layer--)
+	{
+		bool		changed = true;
+
+		while (changed)
+		{
+			int			count,
+						max,
+						i;
+			uint32	   *nbrs = neighbors(b, ep.id, layer, &count, &max);
+
+			changed = false;
+			for (i = 0; i < count; i++)
+			{
+				double		d = node_distance(b, q, nbrs[i]);
+
+				if (d < ep.distance)
+				{
+					ep.distance = d;
+					ep.id = nbrs[i];
+					changed = true;
+				}
+			}
+		}
+	}
+	return ep;
+}
+
 /*
  * Insert stored doc q into the graph (INSERT, algorithm 1).
  */
@@ -601,35 +639,8 @@ insert_node(HnswBuilder *b, uint32 q, GraphCand *eps)
 		return;
 	}
 
-	ep.id = b->entry;
-	ep.distance = node_distance(b, q, ep.id);
-
 	/* greedy descent through the layers above the new node's level */
-	for (layer = b->maxlevel; layer > level; layer--)
-	{
-		bool		changed = true;
-
-		while (changed)
-		{
-			int			count,
-						max,
-						i;
-			uint32	   *nbrs = neighbors(b, ep.id, layer, &count, &max);
-
-			changed = false;
-			for (i = 0; i < count; i++)
-			{
-				double		d = node_distance(b, q, nbrs[i]);
-
-				if (d < ep.distance)
-				{
-					ep.distance = d;
-					ep.id = nbrs[i];
-					changed = true;
-				}
-			}
-		}
-	}
+	ep = descend(b, q, level);
 
 	/* connect on every layer from min(level, maxlevel) down to 0 */
 	eps[0] = ep;
@@ -840,43 +851,6 @@ mark_reachable(HnswBuilder *b, uint32 start)
 		}
 	}
 	return tail;
-}
-
-/* greedy descent from the entry point to layer 1's nearest node to q */
-static GraphCand
-descend(HnswBuilder *b, uint32 q, int tolevel)
-{
-	GraphCand	ep;
-	int			layer;
-
-	ep.id = b->entry;
-	ep.distance = node_distance(b, q, ep.id);
-	for (layer = b->maxlevel; layer > tolevel; layer--)
-	{
-		bool		changed = true;
-
-		while (changed)
-		{
-			int			count,
-						max,
-						i;
-			uint32	   *nbrs = neighbors(b, ep.id, layer, &count, &max);
-
-			changed = false;
-			for (i = 0; i < count; i++)
-			{
-				double		d = node_distance(b, q, nbrs[i]);
-
-				if (d < ep.distance)
-				{
-					ep.distance = d;
-					ep.id = nbrs[i];
-					changed = true;
-				}
-			}
-		}
-	}
-	return ep;
 }
 
 /*
