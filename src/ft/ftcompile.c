@@ -545,6 +545,10 @@ distance_expr(CompileState *st, Datum vector)
 {
 	int			n = add_param(st->c, FLOAT4ARRAYOID, vector);
 
+	/* a column of another type (pgvector's) is compared with its own type */
+	if (st->info->vectypname != NULL)
+		return psprintf("(%s %s CAST($%d AS %s))", st->veccol, st->vecop, n,
+						st->info->vectypname);
 	return psprintf("(%s %s $%d)", st->veccol, st->vecop, n);
 }
 
