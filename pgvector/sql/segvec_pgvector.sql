@@ -203,6 +203,15 @@ CREATE INDEX pv_v_again ON pv USING segvec (v vector_l2_ops) INCLUDE (id);
 SELECT bool_and(pv_knn('v', '<->', q, true) = pv_knn('v', '<->', q, false)) AS recreated
 FROM generate_series(1001, 1005) q;
 
+-- the README's example ("Indexing pgvector's columns")
+CREATE TABLE docs (id bigint PRIMARY KEY, embedding vector(3));
+INSERT INTO docs VALUES (1, '[1,2,3]'), (2, '[4,5,6]'), (3, '[1,1,1]');
+CREATE INDEX ON docs USING segvec (embedding vector_l2_ops) INCLUDE (id);
+SET enable_seqscan = off;
+SELECT id FROM docs ORDER BY embedding <-> '[1,2,2]' LIMIT 2;
+RESET enable_seqscan;
+DROP TABLE docs;
+
 DROP TABLE pv, pv_free;
 DROP FUNCTION pv_knn(text, text, int, boolean);
 DROP FUNCTION pv_vec(int);
