@@ -203,6 +203,16 @@ CREATE INDEX pv_v_again ON pv USING segvec (v vector_l2_ops) INCLUDE (id);
 SELECT bool_and(pv_knn('v', '<->', q, true) = pv_knn('v', '<->', q, false)) AS recreated
 FROM generate_series(1001, 1005) q;
 
+-- names both extensions define: untyped literals are ambiguous, and the
+-- hint says how to choose; typed, each extension answers
+SELECT l2_distance('{1,2}', '{3,4}');
+SELECT cosine_distance('{1,2}', '{3,4}');
+SELECT '{1,2}' <-> '{3,4}';
+SELECT l2_distance('{1,2}'::real[], '{3,4}') AS segvec,
+       l2_distance('[1,2]'::vector, '[3,4]') AS pgvector,
+       '{1,2}'::real[] <-> '{3,4}' AS segvec_op,
+       '[1,2]'::vector <-> '[3,4]' AS pgvector_op;
+
 -- the README's example ("Indexing pgvector's columns")
 CREATE TABLE docs (id bigint PRIMARY KEY, embedding vector(3));
 INSERT INTO docs VALUES (1, '[1,2,3]'), (2, '[4,5,6]'), (3, '[1,1,1]');

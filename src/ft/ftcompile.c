@@ -388,7 +388,10 @@ value_vector(CompileState *st, FtValue *v)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("parameter $%s%s is not a vector: a string must be base64 of little-endian float32 values",
-							v->param, at_char(v->location))));
+							v->param, at_char(v->location)),
+					 (jv->val.string.len > 0 && jv->val.string.val[0] == '[') ?
+					 errhint("Give the vector as a JSON array of numbers, not as a string: {\"%s\": [1, 2, 3]}.",
+							 v->param) : 0));
 		n = nbytes / 4;
 		elems = palloc(sizeof(Datum) * n);
 		for (i = 0; i < n; i++)
