@@ -225,6 +225,92 @@ dot_scalar(const float *a, const float *b, int dim)
 	return reduce_float_lanes(acc);
 }
 
+#if defined(__x86_64__) && defined(__SSE2__)
+
+/*
+ * On x86-64 the scalar cosine kernel is written with SSE2 intrinsics, the
+ * architecture's baseline (no target attribute, runs on every x86-64 CPU):
+ * gcc does not vectorise the float-to-double widening of the plain loop
+ * below, which ran at twice the time of the earlier kernel.  The eight
+ * double lanes are held as four pairs; lane j adds element j of each block
+ * in the same order as the plain loop, so the result is the same bits.
+ */
+
+/* Lanes 4k..4k+3 of a block: two pairs of doubles, *lo and *hi */
+static inline void
+widen4(const float *p, __m128d *lo, __m128d *hi)
+{
+	__m128		v = _mm_loadu_ps(p);
+
+	*lo = _mm_cvtps_pd(v);
+	*hi = _mm_cvtps_pd(_mm_movehl_ps(v, v));
+}
+
+/* a.b, |a|^2 and |b|^2 in double, DOUBLE_LANES partial sums each */
+static void
+cosine_parts_scalar(const float *a, const float *b, int dim,
+					double *dot, double *norma, double *normb)
+{
+	__m128d		d[4],
+				x[4],
+				y[4];
+	__m128d		a0,
+				a1,
+				a2,
+				a3,
+				b0,
+				b1,
+				b2,
+				b3;
+	float		ta[DOUBLE_LANES] = {0};
+	float		tb[DOUBLE_LANES] = {0};
+	double		lanes[DOUBLE_LANES];
+	int			nblocks = dim / DOUBLE_LANES;
+	int			rest = dim % DOUBLE_LANES;
+	int			k;
+
+	for (k = 0; k < 4; k++)
+		d[k] = x[k] = y[k] = _mm_setzero_pd();
+	for (k = 0; k <= nblocks; k++, a += DOUBLE_LANES, b += DOUBLE_LANES)
+	{
+		if (k == nblocks)
+		{
+			/* the tail, zero-padded */
+			if (rest == 0)
+				break;
+			memcpy(ta, a, rest * sizeof(float));
+			memcpy(tb, b, rest * sizeof(float));
+			a = ta;
+			b = tb;
+		}
+		widen4(a, &a0, &a1);
+		widen4(a + 4, &a2, &a3);
+		widen4(b, &b0, &b1);
+		widen4(b + 4, &b2, &b3);
+		d[0] = _mm_add_pd(d[0], _mm_mul_pd(a0, b0));
+		d[1] = _mm_add_pd(d[1], _mm_mul_pd(a1, b1));
+		d[2] = _mm_add_pd(d[2], _mm_mul_pd(a2, b2));
+		d[3] = _mm_add_pd(d[3], _mm_mul_pd(a3, b3));
+		x[0] = _mm_add_pd(x[0], _mm_mul_pd(a0, a0));
+		x[1] = _mm_add_pd(x[1], _mm_mul_pd(a1, a1));
+		x[2] = _mm_add_pd(x[2], _mm_mul_pd(a2, a2));
+		x[3] = _mm_add_pd(x[3], _mm_mul_pd(a3, a3));
+		y[0] = _mm_add_pd(y[0], _mm_mul_pd(b0, b0));
+		y[1] = _mm_add_pd(y[1], _mm_mul_pd(b1, b1));
+		y[2] = _mm_add_pd(y[2], _mm_mul_pd(b2, b2));
+		y[3] = _mm_add_pd(y[3], _mm_mul_pd(b3, b3));
+	}
+
+	memcpy(lanes, d, sizeof(lanes));
+	*dot = reduce_double_lanes(lanes);
+	memcpy(lanes, x, sizeof(lanes));
+	*norma = reduce_double_lanes(lanes);
+	memcpy(lanes, y, sizeof(lanes));
+	*normb = reduce_double_lanes(lanes);
+}
+
+#else							/* not x86-64 */
+
 /* dacc[j] += a[j] b[j], xacc[j] += a[j]^2, yacc[j] += b[j]^2, in double */
 static inline void
 cosine_block_scalar(double *dacc, double *xacc, double *yacc,
@@ -272,6 +358,8 @@ cosine_parts_scalar(const float *a, const float *b, int dim,
 	*norma = reduce_double_lanes(xacc);
 	*normb = reduce_double_lanes(yacc);
 }
+
+#endif							/* x86-64 */
 
 /*
  * Double-precision versions of the two float kernels, used when a float
