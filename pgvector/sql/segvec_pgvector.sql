@@ -185,6 +185,30 @@ SELECT heap_rows, indexed_docs, missing_docs, phantom_entries,
        checksum_mismatches, search_checked, search_misses
 FROM ft.verify('pv_h_ip');
 
+-- merge-insert into a vector column: ft.add / ft.del / ft.flush and
+-- ft.merge from a real[] source (assignment casts to vector)
+CREATE TABLE pv_m (id int PRIMARY KEY, embedding vector(3), title text);
+CREATE INDEX pv_m_idx ON pv_m USING segvec (embedding vector_l2_ops) INCLUDE (id);
+SELECT ft.add('pv_m_idx', '1', '{1,2,3}', '{"title": "a"}');
+SELECT ft.add('pv_m_idx', '2', '{2,2,2}', '{"title": "b"}');
+SELECT id, distance FROM ft.search('pv_m_idx', '{1,2,3}', 2);
+SELECT ft.flush('pv_m_idx') IS NOT NULL AS flushed;
+SELECT * FROM pv_m ORDER BY id;
+CREATE TABLE pv_src (id int, embedding real[], title text);
+INSERT INTO pv_src VALUES (1, '{1,2,4}', 'c'), (3, '{3,3,3}', 'd');
+SELECT * FROM ft.merge('pv_m_idx', 'pv_src');
+SELECT ft.del('pv_m_idx', '2');
+SELECT ft.flush('pv_m_idx') IS NOT NULL AS flushed;
+SELECT * FROM pv_m ORDER BY id;
+SET enable_seqscan = off;
+SELECT id FROM pv_m ORDER BY embedding <-> '[3,3,3]' LIMIT 1;
+RESET enable_seqscan;
+-- ft.create takes real[] columns only
+\set VERBOSITY terse
+SELECT ft.create('pv_m_ft', 'pv_m', 'id', 'embedding');
+\set VERBOSITY default
+DROP TABLE pv_m, pv_src;
+
 -- the companion cannot be dropped while an index reads through it; with
 -- CASCADE its indexes go, the real[] ones stay, and it can come back
 \set VERBOSITY terse
