@@ -1,6 +1,8 @@
 # segvec: log-structured vector index for PostgreSQL (PGXS build)
 #
 #   make && make install      build and install into the pg_config found
+#                             (segvec and its companion segvec_pgvector,
+#                             pgvector/, for pgvector's vector columns)
 #   make test                 (as root) install what is missing, build,
 #                             install, run every pg_regress suite and TAP test
 #   make demo                 (as root) load Fashion-MNIST, build an index,
@@ -54,6 +56,20 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 $(OBJS): $(wildcard src/*/*.h)
+
+# The companion extension segvec_pgvector (pgvector/, its own PGXS
+# Makefile): segvec indexes on pgvector's vector and halfvec columns.  It is
+# built and installed with segvec; it needs pgvector only when created.
+.PHONY: companion install-companion clean-companion
+all: companion
+companion:
+	$(MAKE) -C pgvector PG_CONFIG=$(PG_CONFIG)
+install: install-companion
+install-companion:
+	$(MAKE) -C pgvector install PG_CONFIG=$(PG_CONFIG)
+clean: clean-companion
+clean-companion:
+	$(MAKE) -C pgvector clean PG_CONFIG=$(PG_CONFIG)
 
 sql/segvec--$(EXTVERSION).sql: $(sort $(wildcard src/sql/*.sql))
 	cat $^ > $@

@@ -34,13 +34,38 @@ SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'am_bad1_ops';
 SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'am_bad2_ops';
 DROP OPERATOR FAMILY am_bad1_ops USING segvec;
 DROP OPERATOR FAMILY am_bad2_ops USING segvec;
--- only one strategy and one support function exist
+-- support function 2 turns another type into real[]: one of the wrong
+-- signature, and an operator class for a type without one
+CREATE OPERATOR CLASS am_bad5_ops FOR TYPE real[] USING segvec AS
+    OPERATOR 1 <-> (real[], real[]) FOR ORDER BY float_ops,
+    FUNCTION 1 l2_distance(real[], real[]),
+    FUNCTION 2 (int4[], int4[]) array_length(anyarray, int);
+SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'am_bad5_ops';
+DROP OPERATOR FAMILY am_bad5_ops USING segvec;
+CREATE FUNCTION am_l2(int4[], int4[]) RETURNS float8 LANGUAGE sql
+    AS 'SELECT 0::float8';
+CREATE OPERATOR <-> (LEFTARG = int4[], RIGHTARG = int4[], FUNCTION = am_l2);
+CREATE OPERATOR CLASS am_bad6_ops FOR TYPE int4[] USING segvec AS
+    OPERATOR 1 <-> (int4[], int4[]) FOR ORDER BY float_ops,
+    FUNCTION 1 l2_distance(real[], real[]);
+SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'am_bad6_ops';
+-- and an index on a column of a type segvec cannot read
+CREATE TABLE am_ints (v int4[]);
+INSERT INTO am_ints VALUES ('{1,2}');
+CREATE INDEX ON am_ints USING segvec (v am_bad6_ops);
+CREATE TABLE am_text (v text);
+CREATE INDEX ON am_text USING segvec (v);
+DROP TABLE am_ints, am_text;
+DROP OPERATOR FAMILY am_bad6_ops USING segvec;
+DROP OPERATOR <-> (int4[], int4[]);
+DROP FUNCTION am_l2(int4[], int4[]);
+-- only one strategy and two support functions exist
 \set VERBOSITY terse
 CREATE OPERATOR CLASS am_bad3_ops FOR TYPE real[] USING segvec AS
     OPERATOR 2 <-> (real[], real[]) FOR ORDER BY float_ops;
 CREATE OPERATOR CLASS am_bad4_ops FOR TYPE real[] USING segvec AS
     OPERATOR 1 <-> (real[], real[]) FOR ORDER BY float_ops,
-    FUNCTION 2 l2_distance(real[], real[]);
+    FUNCTION 3 l2_distance(real[], real[]);
 \set VERBOSITY default
 
 -- what the access method says it can do

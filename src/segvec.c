@@ -44,6 +44,7 @@ _PG_init(void)
 	SegvecMergeInit();
 	FtQueryInit();
 	SegvecInitKernels();
+	SegvecInitHints();
 
 	/* after every segvec.* setting is defined: drops unknown ones */
 	MarkGUCPrefixReserved("segvec");

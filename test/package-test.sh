@@ -7,7 +7,9 @@
 #   2. runs dpkg-buildpackage -us -uc in a copy of the tree (so the
 #      checkout keeps its build), which also runs test/check-portable.sh
 #      on the packaged module;
-#   3. unpacks postgresql-15-segvec into a temp directory and, in a
+#   3. unpacks postgresql-15-segvec (segvec and its pgvector companion,
+#      segvec_pgvector, which is only checked for here: pgvector is not a
+#      build or test dependency) into a temp directory and, in a
 #      throwaway pg_virtualenv cluster that loads the module from there
 #      (dynamic_library_path, and extension_destdir for the control and SQL
 #      files), creates the extension, an index, queries it and checks that
@@ -40,10 +42,13 @@ fi
 
 version=$(dpkg-parsechangelog -l "$here/debian/changelog" -S Version)
 control_version=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$here/segvec.control")
+companion_version=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$here/pgvector/segvec_pgvector.control")
 meta_version=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["version"])' "$here/META.json")
-if [ "$version" != "$control_version" ] || [ "$meta_version" != "$control_version" ]; then
+if [ "$version" != "$control_version" ] || [ "$meta_version" != "$control_version" ] ||
+	[ "$companion_version" != "$control_version" ]; then
 	echo "package-test.sh: versions differ: segvec.control $control_version," \
-		"debian/changelog $version, META.json $meta_version" >&2
+		"debian/changelog $version, META.json $meta_version," \
+		"pgvector/segvec_pgvector.control $companion_version" >&2
 	exit 1
 fi
 tmp=$(mktemp -d /tmp/segvec-package.XXXXXX)
@@ -68,8 +73,10 @@ pgver=$(sed -n '1p' "$here/debian/pgversions")
 deb=$(ls "$tmp"/postgresql-"$pgver"-segvec_"$version"_*.deb)
 echo "=== built $(basename "$deb")"
 dpkg-deb -c "$deb" | awk '{print $6}' > "$tmp/contents"
-grep -E 'segvec(\.so|\.control|--.*\.sql)$' "$tmp/contents"
-for f in lib/segvec.so extension/segvec.control "extension/segvec--$version.sql"; do
+grep -E 'segvec(_pgvector)?(\.so|\.control|--.*\.sql)$' "$tmp/contents"
+for f in lib/segvec.so extension/segvec.control "extension/segvec--$version.sql" \
+	lib/segvec_pgvector.so extension/segvec_pgvector.control \
+	"extension/segvec_pgvector--$version.sql"; do
 	grep -q "/$f\$" "$tmp/contents" || {
 		echo "package-test.sh: $f missing from the package" >&2
 		exit 1

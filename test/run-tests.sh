@@ -6,7 +6,9 @@
 #      throwaway pg_virtualenv cluster with shared_preload_libraries=segvec,
 #      once per distance kernel path the CPU has (segvec.kernel = scalar,
 #      avx2, avx512);
-#   2. every TAP test (test/t/*.pl); they make their own clusters.
+#   2. the pgvector companion's suite (pgvector/sql/segvec_pgvector.sql)
+#      when pgvector is installed, else a SKIPPED line;
+#   3. every TAP test (test/t/*.pl); they make their own clusters.
 #
 # Prints regression.diffs and the TAP logs of failed tests, and ends with the
 # line "N passed, M failed" (suites per kernel path, TAP files and the
@@ -14,7 +16,8 @@
 # anything failed.  SEGVEC_KEEP_TMP=1 keeps the copy for a post-mortem.
 #
 # To run a part of the suite while working on it:
-#   SEGVEC_REGRESS="jobs compact"   only these pg_regress suites ("" for none)
+#   SEGVEC_REGRESS="jobs compact"   only these pg_regress suites ("" for none;
+#                                   segvec_pgvector is the companion's)
 #   SEGVEC_TAP="test/t/011_jobs_compact.pl"   only these TAP files ("" for none)
 #   SEGVEC_KERNELS="avx2"           only these kernel paths for pg_regress
 set -euo pipefail
@@ -94,7 +97,9 @@ as_postgres() {
 # --- pg_regress suites -------------------------------------------------------
 suites=()
 if [ -n "${SEGVEC_REGRESS+set}" ]; then
-	for n in $SEGVEC_REGRESS; do suites+=("sql/$n.sql"); done
+	for n in $SEGVEC_REGRESS; do
+		[ "$n" = segvec_pgvector ] || suites+=("sql/$n.sql")
+	done
 else
 for f in sql/*.sql; do
 	case $f in
@@ -151,6 +156,38 @@ if [ ${#suites[@]} -gt 0 ]; then
 	done
 else
 	echo "=== pg_regress: no suites"
+fi
+
+# --- the pgvector companion --------------------------------------------------
+# pgvector/sql/segvec_pgvector.sql needs pgvector, which is not a Debian
+# package: it runs when pgvector is installed (and SEGVEC_REGRESS is unset or
+# names segvec_pgvector), once, with the default kernel path.
+run_companion=1
+if [ -n "${SEGVEC_REGRESS+set}" ]; then
+	case " $SEGVEC_REGRESS " in
+		*" segvec_pgvector "*) ;;
+		*) run_companion=0 ;;
+	esac
+fi
+if [ "$run_companion" = 1 ]; then
+	vector_control="$(pg_config --sharedir)/extension/vector.control"
+	if [ ! -e "$vector_control" ]; then
+		echo "=== pg_regress segvec_pgvector: SKIPPED, pgvector is not installed (no $vector_control)"
+	else
+		echo "=== pg_regress segvec_pgvector (pgvector $(sed -n "s/^default_version = '\(.*\)'/\1/p" "$vector_control"))"
+		set +e
+		as_postgres pg_virtualenv -v 15 -o shared_preload_libraries=segvec \
+			make -C pgvector installcheck 2>&1 | tee regress.out.log
+		regress_rc=${PIPESTATUS[0]}
+		set -e
+		if [ "$regress_rc" -eq 0 ]; then
+			passed=$((passed + 1))
+		else
+			failed=$((failed + 1))
+			[ -s pgvector/regression.diffs ] && head -n 3000 pgvector/regression.diffs
+		fi
+		rm -f pgvector/regression.diffs
+	fi
 fi
 
 # --- TAP tests ---------------------------------------------------------------

@@ -280,6 +280,7 @@ segvecbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 			 RelationGetRelationName(index));
 
 	check_columns(index);
+	SegvecRecordInputDependency(index);
 	init_index_fork(index, MAIN_FORKNUM);
 
 	memset(&buildstate, 0, sizeof(buildstate));

@@ -250,11 +250,12 @@ start_scan(IndexScanDesc scan)
 	if (scan->numberOfOrderBys > 0 &&
 		!(scan->orderByData[0].sk_flags & SK_ISNULL))
 	{
-		ArrayType  *array;
 		int			dim;
 
-		array = DatumGetArrayTypePCopy(scan->orderByData[0].sk_argument);
-		so->query = SegvecArrayGetVector(array, &dim);
+		so->query = SegvecQueryGetVector(scan->indexRelation,
+										 scan->orderByData[0].sk_argument,
+										 scan->orderByData[0].sk_subtype,
+										 &dim);
 		if (info->dimensions > 0)
 			SegvecCheckSameDim(info->dimensions, dim);
 		so->query_isnull = (so->metric == SEGVEC_METRIC_COSINE &&

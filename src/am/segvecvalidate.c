@@ -3,10 +3,19 @@
  * segvecvalidate.c
  *	  amvalidate for segvec: check an operator class's definition.
  *
- * A segvec operator class has exactly one operator, strategy 1, an ORDER
- * BY operator (real[], real[]) -> float8, and one support function,
- * number 1, the distance function float8(real[], real[]) that the
- * operator computes.
+ * A segvec operator family has, per metric:
+ *
+ * - support function 1, the distance function float8(real[], real[]),
+ *   registered for the input type of segvec's own classes (anyelement) or
+ *   of a class for real[];
+ * - for each column type T other than real[] it can index, support
+ *   function 2, real[](T), registered for (T, T): it turns a value of T
+ *   into the vector (the companion segvec_pgvector adds these);
+ * - one ORDER BY operator, strategy 1, (T, T) -> float8 for real[] and for
+ *   each such T.
+ *
+ * An operator class needs the distance function and an ordering operator
+ * for its input type (real[] for a class of anyelement).
  *
  * src/am/segvecvalidate.c
  *
@@ -20,12 +29,32 @@
 #include "catalog/pg_amproc.h"
 #include "catalog/pg_opclass.h"
 #include "catalog/pg_type.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
 #include "utils/syscache.h"
 
 #include "am/am.h"
 #include "store/store.h"
+
+/* Does the family have support function 2 for type? */
+static bool
+has_input_proc(CatCList *proclist, Oid type)
+{
+	int			i;
+
+	for (i = 0; i < proclist->n_members; i++)
+	{
+		Form_pg_amproc procform =
+			(Form_pg_amproc) GETSTRUCT(&proclist->members[i]->tuple);
+
+		if (procform->amprocnum == SEGVEC_INPUT_PROC &&
+			procform->amproclefttype == type &&
+			procform->amprocrighttype == type)
+			return true;
+	}
+	return false;
+}
 
 bool
 segvecvalidate(Oid opclassoid)
@@ -35,6 +64,7 @@ segvecvalidate(Oid opclassoid)
 	Form_pg_opclass classform;
 	Oid			opfamilyoid;
 	Oid			opcintype;
+	Oid			optype;			/* type of the class's ordering operator */
 	char	   *opclassname;
 	CatCList   *proclist,
 			   *oprlist;
@@ -49,34 +79,55 @@ segvecvalidate(Oid opclassoid)
 	opfamilyoid = classform->opcfamily;
 	opcintype = classform->opcintype;
 	opclassname = NameStr(classform->opcname);
+	optype = (opcintype == ANYELEMENTOID) ? FLOAT4ARRAYOID : opcintype;
 
-	if (opcintype != FLOAT4ARRAYOID)
+	proclist = SearchSysCacheList1(AMPROCNUM, ObjectIdGetDatum(opfamilyoid));
+	oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(opfamilyoid));
+
+	if (optype != FLOAT4ARRAYOID && !has_input_proc(proclist, optype))
 	{
 		ereport(INFO,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("segvec operator class \"%s\" must be for type real[]",
-						opclassname)));
+				 errmsg("segvec operator class \"%s\" is for type %s, but its operator family has no support function %d for that type",
+						opclassname, format_type_be(optype),
+						SEGVEC_INPUT_PROC)));
 		result = false;
 	}
 
-	proclist = SearchSysCacheList1(AMPROCNUM, ObjectIdGetDatum(opfamilyoid));
 	for (i = 0; i < proclist->n_members; i++)
 	{
 		HeapTuple	proctup = &proclist->members[i]->tuple;
 		Form_pg_amproc procform = (Form_pg_amproc) GETSTRUCT(proctup);
+		bool		ok;
 
-		if (procform->amprocnum != SEGVEC_DISTANCE_PROC)
+		switch (procform->amprocnum)
 		{
-			ereport(INFO,
-					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-					 errmsg("segvec operator family contains function %s with invalid support number %d",
-							format_procedure(procform->amproc),
-							procform->amprocnum)));
-			result = false;
-			continue;
+			case SEGVEC_DISTANCE_PROC:
+				ok = procform->amproclefttype == procform->amprocrighttype &&
+					check_amproc_signature(procform->amproc, FLOAT8OID, true,
+										   2, 2, FLOAT4ARRAYOID,
+										   FLOAT4ARRAYOID);
+				if (ok && (procform->amproclefttype == opcintype ||
+						   procform->amproclefttype == ANYELEMENTOID))
+					has_proc = true;
+				break;
+			case SEGVEC_INPUT_PROC:
+				ok = procform->amproclefttype == procform->amprocrighttype &&
+					procform->amproclefttype != FLOAT4ARRAYOID &&
+					check_amproc_signature(procform->amproc, FLOAT4ARRAYOID,
+										   true, 1, 1,
+										   procform->amproclefttype);
+				break;
+			default:
+				ereport(INFO,
+						(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+						 errmsg("segvec operator family contains function %s with invalid support number %d",
+								format_procedure(procform->amproc),
+								procform->amprocnum)));
+				result = false;
+				continue;
 		}
-		if (!check_amproc_signature(procform->amproc, FLOAT8OID, true,
-									2, 2, FLOAT4ARRAYOID, FLOAT4ARRAYOID))
+		if (!ok)
 		{
 			ereport(INFO,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
@@ -84,16 +135,14 @@ segvecvalidate(Oid opclassoid)
 							format_procedure(procform->amproc),
 							procform->amprocnum)));
 			result = false;
-			continue;
 		}
-		has_proc = true;
 	}
 
-	oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(opfamilyoid));
 	for (i = 0; i < oprlist->n_members; i++)
 	{
 		HeapTuple	oprtup = &oprlist->members[i]->tuple;
 		Form_pg_amop oprform = (Form_pg_amop) GETSTRUCT(oprtup);
+		Oid			lefttype = oprform->amoplefttype;
 
 		if (oprform->amopstrategy != SEGVEC_ORDERBY_STRATEGY ||
 			oprform->amoppurpose != AMOP_ORDER)
@@ -107,19 +156,22 @@ segvecvalidate(Oid opclassoid)
 			continue;
 		}
 		if (!check_amop_signature(oprform->amopopr, FLOAT8OID,
-								  oprform->amoplefttype,
-								  oprform->amoprighttype) ||
-			oprform->amoplefttype != FLOAT4ARRAYOID ||
-			oprform->amoprighttype != FLOAT4ARRAYOID)
+								  lefttype, oprform->amoprighttype) ||
+			lefttype != oprform->amoprighttype ||
+			(lefttype != FLOAT4ARRAYOID &&
+			 !has_input_proc(proclist, lefttype)))
 		{
 			ereport(INFO,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
 					 errmsg("segvec operator family contains operator %s with wrong signature",
-							format_operator(oprform->amopopr))));
+							format_operator(oprform->amopopr)),
+					 errdetail("Its operands must both be real[], or both of a type the family has support function %d for.",
+							   SEGVEC_INPUT_PROC)));
 			result = false;
 			continue;
 		}
-		has_op = true;
+		if (lefttype == optype)
+			has_op = true;
 	}
 
 	if (!has_proc || !has_op)

@@ -388,7 +388,10 @@ value_vector(CompileState *st, FtValue *v)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("parameter $%s%s is not a vector: a string must be base64 of little-endian float32 values",
-							v->param, at_char(v->location))));
+							v->param, at_char(v->location)),
+					 (jv->val.string.len > 0 && jv->val.string.val[0] == '[') ?
+					 errhint("Give the vector as a JSON array of numbers, not as a string: {\"%s\": [1, 2, 3]}.",
+							 v->param) : 0));
 		n = nbytes / 4;
 		elems = palloc(sizeof(Datum) * n);
 		for (i = 0; i < n; i++)
@@ -545,6 +548,10 @@ distance_expr(CompileState *st, Datum vector)
 {
 	int			n = add_param(st->c, FLOAT4ARRAYOID, vector);
 
+	/* a column of another type (pgvector's) is compared with its own type */
+	if (st->info->vectypname != NULL)
+		return psprintf("(%s %s CAST($%d AS %s))", st->veccol, st->vecop, n,
+						st->info->vectypname);
 	return psprintf("(%s %s $%d)", st->veccol, st->vecop, n);
 }
 

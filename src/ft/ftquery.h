@@ -206,6 +206,9 @@ typedef struct FtIndexInfo
 	SegvecMetric metric;
 	char	   *opnspname;		/* schema of the ordering operator */
 	char	   *opname;			/* "<->", "<=>" or "<#>" */
+	char	   *vectypname;		/* the vector column's type, qualified, when
+								 * it is not real[] (query vectors, which are
+								 * real[], are cast to it); else NULL */
 	int			dimensions;		/* 0 while the index has no vector */
 	/* dialect options of the index (reloptions, see FtLoadFieldOptions) */
 	List	   *text_fields;	/* TEXT fields: column names (char *) */

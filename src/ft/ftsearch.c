@@ -69,6 +69,8 @@ FtGetIndexInfo(Oid indexoid)
 	Relation	heap;
 	Relation	index;
 	Oid			opno;
+	Oid			vectype;
+	Oid			optype;
 	HeapTuple	tup;
 	SegvecMetaInfo meta;
 	char	   *name;
@@ -118,8 +120,13 @@ FtGetIndexInfo(Oid indexoid)
 	info->idtype = TupleDescAttr(info->tupdesc, info->idattno - 1)->atttypid;
 
 	info->metric = SegvecGetMetric(index);
-	opno = get_opfamily_member(index->rd_opfamily[0], index->rd_opcintype[0],
-							   index->rd_opcintype[0], SEGVEC_ORDERBY_STRATEGY);
+	/* the ordering operator for the column's type (real[] for a domain) */
+	vectype = SegvecIndexVectorType(index);
+	optype = SegvecIsVectorType(vectype) ? FLOAT4ARRAYOID : getBaseType(vectype);
+	if (optype != FLOAT4ARRAYOID)
+		info->vectypname = format_type_be_qualified(optype);
+	opno = get_opfamily_member(index->rd_opfamily[0], optype, optype,
+							   SEGVEC_ORDERBY_STRATEGY);
 	if (!OidIsValid(opno))
 		elog(ERROR, "no ordering operator in the operator family of index \"%s\"",
 			 info->indexname);

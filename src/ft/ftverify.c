@@ -497,8 +497,10 @@ ft_verify(PG_FUNCTION_ARGS)
 		qsort(vs.bytid, vs.ndocs, sizeof(VerifyDoc *), tid_cmp);
 
 	vs.scan = index_beginscan(vs.heap, vs.index, snapshot, 0, 1);
+	/* the subtype says how the scan reads the heap's vector datums */
 	ScanKeyEntryInitialize(&vs.orderby, 0, 1, SEGVEC_ORDERBY_STRATEGY,
-						   InvalidOid, InvalidOid, InvalidOid, (Datum) 0);
+						   SegvecIndexVectorType(vs.index), InvalidOid,
+						   InvalidOid, (Datum) 0);
 
 	indexInfo = BuildIndexInfo(vs.index);
 	indexInfo->ii_Concurrent = true;	/* only rows the snapshot sees */

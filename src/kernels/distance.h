@@ -67,4 +67,7 @@ extern void SegvecCheckSameDim(int expected, int found);
 
 extern const char *SegvecMetricName(SegvecMetric metric);
 
+/* hints.c: HINTs for the errors pgvector spellings meet first */
+extern void SegvecInitHints(void);
+
 #endif							/* SEGVEC_DISTANCE_H */

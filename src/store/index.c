@@ -2,8 +2,9 @@
  *
  * index.c
  *	  What a segvec index relation is: opening one by OID, its metric (from
- *	  its operator class), its dimension, its id key's send function, and
- *	  turning an indexed datum into a vector.
+ *	  its operator family), its dimension, its id key's send function, and
+ *	  turning an indexed datum or a query datum into a vector (directly for
+ *	  real[], through the family's support function 2 for other types).
  *
  * The metric, the dimension once it can no longer change, and the key's
  * send function are cached in the relcache entry (rd_amcache).
@@ -16,16 +17,24 @@
 
 #include "access/genam.h"
 #include "access/relation.h"
+#include "access/table.h"
 #include "access/transam.h"
 #include "catalog/index.h"
 #include "catalog/pg_authid.h"
+#include "catalog/dependency.h"
+#include "catalog/indexing.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_depend.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/fmgroids.h"
 #include "utils/rel.h"
 
 #include "store/store.h"
@@ -36,18 +45,84 @@ extern Datum segvec_cosine_distance(PG_FUNCTION_ARGS);
 extern Datum segvec_negative_inner_product(PG_FUNCTION_ARGS);
 
 /*
- * What the relcache keeps for a segvec index (rd_amcache): the metric, and
- * the dimension once the metapage has one.  Both never change for a given
- * relfilenode; TRUNCATE and REINDEX make a new one and invalidate the
- * relcache entry, which frees rd_amcache.
+ * What the relcache keeps for a segvec index (rd_amcache): the metric, the
+ * indexed column's type and how to read it, and the dimension once the
+ * metapage has one.  None of these change for a given relfilenode;
+ * TRUNCATE and REINDEX make a new one and invalidate the relcache entry,
+ * which frees rd_amcache.
  */
 typedef struct SegvecRelCache
 {
 	SegvecMetric metric;
 	int			dimensions;
+	Oid			vectype;		/* type of the indexed column (or expression) */
+	bool		has_input;		/* read through support function 2? */
+	FmgrInfo	input;			/* support function 2 for vectype */
 	bool		key_ready;		/* keysend filled in? */
 	FmgrInfo	keysend;		/* send function of the id key's type */
 } SegvecRelCache;
+
+/*
+ * metric_of_family: the metric of a segvec operator family, from its
+ * distance function (support function 1): the one registered for the
+ * operator class's input type, else the one registered for anyelement
+ * (segvec's own classes; a class of the companion for another type has
+ * none of its own).  Errors if it is none of segvec's.
+ */
+static SegvecMetric
+metric_of_family(Relation index, Oid opfamily, Oid opcintype)
+{
+	Oid			procoid;
+	FmgrInfo	proc;
+
+	procoid = get_opfamily_proc(opfamily, opcintype, opcintype,
+								SEGVEC_DISTANCE_PROC);
+	if (!OidIsValid(procoid))
+		procoid = get_opfamily_proc(opfamily, ANYELEMENTOID, ANYELEMENTOID,
+									SEGVEC_DISTANCE_PROC);
+	if (OidIsValid(procoid))
+	{
+		fmgr_info(procoid, &proc);
+		if (proc.fn_addr == segvec_l2_distance)
+			return SEGVEC_METRIC_L2;
+		if (proc.fn_addr == segvec_cosine_distance)
+			return SEGVEC_METRIC_COSINE;
+		if (proc.fn_addr == segvec_negative_inner_product)
+			return SEGVEC_METRIC_IP;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("operator class of index \"%s\" uses an unsupported distance function",
+					RelationGetRelationName(index)),
+			 errhint("Use one of the operator classes vector_l2_ops, vector_cosine_ops or vector_ip_ops.")));
+	return SEGVEC_METRIC_INVALID;	/* keep compiler quiet */
+}
+
+/*
+ * input_proc: support function 2 of opfamily for type (or for its base
+ * type, if it is a domain), InvalidOid if there is none.
+ */
+static Oid
+input_proc(Oid opfamily, Oid type)
+{
+	Oid			procoid = get_opfamily_proc(opfamily, type, type,
+											SEGVEC_INPUT_PROC);
+	Oid			base;
+
+	if (!OidIsValid(procoid) && (base = getBaseType(type)) != type)
+		procoid = get_opfamily_proc(opfamily, base, base, SEGVEC_INPUT_PROC);
+	return procoid;
+}
+
+/*
+ * SegvecIsVectorType: is type real[] (or a domain over it), the type segvec
+ * reads without a support function?
+ */
+bool
+SegvecIsVectorType(Oid type)
+{
+	return type == FLOAT4ARRAYOID || getBaseType(type) == FLOAT4ARRAYOID;
+}
 
 static SegvecRelCache *
 get_relcache(Relation index)
@@ -56,29 +131,114 @@ get_relcache(Relation index)
 
 	if (cache == NULL)
 	{
-		FmgrInfo   *proc;
+		Oid			opfamily = index->rd_opfamily[0];
+		Oid			vectype = TupleDescAttr(RelationGetDescr(index), 0)->atttypid;
 		SegvecMetric metric;
+		Oid			inputoid = InvalidOid;
 
-		proc = index_getprocinfo(index, 1, SEGVEC_DISTANCE_PROC);
-		if (proc->fn_addr == segvec_l2_distance)
-			metric = SEGVEC_METRIC_L2;
-		else if (proc->fn_addr == segvec_cosine_distance)
-			metric = SEGVEC_METRIC_COSINE;
-		else if (proc->fn_addr == segvec_negative_inner_product)
-			metric = SEGVEC_METRIC_IP;
-		else
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("operator class of index \"%s\" uses an unsupported distance function",
-							RelationGetRelationName(index)),
-					 errhint("Use one of the operator classes vector_l2_ops, vector_cosine_ops or vector_ip_ops.")));
+		metric = metric_of_family(index, opfamily, index->rd_opcintype[0]);
+		if (!SegvecIsVectorType(vectype))
+		{
+			char	   *typname = format_type_be(vectype);
+
+			inputoid = input_proc(opfamily, vectype);
+			if (!OidIsValid(inputoid))
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("segvec index \"%s\" cannot read values of type %s",
+								RelationGetRelationName(index), typname),
+						 errdetail("A segvec index reads real[] values, and values of the types its operator family has an input function (support function 2) for."),
+						 (strcmp(typname, "vector") == 0 ||
+						  strcmp(typname, "halfvec") == 0) ?
+						 errhint("For pgvector's %s type, install the companion extension: CREATE EXTENSION segvec_pgvector.",
+								 typname) :
+						 errhint("Index a real[] column, or an expression that casts the column to real[].")));
+		}
 
 		cache = MemoryContextAllocZero(index->rd_indexcxt,
 									   sizeof(SegvecRelCache));
 		cache->metric = metric;
+		cache->vectype = vectype;
+		if (OidIsValid(inputoid))
+		{
+			fmgr_info_cxt(inputoid, &cache->input, index->rd_indexcxt);
+			cache->has_input = true;
+		}
 		index->rd_amcache = cache;
 	}
 	return cache;
+}
+
+/*
+ * SegvecInputProcOid: the support function 2 of index's operator family
+ * that reads its column, InvalidOid when the column is real[].
+ */
+Oid
+SegvecInputProcOid(Relation index)
+{
+	SegvecRelCache *cache = get_relcache(index);
+
+	return cache->has_input ? cache->input.fn_oid : InvalidOid;
+}
+
+/*
+ * SegvecRecordInputDependency: make the index depend on the support
+ * function 2 that reads its column, if any, so that dropping the function
+ * (DROP EXTENSION segvec_pgvector) needs CASCADE and drops the index with
+ * it, rather than leaving an index that no insert or search can read.
+ * (An index built with segvec's own vector_l2_ops on a vector column
+ * depends on nothing else of the companion.)  Called by ambuild, so again
+ * by each REINDEX: a dependency already recorded is kept as it is.
+ */
+void
+SegvecRecordInputDependency(Relation index)
+{
+	Oid			procoid = SegvecInputProcOid(index);
+	Relation	depRel;
+	ScanKeyData key[3];
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		found = false;
+	ObjectAddress myself,
+				referenced;
+
+	if (!OidIsValid(procoid))
+		return;
+
+	depRel = table_open(DependRelationId, AccessShareLock);
+	ScanKeyInit(&key[0], Anum_pg_depend_classid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(RelationRelationId));
+	ScanKeyInit(&key[1], Anum_pg_depend_objid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(RelationGetRelid(index)));
+	ScanKeyInit(&key[2], Anum_pg_depend_objsubid, BTEqualStrategyNumber,
+				F_INT4EQ, Int32GetDatum(0));
+	scan = systable_beginscan(depRel, DependDependerIndexId, true, NULL,
+							  3, key);
+	while (!found && HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_depend dep = (Form_pg_depend) GETSTRUCT(tup);
+
+		found = (dep->refclassid == ProcedureRelationId &&
+				 dep->refobjid == procoid);
+	}
+	systable_endscan(scan);
+	table_close(depRel, AccessShareLock);
+
+	if (found)
+		return;
+	ObjectAddressSet(myself, RelationRelationId, RelationGetRelid(index));
+	ObjectAddressSet(referenced, ProcedureRelationId, procoid);
+	recordDependencyOn(&myself, &referenced, DEPENDENCY_NORMAL);
+}
+
+/*
+ * SegvecIndexVectorType: the type of the indexed column (real[], or a type
+ * read through support function 2).
+ */
+Oid
+SegvecIndexVectorType(Relation index)
+{
+	return get_relcache(index)->vectype;
 }
 
 /*
@@ -150,22 +310,61 @@ SegvecIndexDimensions(Relation index)
 }
 
 /*
- * SegvecDatumGetVector: turn an indexed real[] datum into the vector to
- * store, checking it and its dimension against the index's (fixing the
- * index's dimension if this is the first vector).  The result may point
- * into a detoasted copy made in the current memory context.
+ * SegvecDatumGetVector: turn an indexed datum (real[], or a value of the
+ * type support function 2 reads) into the vector to store, checking it and
+ * its dimension against the index's (fixing the index's dimension if this
+ * is the first vector).  The result may point into a detoasted or
+ * converted copy made in the current memory context.
  */
 float *
 SegvecDatumGetVector(Relation index, Datum value, int *dim)
 {
-	ArrayType  *array = DatumGetArrayTypeP(value);
-	float	   *vector = SegvecArrayGetVector(array, dim);
-	int			expected = get_dimensions(index);
+	SegvecRelCache *cache = get_relcache(index);
+	ArrayType  *array;
+	float	   *vector;
+	int			expected;
+
+	if (cache->has_input)
+		value = FunctionCall1(&cache->input, value);
+	array = DatumGetArrayTypeP(value);
+	vector = SegvecArrayGetVector(array, dim);
+	expected = get_dimensions(index);
 
 	/* set, or (after an aborted first insert) reset, or complain */
 	if (expected != *dim)
 		SegvecSetDimensions(index, *dim);
 	return vector;
+}
+
+/*
+ * SegvecQueryGetVector: turn a query vector of the given type (a scan
+ * key's subtype: the ordering operator's right-hand type; InvalidOid means
+ * real[]) into a vector, checked like any (but not against the index's
+ * dimension).  The result is a fresh copy in the current memory context.
+ */
+float *
+SegvecQueryGetVector(Relation index, Datum value, Oid type, int *dim)
+{
+	SegvecRelCache *cache = get_relcache(index);
+	ArrayType  *array;
+
+	if (!OidIsValid(type) || SegvecIsVectorType(type))
+		array = DatumGetArrayTypePCopy(value);
+	else if (type == cache->vectype && cache->has_input)
+		array = DatumGetArrayTypeP(FunctionCall1(&cache->input, value));
+	else
+	{
+		Oid			procoid = input_proc(index->rd_opfamily[0], type);
+
+		if (!OidIsValid(procoid))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("segvec index \"%s\" cannot read a query vector of type %s",
+							RelationGetRelationName(index),
+							format_type_be(type))));
+		array = DatumGetArrayTypeP(OidFunctionCall1(procoid, value));
+	}
+	return SegvecArrayGetVector(array, dim);
 }
 
 /*

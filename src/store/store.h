@@ -32,9 +32,17 @@
  * ----------------
  */
 
-/* Support procedure: the distance function of the operator class */
+/*
+ * Support procedures.  1: the distance function of the operator family,
+ * float8(real[], real[]), registered for the class's input type (anyelement
+ * for segvec's own classes).  2 (optional, one per column type other than
+ * real[]): real[](T), registered for (T, T), turning a value of T into the
+ * vector to index or search for; the companion segvec_pgvector adds it for
+ * pgvector's vector and halfvec.
+ */
 #define SEGVEC_DISTANCE_PROC		1
-#define SEGVEC_NPROC				1
+#define SEGVEC_INPUT_PROC			2
+#define SEGVEC_NPROC				2
 
 /* Strategy: the single ordering operator */
 #define SEGVEC_ORDERBY_STRATEGY		1
@@ -161,6 +169,12 @@ extern Oid	SegvecIndexGetHeap(Oid relid);
 extern SegvecMetric SegvecGetMetric(Relation index);
 extern FmgrInfo *SegvecKeySendProc(Relation index);
 extern float *SegvecDatumGetVector(Relation index, Datum value, int *dim);
+extern float *SegvecQueryGetVector(Relation index, Datum value, Oid type,
+								   int *dim);
+extern bool SegvecIsVectorType(Oid type);
+extern Oid	SegvecIndexVectorType(Relation index);
+extern Oid	SegvecInputProcOid(Relation index);
+extern void SegvecRecordInputDependency(Relation index);
 extern int	SegvecIndexDimensions(Relation index);
 
 /* mutable.c: the mutable segment */

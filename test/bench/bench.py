@@ -201,6 +201,8 @@ def report(path):
       "before the searches:")
     w("           in-memory performance for both")
     w("segvec   : %s" % r.get("segvec_ddl"))
+    if r.get("segvec_column"):
+        w("           on column %s" % r.get("segvec_column"))
     if pgv:
         w("pgvector : %s  (pgvector %s)" % (r.get("pgvector_ddl"),
                                             r.get("pgvector_version")))

@@ -20,7 +20,9 @@
 #     QPS after it;
 #   - the same for a pgvector HNSW index (m 16, ef_construction 64) on a
 #     vector(784) column when the server has the "vector" extension, and the
-#     ratio segvec/pgvector for each figure (skipped without pgvector);
+#     ratio segvec/pgvector for each figure (skipped without pgvector); then
+#     segvec's index is on a vector(784) column too (segvec_pgvector), unless
+#     BENCH_SEGVEC_COLUMN=real;
 #   - prints one report (bench.py report), with the targets of issue 3.
 #
 # Takes about 7 minutes on an idle 2-CPU machine once the ground truth is
@@ -40,6 +42,10 @@
 #                     runs in one backend, so its memory is the build's)
 #   BENCH_PGVECTOR    auto | off
 #   BENCH_SEGVEC_INCLUDE_ID  1: the segvec index gets INCLUDE (id)
+#   BENCH_SEGVEC_COLUMN  auto | real | vector: segvec's column type; auto
+#                     is vector(784) when pgvector is there (the same column
+#                     type as pgvector's index, read through segvec_pgvector),
+#                     else real[]
 #   BENCH_CACHE       ground-truth cache directory (/var/tmp/segvec-bench)
 set -euo pipefail
 
@@ -160,14 +166,28 @@ SQL
 	# --- tables -------------------------------------------------------------
 	# fm_X carries the vector index, plain_X is the identical table without.
 	say "creating the tables"
-	psql -c 'CREATE TABLE fm_segvec (id int PRIMARY KEY, hits int NOT NULL DEFAULT 0, embedding real[])' \
-		-c 'CREATE TABLE plain_real (id int PRIMARY KEY, hits int NOT NULL DEFAULT 0, embedding real[])' \
+	# segvec's column: real[], or (with pgvector) the same vector(784)
+	# column type as pgvector's table, through segvec_pgvector
+	segtype='real[]'
+	seg_col=${BENCH_SEGVEC_COLUMN:-auto}
+	[ "$seg_col" = auto ] && { [ $pgv = yes ] && seg_col=vector || seg_col=real; }
+	if [ "$seg_col" = vector ]; then
+		[ $pgv = yes ] || { echo "run.sh: BENCH_SEGVEC_COLUMN=vector needs pgvector" >&2; exit 1; }
+		segtype="vector($dim)"
+	fi
+	put segvec_column "embedding $segtype"
+	[ $pgv = yes ] && psql -c 'CREATE EXTENSION vector'
+	[ "$seg_col" = vector ] && psql -c 'CREATE EXTENSION segvec_pgvector'
+	psql -c "CREATE TABLE fm_segvec (id int PRIMARY KEY, hits int NOT NULL DEFAULT 0, embedding $segtype)" \
+		-c "CREATE TABLE plain_real (id int PRIMARY KEY, hits int NOT NULL DEFAULT 0, embedding $segtype)" \
+		-c "CREATE TABLE testset_s (qid int PRIMARY KEY, embedding $segtype)" \
 		-c 'INSERT INTO fm_segvec (id, embedding) SELECT id, embedding FROM train ORDER BY id' \
 		-c 'INSERT INTO plain_real (id, embedding) SELECT id, embedding FROM train ORDER BY id' \
-		-c 'VACUUM ANALYZE fm_segvec' -c 'VACUUM ANALYZE plain_real' \
+		-c 'INSERT INTO testset_s SELECT qid, embedding FROM testset ORDER BY qid' \
+		-c 'VACUUM ANALYZE fm_segvec' -c 'VACUUM ANALYZE plain_real' -c 'VACUUM ANALYZE testset_s' \
 		-c "CREATE SEQUENCE qseq MINVALUE 1 MAXVALUE $nq CYCLE"
 	if [ $pgv = yes ]; then
-		psql -c 'CREATE EXTENSION vector' \
+		psql \
 			-c "CREATE TABLE fm_pgvector (id int PRIMARY KEY, hits int NOT NULL DEFAULT 0, embedding vector($dim))" \
 			-c "CREATE TABLE plain_vector (id int PRIMARY KEY, hits int NOT NULL DEFAULT 0, embedding vector($dim))" \
 			-c "CREATE TABLE testset_v (qid int PRIMARY KEY, embedding vector($dim))" \
@@ -190,7 +210,7 @@ SQL
 	[ $pgv = yes ] && methods+=(pgvector)
 	declare -A tbl src guc plain
 	tbl=([segvec]=fm_segvec [pgvector]=fm_pgvector)
-	src=([segvec]=testset [pgvector]=testset_v)
+	src=([segvec]=testset_s [pgvector]=testset_v)
 	guc=([segvec]=segvec.ef_search [pgvector]=hnsw.ef_search)
 	plain=([segvec]=plain_real [pgvector]=plain_vector)
 

@@ -143,6 +143,12 @@ SELECT string_agg(d, E'\n' ORDER BY d) FROM (
                          format_type(atttypid, atttypmod), ',' ORDER BY attnum)
                        FROM pg_attribute WHERE attrelid = objid
                          AND attnum > 0 AND NOT attisdropped), '')
+         WHEN classid = 'pg_opclass'::regclass
+           THEN ' ' || (SELECT opcintype::regtype::text || ' ' ||
+               coalesce((SELECT string_agg(pg_describe_object(
+                   'pg_amproc'::regclass, p.oid, 0), ', ' ORDER BY p.amprocnum)
+                 FROM pg_amproc p WHERE p.amprocfamily = c.opcfamily), '')
+             FROM pg_opclass c WHERE c.oid = objid)
          ELSE '' END ||
     coalesce(' -- ' || (SELECT description FROM pg_description
       WHERE objoid = objid AND classoid = classid AND objsubid = m.objsubid),
