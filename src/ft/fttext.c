@@ -12,7 +12,6 @@
 
 #include "catalog/pg_type.h"
 #include "fmgr.h"
-#include "miscadmin.h"
 #include "tsearch/ts_type.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -147,6 +146,24 @@ near_in_order(TermPositions *tp, int nterms, int slop)
 	return false;
 }
 
+/* A position of a term, for the window of near_any_order */
+typedef struct TermPos
+{
+	int			pos;
+	int			term;
+} TermPos;
+
+static int
+cmp_termpos(const void *a, const void *b)
+{
+	const TermPos *x = a;
+	const TermPos *y = b;
+
+	if (x->pos != y->pos)
+		return (x->pos > y->pos) - (x->pos < y->pos);
+	return (x->term > y->term) - (x->term < y->term);
+}
+
 /*
  * In any order: the narrowest window of positions holding every term
  * (the smallest range over the merged positions that covers all of
@@ -156,8 +173,7 @@ static bool
 near_any_order(TermPositions *tp, int nterms, int slop)
 {
 	int			total = 0;
-	int		   *pos;
-	int		   *term;
+	TermPos    *all;
 	int		   *count = palloc0(sizeof(int) * nterms);
 	int			have = 0;
 	int			lo = 0;
@@ -169,35 +185,26 @@ near_any_order(TermPositions *tp, int nterms, int slop)
 		return true;
 	for (t = 0; t < nterms; t++)
 		total += tp[t].n;
-	pos = palloc(sizeof(int) * total);
-	term = palloc(sizeof(int) * total);
-	/* merge by insertion of each term's sorted positions: small lists */
+	all = palloc(sizeof(TermPos) * total);
 	for (t = 0; t < nterms; t++)
 	{
 		for (i = 0; i < tp[t].n; i++)
 		{
-			int			k = m++;
-
-			while (k > 0 && pos[k - 1] > tp[t].pos[i])
-			{
-				pos[k] = pos[k - 1];
-				term[k] = term[k - 1];
-				k--;
-			}
-			pos[k] = tp[t].pos[i];
-			term[k] = t;
+			all[m].pos = tp[t].pos[i];
+			all[m].term = t;
+			m++;
 		}
 	}
+	qsort(all, total, sizeof(TermPos), cmp_termpos);
 	for (i = 0; i < total; i++)
 	{
-		CHECK_FOR_INTERRUPTS();
-		if (count[term[i]]++ == 0)
+		if (count[all[i].term]++ == 0)
 			have++;
 		while (have == nterms)
 		{
-			if (pos[i] - pos[lo] - (nterms - 1) <= slop)
+			if (all[i].pos - all[lo].pos - (nterms - 1) <= slop)
 				return true;
-			if (--count[term[lo]] == 0)
+			if (--count[all[lo].term] == 0)
 				have--;
 			lo++;
 		}
