@@ -130,6 +130,12 @@ INSERT INTO rs.nest SELECT 'doc' || i, 'foo', 'bar', 'baz', 'gaz', '{1,0}'
 	FROM generate_series(0, 19) i;
 SELECT ft.create('nest_idx', 'rs.nest', 'doc', 'embedding',
 	text_fields => '{a, b, c, d}', language => 'english') IS NOT NULL;
+-- test.py::testNumericRange (title TEXT, score NUMERIC, price NUMERIC)
+CREATE TABLE rs.num (doc text, title text, score int, price int, embedding real[]);
+INSERT INTO rs.num SELECT 'doc' || i, 'hello kitty', i, 100 + 10 * i, '{1,0}'
+	FROM generate_series(0, 99) i;
+SELECT ft.create('num_idx', 'rs.num', 'doc', 'embedding',
+	text_fields => '{title}', language => 'english') IS NOT NULL;
 -- test_fuzzy.py::testStopwords (t1 TEXT)
 CREATE TABLE rs.fuzzy_sw (doc text, t1 text, embedding real[]);
 INSERT INTO rs.fuzzy_sw SELECT t, t, '{1,0}'
