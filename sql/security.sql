@@ -127,6 +127,32 @@ SELECT * FROM pg_temp.gained();
 SELECT who, what, count(*) > 0 AS ran FROM evil.log GROUP BY 1, 2 ORDER BY 2;
 DELETE FROM evil.log;
 
+-- 3b. The test hook ft._stage_phantom reads the id as ft.add does: only
+-- the table's owner may call it, and the id's domain runs as the owner, in
+-- a security-restricted operation
+SET ROLE regress_sec_attacker;
+CREATE TABLE evil.ph (id evil.ident, embedding real[]);
+INSERT INTO evil.ph VALUES (1, '{1,0}'), (2, '{0,1}');
+CREATE INDEX evil_ph_idx ON evil.ph USING segvec (embedding) INCLUDE (id);
+GRANT USAGE ON SCHEMA evil TO regress_sec_reader;
+GRANT SELECT, INSERT, UPDATE, DELETE ON evil.ph TO regress_sec_reader;
+DELETE FROM evil.log;
+RESET ROLE;
+SET segvec.enable_test_hooks = on;
+SELECT ft._stage_phantom('evil.evil_ph_idx', '2') > 0 AS staged;
+SELECT * FROM pg_temp.gained();
+SELECT who, what, count(*) > 0 AS ran FROM evil.log GROUP BY 1, 2 ORDER BY 2;
+DELETE FROM evil.log;
+-- a role with every privilege on the table but ownership
+SET ROLE regress_sec_reader;
+SELECT ft._stage_phantom('evil.evil_ph_idx', '1');
+RESET ROLE;
+RESET segvec.enable_test_hooks;
+SET ROLE regress_sec_attacker;
+REVOKE ALL ON evil.ph FROM regress_sec_reader;
+REVOKE USAGE ON SCHEMA evil FROM regress_sec_reader;
+RESET ROLE;
+
 -- 4. Operators and functions put ahead of pg_catalog on the caller's
 -- search_path: every ft function and the MERGE it runs resolve their own
 SET ROLE regress_sec_attacker;

@@ -268,9 +268,7 @@ start_scan(IndexScanDesc scan)
 		if (so->query_isnull)
 		{
 			/* every doc, in index order */
-			SegvecMutableForEachDoc(scan->indexRelation, info->mutable_head,
-									InvalidBlockNumber, info->dimensions,
-									list_doc, so);
+			SegvecMutableScanDocs(scan->indexRelation, info, list_doc, so);
 			for (i = 0; i < info->nsegments; i++)
 			{
 				SegvecSegment *seg = &info->segments[i];
@@ -283,9 +281,7 @@ start_scan(IndexScanDesc scan)
 		}
 		else
 		{
-			SegvecMutableForEachDoc(scan->indexRelation, info->mutable_head,
-									InvalidBlockNumber, info->dimensions,
-									score_doc, so);
+			SegvecMutableScanDocs(scan->indexRelation, info, score_doc, so);
 			if (so->ncands > 1)
 				sort_candidates(so->cands, so->ncands);
 

@@ -123,6 +123,8 @@ typedef struct CompileState
 	char	   *cfg;			/* the TEXT configuration as SQL */
 	bool		has_text;		/* the filter has a full-text term */
 	StringInfoData rankq;		/* tsquery text of the scored terms */
+	bool		weighted;		/* some node has a $weight: rank_groups */
+	List	   *rank_groups;	/* RankGroup *s */
 	char	   *stop_raw;		/* the last VECTOR_RANGE's operator
 								 * expression */
 } CompileState;
@@ -977,6 +979,86 @@ append_lexeme(StringInfo buf, const char *w, bool prefix)
 		appendStringInfoString(buf, ":*");
 }
 
+static bool has_text_term(FtNode *n);
+static char *text_tsquery(CompileState *st, FtNode *n, List **fields);
+
+/* Is n a word or prefix, or an OR of them (what SLOP / INORDER place)? */
+static bool
+near_placeable(FtNode *n)
+{
+	ListCell   *lc;
+
+	if (n->kind == FT_NODE_TEXT)
+		return n->text_kind == FT_TEXT_WORD &&
+			(n->term.wild & ~FT_WILD_PREFIX) == 0;
+	if (n->kind != FT_NODE_OR)
+		return false;
+	foreach(lc, n->args)
+	{
+		if (!near_placeable(lfirst(lc)))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * SLOP / INORDER (the query's, or an AND's $slop / $inorder) on the AND n:
+ * the condition that its text terms occur within slop words of each
+ * other (and in query order with inorder), ft._text_near over their
+ * tsvector positions; NULL when n has fewer than two text terms.  As in
+ * RediSearch, tags, ranges, negations and optional terms are not placed,
+ * and a nested group is placed by its own condition; a phrase, fuzzy,
+ * suffix, infix or pattern term, or terms over different TEXT fields,
+ * cannot be placed and are refused.
+ */
+static char *
+near_condition(CompileState *st, FtNode *n)
+{
+	bool		has_near = n->has_near || st->q->has_near;
+	int			slop = n->has_near ? n->slop : st->q->slop;
+	bool		inorder = n->has_near ? n->inorder : st->q->inorder;
+	List	   *fields = NIL;
+	StringInfoData arr;
+	int			nterms = 0;
+	ListCell   *lc;
+
+	if (!has_near || n->kind != FT_NODE_AND)
+		return NULL;
+	initStringInfo(&arr);
+	foreach(lc, n->args)
+	{
+		FtNode	   *c = lfirst(lc);
+		char	   *tq;
+		int			pno;
+
+		if (c->optional || c->kind == FT_NODE_NOT || c->kind == FT_NODE_AND ||
+			!has_text_term(c) || c == st->stop_node)
+			continue;
+		if (!near_placeable(c))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("SLOP / INORDER cannot place the term at character %d",
+							c->location),
+					 errdetail("They place words and prefixes, and ORs of them; not phrases, fuzzy, suffix, infix or pattern terms.")));
+		tq = text_tsquery(st, c, &fields);
+		if (tq == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("SLOP / INORDER cannot place the term at character %d",
+							c->location),
+					 errdetail("The terms they place must be over the same TEXT fields.")));
+		pno = add_param(st->c, TEXTOID, CStringGetTextDatum(tq));
+		appendStringInfo(&arr, "%spg_catalog.to_tsquery(%s, $%d)",
+						 nterms > 0 ? ", " : "", st->cfg, pno);
+		nterms++;
+	}
+	if (nterms < 2)
+		return NULL;
+	return psprintf("ft._text_near(%s, ARRAY[%s], %d, %s)",
+					tsvector_expr(st, fields), arr.data, slop,
+					inorder ? "true" : "false");
+}
+
 /*
  * The tsquery text of n if the whole subtree is words, phrases and
  * prefixes over one set of fields (returned through *fields), combined
@@ -1054,21 +1136,94 @@ text_tsquery(CompileState *st, FtNode *n, List **fields)
 	}
 }
 
-/* Add the positive text terms of n to the tsquery the score ranks by */
+/*
+ * With $weight: the scored terms of one weight over one set of fields
+ * (the score is the sum over the groups of weight times the rank of the
+ * group's terms in those fields).
+ */
+typedef struct RankGroup
+{
+	List	   *fields;
+	double		weight;
+	StringInfoData q;
+} RankGroup;
+
+/* Does the subtree carry a $weight? */
+static bool
+has_weight(FtNode *n)
+{
+	ListCell   *lc;
+
+	check_stack_depth();
+	if (n->has_weight)
+		return true;
+	foreach(lc, n->args)
+	{
+		if (has_weight(lfirst(lc)))
+			return true;
+	}
+	return false;
+}
+
+/* With $weight: add the term tq over fields, of weight w, to its group */
 static void
-collect_rank_terms(CompileState *st, FtNode *n)
+add_rank_group_term(CompileState *st, const char *tq, List *fields, double w)
+{
+	ListCell   *lc;
+	RankGroup  *g = NULL;
+
+	foreach(lc, st->rank_groups)
+	{
+		RankGroup  *c = lfirst(lc);
+
+		if (c->weight == w && same_fields(c->fields, fields))
+		{
+			g = c;
+			break;
+		}
+	}
+	if (g == NULL)
+	{
+		g = palloc0(sizeof(RankGroup));
+		g->fields = fields;
+		g->weight = w;
+		initStringInfo(&g->q);
+		st->rank_groups = lappend(st->rank_groups, g);
+	}
+	if (g->q.len > 0)
+		appendStringInfoString(&g->q, " | ");
+	appendStringInfoString(&g->q, tq);
+}
+
+/*
+ * Add the positive text terms of n to the tsquery the score ranks by; w
+ * is the product of the $weights of n's ancestors (used when the query
+ * has weights: st->weighted).
+ */
+static void
+collect_rank_terms(CompileState *st, FtNode *n, double w)
 {
 	ListCell   *lc;
 	char	   *tq;
 	List	   *fields = NIL;
 
 	check_stack_depth();
+	if (n->has_weight)
+	{
+		double		nw = value_float8(st, &n->weight, "a weight");
+
+		if (nw < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("$weight%s must not be negative", at_char(n->location))));
+		w *= nw;
+	}
 	switch (n->kind)
 	{
 		case FT_NODE_AND:
 		case FT_NODE_OR:
 			foreach(lc, n->args)
-				collect_rank_terms(st, lfirst(lc));
+				collect_rank_terms(st, lfirst(lc), w);
 			break;
 		case FT_NODE_TEXT:
 			{
@@ -1079,6 +1234,11 @@ collect_rank_terms(CompileState *st, FtNode *n)
 				n->optional = opt;
 				if (tq == NULL)
 					break;
+				if (st->weighted)
+				{
+					add_rank_group_term(st, tq, fields, w);
+					break;
+				}
 				if (st->rankq.len > 0)
 					appendStringInfoString(&st->rankq, " | ");
 				appendStringInfoString(&st->rankq, tq);
@@ -1176,8 +1336,26 @@ compile_lexeme_match(CompileState *st, FtNode *n, StringInfo buf)
  * so a negation is "IS NOT TRUE", as RediSearch's negation is everything
  * but the matches.  Optional terms (~) of an AND only score.
  */
+static void compile_node_body(CompileState *st, FtNode *n, StringInfo buf);
+
 static void
 compile_node(CompileState *st, FtNode *n, StringInfo buf)
+{
+	char	   *near = near_condition(st, n);
+
+	if (near == NULL)
+	{
+		compile_node_body(st, n, buf);
+		return;
+	}
+	appendStringInfoChar(buf, '(');
+	compile_node_body(st, n, buf);
+	appendStringInfo(buf, " AND %s)", near);
+}
+
+/* compile_node without the SLOP / INORDER condition */
+static void
+compile_node_body(CompileState *st, FtNode *n, StringInfo buf)
 {
 	ListCell   *lc;
 	AttrNumber	attno;
@@ -1642,6 +1820,31 @@ score_expr(CompileState *st)
 							at_char(q->scorer_location)),
 					 errhint("Use BM25, BM25STD (ts_rank_cd), TFIDF or TFIDF.DOCNORM (ts_rank).")));
 	}
+	if (st->has_text && st->weighted && st->rank_groups != NIL)
+	{
+		StringInfoData sum;
+		ListCell   *lc;
+
+		/* $weight: each group's rank in its fields, times its weight */
+		initStringInfo(&sum);
+		appendStringInfoString(&sum, "CAST(");
+		foreach(lc, st->rank_groups)
+		{
+			RankGroup  *g = lfirst(lc);
+
+			int			qno = add_param(st->c, TEXTOID,
+										CStringGetTextDatum(g->q.data));
+			int			wno = add_param(st->c, FLOAT4OID,
+										Float4GetDatum((float4) g->weight));
+
+			appendStringInfo(&sum, "%s%s(%s, pg_catalog.to_tsquery(%s, $%d)%s) OPERATOR(pg_catalog.*) $%d",
+							 lc == list_head(st->rank_groups) ? "" : " OPERATOR(pg_catalog.+) ",
+							 fn, tsvector_expr(st, g->fields), st->cfg, qno,
+							 norm, wno);
+		}
+		appendStringInfoString(&sum, " AS pg_catalog.float4)");
+		return sum.data;
+	}
 	if (!st->has_text || st->rankq.len == 0)
 		return "CAST(0 AS pg_catalog.float4)";
 	return psprintf("%s(%s, pg_catalog.to_tsquery(%s, $%d)%s)", fn,
@@ -1829,7 +2032,8 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 	if (q->filter && has_text_term(q->filter))
 	{
 		st.has_text = true;
-		collect_rank_terms(&st, q->filter);
+		st.weighted = has_weight(q->filter);
+		collect_rank_terms(&st, q->filter, 1.0);
 	}
 
 	/* the filter (shared by both branches: same alias t, same $n) */

@@ -115,8 +115,7 @@ find_doc(Relation index, SegvecMetaInfo *info, uint64 docid, FoundDoc *out)
 	fs.docid = docid;
 	fs.out = out;
 	if (info->dimensions > 0)
-		SegvecMutableForEachDoc(index, info->mutable_head, InvalidBlockNumber,
-								info->dimensions, find_in_mutable, &fs);
+		SegvecMutableScanDocs(index, info, find_in_mutable, &fs);
 	return out->found;
 }
 

@@ -606,7 +606,9 @@ read_bare(FtParser *p, bool tag, bool *first_escaped, bool *last_escaped,
 
 /*
  * A quoted string, the opening quote q at p->pos: \q and \\ are the
- * quote and the backslash, any other backslash is kept as written.
+ * quote and the backslash (and, in double quotes, \' a single quote, as
+ * RediSearch reads "w\'..\'": a tag, not a pattern); any other backslash
+ * is kept as written.
  */
 static char *
 read_quoted(FtParser *p, char q, const char *what)
@@ -627,7 +629,9 @@ read_quoted(FtParser *p, char q, const char *what)
 			p->pos++;
 			break;
 		}
-		if (peek(p) == '\\' && (peek_at(p, 1) == q || peek_at(p, 1) == '\\'))
+		if (peek(p) == '\\' &&
+			(peek_at(p, 1) == q || peek_at(p, 1) == '\\' ||
+			 (q == '"' && peek_at(p, 1) == '\'')))
 			p->pos++;
 		n = Min(pg_mblen(p->str + p->pos), p->len - p->pos);
 		appendBinaryStringInfo(&buf, p->str + p->pos, n);
@@ -729,6 +733,7 @@ typedef struct FtAttrs
 	bool	   *has_epsilon;
 	FtKnn	   *knn;			/* $HYBRID_POLICY, $BATCH_SIZE */
 	bool		text;			/* $weight, $slop, $inorder, $phonetic */
+	FtNode	   *node;			/* text: the term or group they are for */
 } FtAttrs;
 
 static void
@@ -808,16 +813,44 @@ parse_attributes(FtParser *p, FtAttrs *a)
 		}
 		else if (a->text && pg_strcasecmp(name, "weight") == 0)
 		{
-			/* only scores; ts_rank_cd has no per-term weights */
-			FtValue		w;
-
-			read_number(p, &w, "a number or a $parameter", false, NULL);
+			/* the score of the node's text terms is multiplied by it */
+			if (a->node->has_weight)
+				duplicate_attribute(p, start, "$weight");
+			read_number(p, &a->node->weight, "a number or a $parameter",
+						false, NULL);
+			a->node->has_weight = true;
 		}
-		else if (a->text && (pg_strcasecmp(name, "slop") == 0 ||
-							 pg_strcasecmp(name, "inorder") == 0 ||
-							 pg_strcasecmp(name, "phonetic") == 0))
+		else if (a->text && pg_strcasecmp(name, "slop") == 0)
+		{
+			/* an AND's words within slop words of each other (compiler) */
+			if (a->node->has_near && a->node->slop != FT_SLOP_ANY)
+				duplicate_attribute(p, start, "$slop");
+			if (a->node->kind == FT_NODE_TEXT &&
+				a->node->text_kind == FT_TEXT_PHRASE)
+				not_supported(p, start, "$slop on a phrase",
+							  "A phrase (\"...\") matches adjacent words in order; give the words without quotes: (a b)=>{$slop: 1}.");
+			if (!a->node->has_near)
+				a->node->inorder = false;
+			a->node->slop = read_small_int(p, "a number of words");
+			a->node->has_near = true;
+		}
+		else if (a->text && pg_strcasecmp(name, "inorder") == 0)
+		{
+			char	   *w;
+
+			skip_ws(p);
+			w = read_word(p);
+			if (w == NULL || (pg_strcasecmp(w, "true") != 0 &&
+							  pg_strcasecmp(w, "false") != 0))
+				syntax_error(p, p->pos, "true or false");
+			if (!a->node->has_near)
+				a->node->slop = FT_SLOP_ANY;
+			a->node->inorder = pg_strcasecmp(w, "true") == 0;
+			a->node->has_near = true;
+		}
+		else if (a->text && pg_strcasecmp(name, "phonetic") == 0)
 			not_supported(p, start, psprintf("attribute $%s", name),
-						  "A phrase matches adjacent words in order; segvec has no slop or phonetic matching.");
+						  "segvec has no phonetic matching.");
 		else
 			ereport(ERROR,
 					(errcode(ERRCODE_SYNTAX_ERROR),
@@ -1240,6 +1273,7 @@ parse_and(FtParser *p)
 
 			memset(&a, 0, sizeof(a));
 			a.text = true;
+			a.node = t;
 			(void) accept_str(p, "=>");
 			parse_attributes(p, &a);
 		}
@@ -1482,10 +1516,22 @@ parse_options(FtParser *p, FtQuery *q)
 					 errmsg("PARAMS cannot be given in the query text (character %d)",
 							char_position(p, start)),
 					 errhint("Pass the parameters in the params argument, for example '{\"vec\": [1, 2, 3]}'.")));
-		else if (pg_strcasecmp(w, "SLOP") == 0 ||
-				 pg_strcasecmp(w, "INORDER") == 0)
-			not_supported(p, start, w,
-						  "A phrase (\"...\") matches adjacent words in order; segvec has no slop.");
+		else if (pg_strcasecmp(w, "SLOP") == 0)
+		{
+			if (q->has_near && q->slop != FT_SLOP_ANY)
+				duplicate_option(p, start, "SLOP");
+			q->slop = read_small_int(p, "a number of words after SLOP");
+			q->has_near = true;
+		}
+		else if (pg_strcasecmp(w, "INORDER") == 0)
+		{
+			if (q->inorder)
+				duplicate_option(p, start, "INORDER");
+			if (!q->has_near)
+				q->slop = FT_SLOP_ANY;
+			q->inorder = true;
+			q->has_near = true;
+		}
 		else if (pg_strcasecmp(w, "VERBATIM") == 0 ||
 				 pg_strcasecmp(w, "NOSTOPWORDS") == 0 ||
 				 pg_strcasecmp(w, "EXPANDER") == 0 ||

@@ -128,7 +128,17 @@ typedef struct FtNode
 	List	   *words;			/* PHRASE: FtValue *s */
 	int			fuzzy;			/* FUZZY: 1, 2 or 3 */
 	bool		optional;		/* ~term: scores, does not filter */
+	/* =>{$weight: w}: the score of its text terms is multiplied by w */
+	bool		has_weight;
+	FtValue		weight;
+	/* AND: =>{$slop: n; $inorder: true} (see FT_SLOP_ANY) */
+	bool		has_near;
+	int			slop;
+	bool		inorder;
 } FtNode;
+
+/* slop of a $inorder (or INORDER) without $slop: any distance */
+#define FT_SLOP_ANY				(-1)
 
 /* The KNN clause: *=>[KNN k @field $vec EF_RUNTIME ef AS alias] */
 typedef struct FtKnn
@@ -181,6 +191,9 @@ typedef struct FtQuery
 	int			dialect;		/* 2 */
 	bool		withscores;		/* WITHSCORES: fields gets "__score" */
 	bool		nocontent;		/* NOCONTENT: fields is NULL */
+	bool		has_near;		/* SLOP n and/or INORDER: for every AND */
+	int			slop;			/* FT_SLOP_ANY: INORDER alone */
+	bool		inorder;
 	char	   *scorer;			/* SCORER name, or NULL */
 	int			scorer_location;
 	bool		squared_l2;		/* report and compare L2 distances squared

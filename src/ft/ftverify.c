@@ -399,9 +399,7 @@ ft_verify(PG_FUNCTION_ARGS)
 	if (vs.info->dimensions > 0)
 	{
 		vs.cur_segno = 0;
-		SegvecMutableForEachDoc(vs.index, vs.info->mutable_head,
-								InvalidBlockNumber, vs.info->dimensions,
-								collect_doc, &vs);
+		SegvecMutableScanDocs(vs.index, vs.info, collect_doc, &vs);
 		for (s = 0; s < vs.info->nsegments; s++)
 		{
 			SegvecSegment *seg = &vs.info->segments[s];
@@ -546,7 +544,9 @@ ft_verify(PG_FUNCTION_ARGS)
  * row with this id from the index without touching its keymap entry, the
  * state a lost doc leaves: a phantom entry and an unindexed row.  Returns
  * the doc id.  Only for docs in an immutable segment (it tombstones them)
- * or single-piece docs of the mutable segment.
+ * or single-piece docs of the mutable segment.  Like ft.add: the caller must
+ * own the table, and the id is read as the owner in a security-restricted
+ * operation.
  */
 PG_FUNCTION_INFO_V1(ft_stage_phantom);
 Datum
@@ -563,8 +563,10 @@ ft_stage_phantom(PG_FUNCTION_ARGS)
 				infunc,
 				ioparam;
 	Datum		key;
+	uint64		key_hash;
 	uint64		docid;
 	int			s;
+	SegvecSavedIdentity saved;
 
 	if (!segvec_enable_test_hooks)
 		ereport(ERROR,
@@ -575,9 +577,20 @@ ft_stage_phantom(PG_FUNCTION_ARGS)
 	heap = relation_open(SegvecIndexGetHeap(relid), AccessShareLock);
 	index = SegvecOpenIndex(relid, RowExclusiveLock, true);
 	typid = TupleDescAttr(RelationGetDescr(index), 1)->atttypid;
+
+	/*
+	 * The id's input and send functions may be the owner's code (a domain's
+	 * constraint, a type of its own): run them as the owner in a
+	 * security-restricted operation, as ft.add does (SegvecOpenIndex has
+	 * checked that the caller owns the table).
+	 */
+	SegvecIdentityPush(&saved, heap->rd_rel->relowner);
 	getTypeInputInfo(typid, &infunc, &ioparam);
 	key = OidInputFunctionCall(infunc, text_to_cstring(idtext), ioparam, -1);
-	nentries = KeymapLookup(index, SegvecKeyHash(index, key), &entries);
+	key_hash = SegvecKeyHash(index, key);
+	SegvecIdentityPop(&saved);
+
+	nentries = KeymapLookup(index, key_hash, &entries);
 	if (nentries == 0)
 		elog(ERROR, "no keymap entry for that id");
 	docid = entries[nentries - 1].docid;

@@ -84,10 +84,17 @@ sweeps_offset(int max_jobs)
 }
 
 static Size
+served_offset(int max_jobs)
+{
+	return MAXALIGN(add_size(sweeps_offset(max_jobs),
+							 mul_size(sizeof(SegvecSweepSlot), max_jobs)));
+}
+
+static Size
 jobs_shmem_size(void)
 {
-	return add_size(sweeps_offset(segvec_max_jobs),
-					mul_size(sizeof(SegvecSweepSlot), segvec_max_jobs));
+	return add_size(served_offset(segvec_max_jobs),
+					mul_size(sizeof(SegvecServedSlot), segvec_max_jobs));
 }
 
 static void
@@ -121,6 +128,8 @@ jobs_shmem_startup(void)
 		SegvecJobs->max_jobs = segvec_max_jobs;
 		SegvecJobs->sweeps = (SegvecSweepSlot *)
 			((char *) SegvecJobs + sweeps_offset(segvec_max_jobs));
+		SegvecJobs->served = (SegvecServedSlot *)
+			((char *) SegvecJobs + served_offset(segvec_max_jobs));
 		for (i = 0; i < SEGVEC_MAX_WORKERS_LIMIT; i++)
 			SegvecJobs->workers[i].job = -1;
 		for (i = 0; i < segvec_max_jobs; i++)
@@ -303,6 +312,7 @@ SegvecSubmitJobExt(Oid indexid, SegvecJobKind kind, bool force)
 		free_slot->force = force;
 		free_slot->submitted_at = now;
 		free_slot->last_submit_at = now;
+		JobFillOwnerLocked(free_slot);
 	}
 	else
 	{

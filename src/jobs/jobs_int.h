@@ -47,7 +47,25 @@ typedef struct SegvecJobSlot
 	TimestampTz last_submit_at; /* newest submit merged into it */
 	TimestampTz started_at;		/* RUNNING: when the worker took it */
 	TimestampTz not_before;		/* PENDING after a failure: retry time */
+	Oid			owner;			/* table owner, InvalidOid until a worker
+								 * looked it up (see owner_looked) */
+	bool		owner_looked;	/* a worker looked the owner up */
 } SegvecJobSlot;
+
+/*
+ * When an index was last given a turn (a worker took one of its jobs), for
+ * the round-robin of schedule.c: turn is the value of SegvecJobs->turns
+ * then.  segvec.max_jobs entries; when all are used, the least recently
+ * served index's entry is reused (it then counts as never served, which
+ * only moves it forward).
+ */
+typedef struct SegvecServedSlot
+{
+	Oid			dboid;			/* InvalidOid: entry unused */
+	Oid			indexid;
+	Oid			owner;			/* InvalidOid: not known */
+	uint64		turn;
+} SegvecServedSlot;
 
 typedef enum SegvecWorkerState
 {
@@ -89,6 +107,8 @@ typedef struct SegvecJobsShared
 	SegvecJobCountersData counters;
 	SegvecWorkerSlot workers[SEGVEC_MAX_WORKERS_LIMIT];
 	SegvecSweepSlot *sweeps;	/* max_jobs entries, after jobs[] */
+	SegvecServedSlot *served;	/* max_jobs entries, after sweeps[] */
+	uint64		turns;			/* jobs taken so far (the round-robin clock) */
 	SegvecJobSlot jobs[FLEXIBLE_ARRAY_MEMBER];
 } SegvecJobsShared;
 
@@ -111,6 +131,9 @@ extern PGDLLIMPORT int segvec_job_time_limit;
 extern bool JobTwinRunning(const SegvecJobSlot *s);
 extern SegvecJobSlot *JobTwinPending(const SegvecJobSlot *s);
 extern bool JobRunnable(const SegvecJobSlot *s, TimestampTz now, bool merge_ok);
+extern int	JobPickLocked(Oid dboid, TimestampTz now, bool merge_ok);
+extern void JobNoteTakenLocked(const SegvecJobSlot *s);
+extern void JobFillOwnerLocked(SegvecJobSlot *s);
 extern int	JobsRunning(SegvecJobKind kind);
 extern int	JobsMergeLimit(void);
 extern int	JobsLiveWorkers(void);

@@ -62,6 +62,141 @@ JobRunnable(const SegvecJobSlot *s, TimestampTz now, bool merge_ok)
 		(merge_ok || s->kind != SEGVEC_JOB_MERGE) && !JobTwinRunning(s);
 }
 
+/* ----------------
+ * Fair turns
+ *
+ * A worker takes, among the runnable jobs of its database, the job whose
+ * owner (the table owner) was served least recently, then, among that
+ * owner's jobs, the one whose index was served least recently, then the
+ * oldest submit.  "Served" is the round-robin clock (SegvecJobs->turns,
+ * counting jobs taken) at the moment a job of that owner or index was
+ * last taken; never served is 0.  So a role with many indexes with work
+ * gets one turn for every turn of each other role with work, whatever
+ * the number of jobs it queued, and a merge that resubmits itself (one
+ * batch per job) goes behind every other owner's waiting job.  Owners are
+ * looked up by the worker (worker.c, before it takes a job): submitting
+ * does no catalog access.
+ * ----------------
+ */
+
+/* The served entry of (dboid, indexid), or NULL */
+static SegvecServedSlot *
+served_for(Oid dboid, Oid indexid)
+{
+	int			i;
+
+	for (i = 0; i < SegvecJobs->max_jobs; i++)
+	{
+		SegvecServedSlot *e = &SegvecJobs->served[i];
+
+		if (e->dboid == dboid && e->indexid == indexid)
+			return e;
+	}
+	return NULL;
+}
+
+/* When the owner of s was served last (0: never), and its index */
+static void
+served_turns(const SegvecJobSlot *s, uint64 *owner_turn, uint64 *index_turn)
+{
+	SegvecServedSlot *e = served_for(s->dboid, s->indexid);
+	int			i;
+
+	*index_turn = e ? e->turn : 0;
+	*owner_turn = *index_turn;
+	if (!OidIsValid(s->owner))
+		return;					/* owner unknown: the index stands alone */
+	for (i = 0; i < SegvecJobs->max_jobs; i++)
+	{
+		e = &SegvecJobs->served[i];
+		if (OidIsValid(e->dboid) && e->owner == s->owner &&
+			e->turn > *owner_turn)
+			*owner_turn = e->turn;
+	}
+}
+
+/*
+ * The slot number of the job a worker of dboid should take now (see
+ * above), or -1 if none is runnable.
+ */
+int
+JobPickLocked(Oid dboid, TimestampTz now, bool merge_ok)
+{
+	int			best = -1;
+	uint64		best_owner = 0,
+				best_index = 0;
+	int			i;
+
+	for (i = 0; i < SegvecJobs->max_jobs; i++)
+	{
+		SegvecJobSlot *s = &SegvecJobs->jobs[i];
+		uint64		owner_turn,
+					index_turn;
+
+		if (s->dboid != dboid || !JobRunnable(s, now, merge_ok))
+			continue;
+		served_turns(s, &owner_turn, &index_turn);
+		if (best < 0 || owner_turn < best_owner ||
+			(owner_turn == best_owner &&
+			 (index_turn < best_index ||
+			  (index_turn == best_index &&
+			   s->submitted_at < SegvecJobs->jobs[best].submitted_at))))
+		{
+			best = i;
+			best_owner = owner_turn;
+			best_index = index_turn;
+		}
+	}
+	return best;
+}
+
+/*
+ * A worker takes s: advance the clock and note the turn of its index (and
+ * owner), reusing the least recently served entry if every one is used.
+ */
+void
+JobNoteTakenLocked(const SegvecJobSlot *s)
+{
+	SegvecServedSlot *e = served_for(s->dboid, s->indexid);
+
+	if (e == NULL)
+	{
+		int			i;
+
+		for (i = 0; i < SegvecJobs->max_jobs; i++)
+		{
+			SegvecServedSlot *c = &SegvecJobs->served[i];
+
+			if (!OidIsValid(c->dboid))
+			{
+				e = c;
+				break;
+			}
+			if (e == NULL || c->turn < e->turn)
+				e = c;
+		}
+		e->dboid = s->dboid;
+		e->indexid = s->indexid;
+		e->owner = InvalidOid;
+	}
+	if (OidIsValid(s->owner))
+		e->owner = s->owner;
+	e->turn = ++SegvecJobs->turns;
+}
+
+/* A new pending slot s takes the owner its index was last served for */
+void
+JobFillOwnerLocked(SegvecJobSlot *s)
+{
+	SegvecServedSlot *e = served_for(s->dboid, s->indexid);
+
+	if (e != NULL && OidIsValid(e->owner))
+	{
+		s->owner = e->owner;
+		s->owner_looked = true;
+	}
+}
+
 /* Running jobs of a kind */
 int
 JobsRunning(SegvecJobKind kind)

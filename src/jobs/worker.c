@@ -3,8 +3,9 @@
  * worker.c
  *	  The per-database workers that run the jobs of the job table.
  *
- * A worker connects to one database, then loops: under the lock it takes
- * the oldest runnable pending job of its database out of the table (marks
+ * A worker connects to one database, then loops: it looks up the owners of
+ * new pending jobs, then under the lock it takes the runnable pending job
+ * of its database whose turn it is (schedule.c) out of the table (marks
  * it RUNNING), runs it in a transaction (jobrun.c), and records the
  * outcome; when there is none, it runs its database's sweep if one was
  * requested, and otherwise marks itself EXITING under the same lock and
@@ -52,6 +53,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "jobs/jobs_int.h"
@@ -182,8 +184,86 @@ other_database_starving(TimestampTz now, bool merge_ok)
 }
 
 /*
- * Decide, under the lock, what this worker does next: take the oldest
- * runnable pending job of its database out of the table (it becomes
+ * Look up the owners of the pending jobs of this database whose owner no
+ * worker has looked up yet (the table owner is the index's relowner), for
+ * the fair turns of schedule.c.  Runs a short transaction only when there
+ * are such jobs; an index that is gone keeps InvalidOid (its job will be
+ * skipped anyway).  Errors are logged and leave the owners unknown.
+ */
+static void
+look_up_owners(void)
+{
+	Oid			ids[64];
+	Oid			owners[64];
+	int			n = 0;
+	int			i,
+				j;
+
+	LWLockAcquire(SegvecJobs->lock, LW_SHARED);
+	for (i = 0; i < SegvecJobs->max_jobs && n < lengthof(ids); i++)
+	{
+		SegvecJobSlot *s = &SegvecJobs->jobs[i];
+
+		if (s->state == SEGVEC_JOB_PENDING && s->dboid == MyDatabaseId &&
+			!s->owner_looked)
+			ids[n++] = s->indexid;
+	}
+	LWLockRelease(SegvecJobs->lock);
+	if (n == 0)
+		return;
+
+	PG_TRY();
+	{
+		StartTransactionCommand();
+		for (j = 0; j < n; j++)
+		{
+			HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(ids[j]));
+
+			owners[j] = InvalidOid;
+			if (HeapTupleIsValid(tup))
+			{
+				owners[j] = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+				ReleaseSysCache(tup);
+			}
+		}
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		HOLD_INTERRUPTS();
+		EmitErrorReport();
+		AbortOutOfAnyTransaction();
+		FlushErrorState();
+		RESUME_INTERRUPTS();
+		return;
+	}
+	PG_END_TRY();
+
+	LWLockAcquire(SegvecJobs->lock, LW_EXCLUSIVE);
+	for (i = 0; i < SegvecJobs->max_jobs; i++)
+	{
+		SegvecJobSlot *s = &SegvecJobs->jobs[i];
+
+		if (s->state != SEGVEC_JOB_PENDING || s->dboid != MyDatabaseId ||
+			s->owner_looked)
+			continue;
+		for (j = 0; j < n; j++)
+		{
+			if (ids[j] == s->indexid)
+			{
+				s->owner = owners[j];
+				s->owner_looked = true;
+				break;
+			}
+		}
+	}
+	LWLockRelease(SegvecJobs->lock);
+}
+
+/*
+ * Decide, under the lock, what this worker does next: take the runnable
+ * pending job of its database whose turn it is (schedule.c: the owner,
+ * then the index, served least recently; then the oldest) out of the table (it becomes
  * RUNNING, *job_idx its slot and *job a copy), or take its database's
  * sweep request (*sweep_kinds), or, if there is neither, mark itself
  * EXITING.  It also exits, after its first job, to make room when
@@ -200,7 +280,6 @@ next_work(int *job_idx, SegvecJobSlot *job, uint32 *sweep_kinds, bool can_yield)
 	WorkKind	what = WORK_NONE;
 	int			best = -1;
 	bool		merge_ok;
-	int			i;
 
 	LWLockAcquire(SegvecJobs->lock, LW_EXCLUSIVE);
 	w = &SegvecJobs->workers[my_worker];
@@ -212,18 +291,12 @@ next_work(int *job_idx, SegvecJobSlot *job, uint32 *sweep_kinds, bool can_yield)
 		  other_database_starving(now, merge_ok))))
 		goto done;
 
-	for (i = 0; i < SegvecJobs->max_jobs; i++)
-	{
-		SegvecJobSlot *s = &SegvecJobs->jobs[i];
-
-		if (s->dboid == MyDatabaseId && JobRunnable(s, now, merge_ok) &&
-			(best < 0 || s->submitted_at < SegvecJobs->jobs[best].submitted_at))
-			best = i;
-	}
+	best = JobPickLocked(MyDatabaseId, now, merge_ok);
 	if (best >= 0)
 	{
 		SegvecJobSlot *s = &SegvecJobs->jobs[best];
 
+		JobNoteTakenLocked(s);
 		s->state = SEGVEC_JOB_RUNNING;
 		s->worker = my_worker;
 		s->started_at = now;
@@ -456,6 +529,7 @@ SegvecWorkerMain(Datum main_arg)
 		}
 		MemoryContextReset(loop_ctx);
 
+		look_up_owners();
 		what = next_work(&idx, &job, &sweep_kinds, !first);
 		first = false;
 		if (what == WORK_JOB)

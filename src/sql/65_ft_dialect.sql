@@ -23,6 +23,19 @@ AS $$
 $$;
 
 /*
+ * ft._text_near(doc, terms, slop, inorder): RediSearch's SLOP / INORDER
+ * over a tsvector's positions (src/ft/fttext.c): each term (a tsquery of
+ * alternatives) occurs with at most slop other words between the first
+ * and the last (slop < 0: any), in order when inorder.  The compiler
+ * calls it for an AND of text terms with SLOP, INORDER, $slop or
+ * $inorder.  Internal.
+ */
+CREATE FUNCTION ft._text_near(doc tsvector, terms tsquery[], slop int,
+	inorder boolean) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'ft_text_near'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+/*
  * ft.alter(index, text_fields, language, casesensitive): FT.ALTER ...
  * SCHEMA ADD.  Sets the dialect's field options of a segvec index (its
  * reloptions text_fields, language, casesensitive; NULL keeps one as it

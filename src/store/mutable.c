@@ -20,12 +20,24 @@
 
 #include "access/generic_xlog.h"
 #include "access/transam.h"
+#include "access/xlog.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 
 #include "store/store.h"
+
+/* What a standby scan's walk checks (SegvecMutableScanDocs) */
+typedef struct ChainCheck
+{
+	BlockNumber tail;			/* the tail as the scan read it */
+	uint64		seqno_limit;	/* next_seqno as the scan read it */
+} ChainCheck;
+
+static void walk_chain(Relation index, BlockNumber head, BlockNumber stop,
+					   const ChainCheck *check, int dim,
+					   SegvecDocCallback callback, void *arg);
 
 /*
  * Lock the tail page of the mutable segment exclusively and return it.
@@ -307,6 +319,65 @@ void
 SegvecMutableForEachDoc(Relation index, BlockNumber head, BlockNumber stop,
 						int dim, SegvecDocCallback callback, void *arg)
 {
+	walk_chain(index, head, stop, NULL, dim, callback, arg);
+}
+
+/*
+ * SegvecMutableScanDocs: SegvecMutableForEachDoc over the whole mutable
+ * segment that info (the caller's metapage read) describes, for scans.
+ *
+ * On a hot standby the pages of that chain may have been recycled and
+ * reused by replay since info was read (see "Standbys" in src/README.md),
+ * and a walk through a reused page would silently miss the rest of the
+ * chain.  So there the walk checks each page: it must still be a mutable
+ * page, and a live one must have a sequence number below the metapage's
+ * next_seqno as read (a page appended since has a higher one, a reused page
+ * too); the walk ends at info's tail page (what is appended after it
+ * belongs to transactions the caller's snapshot cannot see), and must
+ * reach it.  Any other page, or the end of the chain before the tail,
+ * cancels the query with ERRCODE_T_R_SERIALIZATION_FAILURE.  On a primary
+ * nothing is recycled under a snapshot and the walk is unchanged.
+ */
+void
+SegvecMutableScanDocs(Relation index, const SegvecMetaInfo *info,
+					  SegvecDocCallback callback, void *arg)
+{
+	ChainCheck	check;
+
+	if (!RecoveryInProgress())
+	{
+		walk_chain(index, info->mutable_head, InvalidBlockNumber, NULL,
+				   info->dimensions, callback, arg);
+		return;
+	}
+	check.tail = info->mutable_tail;
+	/* the metapage's next_seqno when info was read */
+	check.seqno_limit = info->mutable_head_seqno + info->mutable_pages;
+	walk_chain(index, info->mutable_head, InvalidBlockNumber, &check,
+			   info->dimensions, callback, arg);
+}
+
+/* Cancel a standby query whose mutable chain was reused under it */
+static void
+chain_conflict(Relation index, BlockNumber blkno, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			 errmsg("canceling statement due to conflict with recovery"),
+			 errdetail("Block %u of index \"%s\" %s while this query was reading the mutable segment.",
+					   blkno, RelationGetRelationName(index), what),
+			 errhint("Set hot_standby_feedback = on so that the primary keeps the pages that queries on this standby read.")));
+}
+
+/*
+ * The walk of SegvecMutableForEachDoc and SegvecMutableScanDocs; check
+ * (standby scans only, else NULL) as SegvecMutableScanDocs says.
+ */
+static void
+walk_chain(Relation index, BlockNumber head, BlockNumber stop,
+		   const ChainCheck *check, int dim, SegvecDocCallback callback,
+		   void *arg)
+{
 	PGAlignedBlock pagecopy;
 	Page		page = (Page) pagecopy.data;
 	SegvecDocInfo doc;
@@ -315,6 +386,7 @@ SegvecMutableForEachDoc(Relation index, BlockNumber head, BlockNumber stop,
 	int			cur_next = -1;	/* next piece expected; -1: none */
 	int			cur_done = 0;
 	BlockNumber blkno = head;
+	bool		reached_tail = false;
 
 	while (blkno != InvalidBlockNumber && blkno != stop)
 	{
@@ -329,7 +401,26 @@ SegvecMutableForEachDoc(Relation index, BlockNumber head, BlockNumber stop,
 		memcpy(page, BufferGetPage(buf), BLCKSZ);
 		UnlockReleaseBuffer(buf);
 
-		blkno = SegvecPageGetOpaque(page)->nextblkno;
+		if (check != NULL)
+		{
+			BlockNumber here = blkno;
+
+			if (PageIsNew(page) || !SegvecPageIsMutable(page))
+				chain_conflict(index, here, "was reused by the primary");
+			if (!SegvecPageIsDeleted(page) &&
+				SegvecPageGetOpaque(page)->seqno >= check->seqno_limit)
+				chain_conflict(index, here, "was reused by the primary");
+			if (here == check->tail && !SegvecPageIsDeleted(page))
+			{
+				reached_tail = true;
+				stop = InvalidBlockNumber;
+				blkno = InvalidBlockNumber; /* the last page to read */
+			}
+			else
+				blkno = SegvecPageGetOpaque(page)->nextblkno;
+		}
+		else
+			blkno = SegvecPageGetOpaque(page)->nextblkno;
 		if (PageIsNew(page) || !SegvecPageIsMutable(page))
 			continue;
 
@@ -384,6 +475,10 @@ SegvecMutableForEachDoc(Relation index, BlockNumber head, BlockNumber stop,
 			}
 		}
 	}
+
+	if (check != NULL && !reached_tail)
+		chain_conflict(index, check->tail,
+					   "(the tail) was left behind by a chain the primary had changed");
 
 	if (assembly)
 		pfree(assembly);

@@ -184,6 +184,8 @@ extern uint64 SegvecMutableAppend(Relation index, const SegvecDocInfo *doc,
 extern void SegvecMutableForEachDoc(Relation index, BlockNumber head,
 									BlockNumber stop, int dim,
 									SegvecDocCallback callback, void *arg);
+extern void SegvecMutableScanDocs(Relation index, const SegvecMetaInfo *info,
+								  SegvecDocCallback callback, void *arg);
 extern Buffer SegvecMutableLockTail(Relation index);
 extern void SegvecMutableAppendPage(Relation index, Buffer *buf);
 extern double SegvecMutableDocsEstimate(Relation index, SegvecMetaInfo *info);

@@ -123,4 +123,67 @@ my $q = q{SELECT string_agg(id::text, ',') FROM (SELECT id FROM items
 is($standby->safe_psql('postgres', $q), $primary->safe_psql('postgres', $q),
 	'the standby and the primary agree after the churn');
 
+# --- a standby scan held between its manifest and its mutable-chain walk ----
+# while the primary freezes the whole mutable chain into a segment, recycles
+# its pages and reuses them as new mutable pages: the scan's manifest does
+# not list the new segment, so the rows it must return are only in the old
+# chain.  Walking it through a reused page would silently return a short
+# (or foreign) list; the scan must return the right rows or be cancelled
+# with 40001 and the hot_standby_feedback hint.
+$primary->safe_psql(
+	'postgres', q{
+CREATE TABLE chain (id int PRIMARY KEY, embedding real[]);
+CREATE INDEX chain_idx ON chain USING segvec (embedding) INCLUDE (id)
+	WITH (compact_threshold = 100000);
+INSERT INTO chain SELECT g, vec(g) FROM generate_series(1, 600) g;
+});
+$primary->wait_for_catchup($standby);
+my $cq = q{SELECT 'rows:' || coalesce(string_agg(id::text, ',' ORDER BY d, id), '') FROM
+	(SELECT id, embedding <-> vec(4242) AS d FROM chain
+	 ORDER BY embedding <-> vec(4242) LIMIT 20) s};
+my $want = $primary->safe_psql('postgres', $cq);
+is($standby->safe_psql('postgres', "SET enable_seqscan = off; $cq"),
+	$want, 'before the churn the standby scan is right');
+
+my $lock = $standby->background_psql('postgres');
+$lock->query_safe('SELECT pg_advisory_lock(21334)');
+my $scan = $standby->background_psql('postgres', on_error_stop => 0);
+my $early2 = $scan->query_until(qr/held/,
+	"\\set VERBOSITY verbose\nSET enable_seqscan = off;\n"
+	  . "SET segvec.enable_test_hooks = on;\n"
+	  . "SET segvec.test_point = 'scan-manifest-read';\n"
+	  . "SET segvec.test_point_action = 'wait';\n"
+	  . "\\echo held\n$cq;\n");
+ok( $standby->poll_query_until(
+		'postgres', q{SELECT count(*) = 1 FROM pg_locks
+		 WHERE locktype = 'advisory' AND objid = 21334 AND NOT granted}),
+	'the standby scan waits between its manifest and its chain walk');
+
+# the primary drops every page the scan will walk and reuses them
+$primary->safe_psql('postgres', q{SELECT ft.compact('chain_idx')});
+for my $i (1 .. 3)
+{
+	$primary->safe_psql('postgres', q{SELECT txid_current()});
+	$primary->safe_psql('postgres', q{VACUUM chain});
+}
+$primary->safe_psql('postgres',
+	q{INSERT INTO chain SELECT g, vec(g + 90000) FROM generate_series(601, 1800) g});
+is( $primary->safe_psql('postgres',
+		q{SELECT mutable_docs || ' ' || immutable_docs FROM ft.info('chain_idx')}),
+	'1200 600', 'the primary froze the old chain and appended a new one');
+$primary->wait_for_catchup($standby);
+
+$lock->query_safe('SELECT pg_advisory_unlock(21334)');
+$lock->quit;
+$scan->quit;
+my $got = $early2 . $scan->{stdout} . "\n" . $scan->{stderr};
+note "held standby scan: $got";
+my ($rows) = $got =~ /^rows:([\d,]*)$/m;
+my $cancelled2 = $got =~ /40001: canceling statement due to conflict with recovery/
+  && $got =~ /HINT:.*hot_standby_feedback/;
+ok((defined $rows && $rows eq $want) || $cancelled2,
+	'the held scan returned the right rows or was cancelled with 40001 and the hint');
+ok(!defined $rows || $rows eq $want, 'it never returned a wrong list');
+ok($cancelled2, 'here (its chain reused) it was cancelled');
+
 done_testing();
