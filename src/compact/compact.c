@@ -66,6 +66,7 @@
 #define SEGVEC_MERGE_FACTOR		4
 
 int			segvec_compact_threshold = -1;
+int			segvec_max_merge_docs = -1;
 int			segvec_compact_threshold_kb = 1024;
 
 /*
@@ -84,6 +85,16 @@ SegvecCompactInit(void)
 							"Every search scores the mutable segment exactly, so this bounds that work whatever the dimension.",
 							&segvec_compact_threshold_kb, 1024, 8, INT_MAX / 1024,
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomBoolVariable("segvec.merge_in_memory",
+							 "Lets a segment merge copy vectors and links to memory when they fit in maintenance_work_mem.",
+							 "Off makes every merge read vectors from pages, as merges bigger than memory do (for measurements and tests).",
+							 &segvec_merge_in_memory, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("segvec.max_merge_docs",
+							"Most docs one segment merge produces (-1: as many as maintenance_work_mem allows).",
+							"A merge holds about 56 bytes per doc, whatever the dimension; segments bigger than this are not merged further.",
+							&segvec_max_merge_docs, -1, -1, PG_INT32_MAX / 4,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 }
 
 /*
@@ -144,6 +155,8 @@ SegvecMaxMergeDocs(int m)
 	double		budget = (double) maintenance_work_mem * 1024.0;
 	double		n = budget / (double) GraphMergeDocBytes(m);
 
+	if (segvec_max_merge_docs >= 0)
+		return segvec_max_merge_docs;
 	return (int) Max(Min(n, (double) (PG_INT32_MAX / 4)), 1000.0);
 }
 
@@ -717,9 +730,10 @@ merge_segments(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop)
 							  opts.ef_construction, inputs, tombs, ndrop,
 							  segno, &out, &ms);
 	ereport(DEBUG1,
-			(errmsg_internal("segvec merge of %d segments of index \"%s\": " INT64_FORMAT " docs, " INT64_FORMAT " seeded from input %d (" INT64_FORMAT " repaired), peak memory %zu bytes, bound %zu bytes",
+			(errmsg_internal("segvec merge of %d segments of index \"%s\": " INT64_FORMAT " docs, " INT64_FORMAT " seeded from input %d (" INT64_FORMAT " repaired), vectors %s, peak memory %zu bytes, bound %zu bytes",
 							 ndrop, RelationGetRelationName(index), ms.ndocs,
 							 ms.nseeded, ms.seed, ms.seed_repaired,
+							 ms.in_memory ? "in memory" : "in pages",
 							 ms.peak_bytes, ms.bound_bytes)));
 	SegvecTestPoint("merge-built");
 

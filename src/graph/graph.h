@@ -71,8 +71,12 @@ typedef struct GraphMergeStats
 	int64		nduplicates;	/* docs joined to a ring of copies */
 	int64		nrepaired;		/* links added to reach every node */
 	Size		peak_bytes;		/* most memory the merge held */
-	Size		bound_bytes;	/* GraphMergeMemoryBound for it */
+	Size		bound_bytes;	/* GraphMergeMemoryBound for it, plus the
+								 * copy of vectors and lists if kept */
+	bool		in_memory;		/* vectors and lists were copied to memory */
 } GraphMergeStats;
+
+extern PGDLLIMPORT bool segvec_merge_in_memory;
 
 extern bool GraphMergeSegments(Relation index, SegvecMetric metric, int dim,
 							   int m, int ef_construction,
@@ -80,9 +84,9 @@ extern bool GraphMergeSegments(Relation index, SegvecMetric metric, int dim,
 							   uint8 *const *tombstones, int ninputs,
 							   uint32 segno, SegvecSegment *out,
 							   GraphMergeStats *stats);
-extern Size GraphMergeMemoryBound(int64 n, int m, Size upper_size,
-								  int ninputs, SegvecMetric metric,
-								  Size node_size);
+extern Size GraphMergeMemoryBound(int64 n, int m, int ef_construction,
+								  Size upper_size, int ninputs,
+								  SegvecMetric metric, Size node_size);
 extern Size GraphMergeDocBytes(int m);
 
 /* ----------------

@@ -143,6 +143,10 @@ extern void GraphInsertNode(HnswBuilder *b, uint32 q, GraphCand *eps);
 extern int	GraphSelectNeighbors(HnswBuilder *b, GraphCand *cands, int ncands,
 								 int max, uint32 *out, bool keep_pruned);
 extern double GraphNodeDistance(HnswBuilder *b, uint32 a, uint32 c);
+extern const float *GraphBuilderVector(HnswBuilder *b, uint32 id, int slot);
+extern uint32 *GraphGetList(HnswBuilder *b, uint32 id, int *count, int slot);
+extern void GraphStoreList(HnswBuilder *b, uint32 id, const uint32 *list,
+						   int count);
 extern void GraphRepairConnectivity(HnswBuilder *b, GraphCand *eps);
 extern void GraphComputeExtra(HnswBuilder *b);
 extern void GraphPlanLayout(SegvecSegment *seg, int n, const uint8 *levels,

@@ -101,6 +101,13 @@ GraphNodeDistance(HnswBuilder *b, uint32 a, uint32 c)
 	return node_distance(b, a, c);
 }
 
+/* builder_vector for graphmerge.c */
+const float *
+GraphBuilderVector(HnswBuilder *b, uint32 id, int slot)
+{
+	return builder_vector(b, id, slot);
+}
+
 /* node id's upper-layer list of the layer (>= 1): count, then M ids */
 static inline uint32 *
 upper_list(HnswBuilder *b, uint32 id, int layer)
@@ -165,6 +172,21 @@ store_neighbors(HnswBuilder *b, uint32 id, int layer, const uint32 *list,
 	}
 	if (dst != list)
 		memmove(dst, list, sizeof(uint32) * count);
+}
+
+/* layer-0 lists for graphmerge.c (neighbors, store_neighbors) */
+uint32 *
+GraphGetList(HnswBuilder *b, uint32 id, int *count, int slot)
+{
+	int			max;
+
+	return neighbors(b, id, 0, count, &max, slot);
+}
+
+void
+GraphStoreList(HnswBuilder *b, uint32 id, const uint32 *list, int count)
+{
+	store_neighbors(b, id, 0, list, count);
 }
 
 /* the first node holding the same vector as id (id itself if none) */

@@ -56,6 +56,9 @@
 
 #define NO_NODE		PG_UINT32_MAX
 
+/* segvec.merge_in_memory: keep vectors in memory when they fit */
+bool		segvec_merge_in_memory = true;
+
 #define BIT_IS_SET(map, i)	(((map)[(i) >> 3] >> ((i) & 7)) & 1)
 #define BIT_SET(map, i)		((map)[(i) >> 3] |= (uint8) (1 << ((i) & 7)))
 
@@ -361,7 +364,8 @@ write_record(PageFiller *f, uint32 o, const char *rec)
 
 /*
  * GraphMergeMemoryBound: the most memory a merge into n docs with M = m,
- * upper_size upper-layer entries and ninputs inputs takes: per doc 42 bytes
+ * ef_construction, upper_size upper-layer entries and ninputs inputs
+ * takes: per doc 42 bytes
  * (46 for ip) in the plan step — level 1, upper-layer offset 4, in-degree
  * 4, duplicate link 4, checksum 8, duplicate table at most 16, seed map 4,
  * bitmaps 1/4 — and later 27 (31) with the search stamps (4) and the
@@ -370,19 +374,20 @@ write_record(PageFiller *f, uint32 o, const char *rec)
  * the repair's candidate lists (which do not grow with n).
  */
 Size
-GraphMergeMemoryBound(int64 n, int m, Size upper_size, int ninputs,
-					  SegvecMetric metric, Size node_size)
+GraphMergeMemoryBound(int64 n, int m, int ef_construction, Size upper_size,
+					  int ninputs, SegvecMetric metric, Size node_size)
 {
 	Size		perdoc = metric == SEGVEC_METRIC_IP ? 46 : 42;
 	Size		fixed;
 	int			m0 = 2 * m;
-	int			wide = Max(128, m0) + 2;
+	int			wide = Max(ef_construction, m0) + 2;
 
 	fixed = 64 * 1024 +			/* contexts, chunk headers, small arrays */
 		ninputs * (sizeof(MergeCursor) + node_size) +
 		4 * node_size +			/* record and vector buffers */
 		(Size) (m0 + m0 * m0) * sizeof(GraphCand) * 2 +	/* seed repair */
-		(Size) wide * 8 * sizeof(GraphCand);	/* heaps, found, pruned */
+		(Size) wide * 16 * sizeof(GraphCand);	/* heaps (which grow),
+												 * found, pruned, eps */
 	return (Size) n * perdoc + upper_size * sizeof(uint32) + fixed;
 }
 
@@ -431,7 +436,7 @@ repair_seed_node(HnswBuilder *b, SegReader *seed, const uint32 *seedmap,
 	}
 	b->visited[o] = b->stamp;
 
-	cur = GraphPagedList(b, o, &nold, 0);
+	cur = GraphGetList(b, o, &nold, 0);
 	memcpy(old, cur, sizeof(uint32) * nold);
 	for (i = 0; i < nold; i++)
 	{
@@ -491,7 +496,7 @@ repair_seed_node(HnswBuilder *b, SegReader *seed, const uint32 *seedmap,
 		if (i == nold)
 			b->indeg0[newl[k]]++;
 	}
-	GraphPagedStoreList(b, o, newl, nnew);
+	GraphStoreList(b, o, newl, nnew);
 }
 
 /*
@@ -530,6 +535,8 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	char	   *rec;
 	GraphCand  *eps;
 	BlockNumber blk;
+	Size		inmem_bytes;
+	Size		bound;
 
 	memset(stats, 0, sizeof(GraphMergeStats));
 	memset(out, 0, sizeof(SegvecSegment));
@@ -677,6 +684,26 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 														 sizeof(uint32)));
 	memset(b->flat_upper, 0, sizeof(uint32) * seg->upper_size);
 
+	/*
+	 * When the vectors and layer-0 lists fit in maintenance_work_mem next to
+	 * the rest, keep a copy of them in memory, which is faster: the pages
+	 * still get the same records, the lists at the end.
+	 */
+	inmem_bytes = (Size) n * (sizeof(float) * dim + sizeof(uint32) * b->m0 +
+							  sizeof(uint16));
+	bound = GraphMergeMemoryBound(n, m, ef_construction, seg->upper_size,
+								  ninputs, metric, seg->node_size);
+	if (segvec_merge_in_memory &&
+		(double) inmem_bytes + bound <= (double) maintenance_work_mem * 1024.0)
+	{
+		b->vectors = MemoryContextAllocHuge(ctx, mul_size(mul_size(n, dim),
+														  sizeof(float)));
+		b->nbr0 = MemoryContextAllocHuge(ctx, mul_size(mul_size(n, b->m0),
+													   sizeof(uint32)));
+		b->nnbr0 = MemoryContextAllocHuge(ctx, mul_size(n, sizeof(uint16)));
+		bound += inmem_bytes;
+	}
+
 	/* 2. copy: tombstone and upper-layer pages empty, docs, node records */
 	f.index = index;
 	f.seg = seg;
@@ -757,6 +784,14 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 			memcpy(outrec + GraphRecVectorOffset(m),
 				   rec + GraphRecVectorOffset(inputs[i].m),
 				   sizeof(float) * dim);
+			if (b->vectors)
+			{
+				memcpy(b->vectors + (Size) o * dim,
+					   rec + GraphRecVectorOffset(inputs[i].m),
+					   sizeof(float) * dim);
+				memcpy(b->nbr0 + (Size) o * b->m0, nbrs, sizeof(uint32) * nn);
+				b->nnbr0[o] = nn;
+			}
 			write_record(&f, o, outrec);
 			o++;
 			cursor_advance(&cs[i]);
@@ -766,8 +801,8 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 		pfree(outrec);
 	}
 
-	/* from here on, the builder works on the output's pages */
-	b->paged = true;
+	/* from here on, the builder works on the output's pages (or its copy) */
+	b->paged = (b->vectors == NULL);
 	b->index = index;
 	b->vpin[0] = b->vpin[1] = b->lpin = InvalidBuffer;
 	b->lbuf[0] = palloc(sizeof(uint32) * (b->m0 + 1));
@@ -783,8 +818,8 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	for (o = 0; o < n; o++)
 	{
 		if (b->dupof[o] >= 0 &&
-			memcmp(GraphPagedVector(b, o, 0),
-				   GraphPagedVector(b, (uint32) b->dupof[o], 1),
+			memcmp(GraphBuilderVector(b, o, 0),
+				   GraphBuilderVector(b, (uint32) b->dupof[o], 1),
 				   sizeof(float) * dim) != 0)
 			b->dupof[o] = -1;
 	}
@@ -851,7 +886,40 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	GraphNotePeak(b);
 	paged_release(b);
 
-	/* 5. the upper-layer pages, then every page as a full image */
+	/* 5. the lists kept in memory, the upper-layer pages, then every page
+	 * as a full image */
+	if (!b->paged)
+	{
+		Buffer		buf = InvalidBuffer;
+
+		for (o = 0; o < n; o++)
+		{
+			Size		off;
+			BlockNumber nb = GraphNodeBlock(seg, o, &off);
+			char	   *orec;
+
+			CHECK_FOR_INTERRUPTS();
+			if (!BufferIsValid(buf) || BufferGetBlockNumber(buf) != nb)
+			{
+				if (BufferIsValid(buf))
+				{
+					MarkBufferDirty(buf);
+					UnlockReleaseBuffer(buf);
+				}
+				buf = ReadBuffer(index, nb);
+				LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			}
+			orec = PageGetContents(BufferGetPage(buf)) + off;
+			((SegvecNodeHeader *) orec)->nneighbors = b->nnbr0[o];
+			memcpy(GraphRecNeighbors(orec), b->nbr0 + (Size) o * b->m0,
+				   sizeof(uint32) * b->nnbr0[o]);
+		}
+		if (BufferIsValid(buf))
+		{
+			MarkBufferDirty(buf);
+			UnlockReleaseBuffer(buf);
+		}
+	}
 	for (blk = seg->upper_start; blk < seg->node_start; blk++)
 	{
 		Buffer		buf = ReadBuffer(index, blk);
@@ -877,8 +945,8 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	stats->ndocs = n;
 	stats->seed = seed;
 	stats->peak_bytes = b->peak_bytes;
-	stats->bound_bytes = GraphMergeMemoryBound(n, m, seg->upper_size, ninputs,
-											   metric, seg->node_size);
+	stats->bound_bytes = bound;
+	stats->in_memory = !b->paged;
 	stats->nrepaired = b->nrepaired;
 	stats->nduplicates = b->nduplicates;
 

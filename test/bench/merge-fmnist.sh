@@ -6,7 +6,7 @@
 # Usage: test/bench/merge-fmnist.sh PSQL-ARGS...   (a server with segvec
 # installed and segvec.max_workers = 0; e.g. -h /tmp -p 5432 -d postgres)
 # MWM (maintenance_work_mem for the merge, default 64MB), EF (ef_search,
-# default 40).  Peak memory is the backend's anonymous (private) memory,
+# default 40), INMEM (segvec.merge_in_memory, left alone if unset).  Peak memory is the backend's anonymous (private) memory,
 # sampled every 20 ms from /proc/PID/smaps_rollup while the merge runs (so
 # the server must run on this machine, readable by the caller).
 set -e
@@ -15,7 +15,7 @@ MWM=${MWM:-64MB}
 EF=${EF:-40}
 P="psql -X -q -At $*"
 
-$P -c "DROP TABLE IF EXISTS fm, fm_fresh, fm_q" -c "CREATE EXTENSION IF NOT EXISTS segvec"
+$P -c "DROP TABLE IF EXISTS fm, fm_src, fm_fresh, fm_q" -c "CREATE EXTENSION IF NOT EXISTS segvec"
 $P -c "CREATE TABLE fm (id int PRIMARY KEY, v real[]) WITH (autovacuum_enabled = off)"
 $P -c "CREATE TABLE fm_q (id int PRIMARY KEY, v real[])"
 python3 "$here/test/fmnist.py" train 40000 | $P -c "COPY fm (id, v) FROM STDIN"
@@ -26,15 +26,19 @@ $P -c "ALTER TABLE fm RENAME TO fm_src" -c "CREATE TABLE fm (id int PRIMARY KEY,
 
 # four segments of 10,000 (the fourth compaction merges them)
 for b in 0 1 2; do
-	$P -c "INSERT INTO fm SELECT * FROM fm_src WHERE id > $b * 10000 AND id <= ($b + 1) * 10000" \
-	   -c "SET maintenance_work_mem = '$MWM'" -c "SELECT ft.compact('fm_v')" >/dev/null
+	$P -c "INSERT INTO fm SELECT * FROM fm_src WHERE id > $b * 10000 AND id <= ($b + 1) * 10000"
+	t0=$(date +%s.%N)
+	$P -c "SET maintenance_work_mem = '$MWM'" -c "SELECT ft.compact('fm_v')" >/dev/null
+	echo "compaction $((b + 1)) (10,000 docs, no merge): $(echo "$(date +%s.%N) - $t0" | bc) s"
 done
 $P -c "INSERT INTO fm SELECT * FROM fm_src WHERE id > 30000"
 
 # the fourth compaction (10,000 docs) and the merge, in a backend we watch
 fifo=$(mktemp -u); mkfifo "$fifo"
-( $P -c "SET maintenance_work_mem = '$MWM'" -c "SET client_min_messages = debug1" \
-     -c "SELECT pg_backend_pid()" -c "\\timing on" -c "SELECT * FROM ft.compact('fm_v')" > "$fifo" 2>&1 ) &
+args=(-c "SET maintenance_work_mem = '$MWM'" -c "SET client_min_messages = debug1")
+[ -n "$INMEM" ] && args+=(-c "SET segvec.merge_in_memory = $INMEM")
+( $P "${args[@]}" -c "SELECT pg_backend_pid()" -c "\\timing on" \
+     -c "SELECT * FROM ft.compact('fm_v')" > "$fifo" 2>&1 ) &
 exec 3< "$fifo"
 read -r pid <&3
 peak=0
