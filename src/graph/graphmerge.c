@@ -34,7 +34,10 @@
  * backend can reach these pages).  Memory holds per node its level,
  * upper-layer lists, in-degree, duplicate link and search stamp, so a
  * merge's memory is a number of bytes per doc that depends on M, never on
- * the dimension (src/README.md, "Merge memory"; GraphMergeMemoryBound).
+ * the dimension (src/README.md, "Merge memory"; GraphMergeMemoryBound),
+ * plus, with what maintenance_work_mem leaves, either a copy of every
+ * vector and list (when they fit: then the build runs in memory) or a
+ * cache of vectors.
  * Input segments are read with a pin only: they are installed and never
  * change, and only merges (which the caller serialises) drop them.
  *
