@@ -730,11 +730,11 @@ merge_segments(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop)
 							  opts.ef_construction, inputs, tombs, ndrop,
 							  segno, &out, &ms);
 	ereport(DEBUG1,
-			(errmsg_internal("segvec merge of %d segments of index \"%s\": " INT64_FORMAT " docs, " INT64_FORMAT " seeded from input %d (" INT64_FORMAT " repaired), vectors %s (cache %zu bytes), peak memory %zu bytes, bound %zu bytes",
+			(errmsg_internal("segvec merge of %d segments of index \"%s\": " INT64_FORMAT " docs, " INT64_FORMAT " seeded from input %d (" INT64_FORMAT " repaired), vectors %s, peak memory %zu bytes, bound %zu bytes",
 							 ndrop, RelationGetRelationName(index), ms.ndocs,
 							 ms.nseeded, ms.seed, ms.seed_repaired,
 							 ms.in_memory ? "in memory" : "in pages",
-							 ms.cache_bytes, ms.peak_bytes, ms.bound_bytes)));
+							 ms.peak_bytes, ms.bound_bytes)));
 	SegvecTestPoint("merge-built");
 
 	LockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);

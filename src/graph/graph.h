@@ -74,7 +74,6 @@ typedef struct GraphMergeStats
 	Size		bound_bytes;	/* GraphMergeMemoryBound for it, plus the
 								 * copy of vectors and lists if kept */
 	bool		in_memory;		/* vectors and lists were copied to memory */
-	Size		cache_bytes;	/* else: the vector cache (in bound_bytes) */
 } GraphMergeStats;
 
 extern PGDLLIMPORT bool segvec_merge_in_memory;

@@ -78,9 +78,6 @@ struct HnswBuilder
 	int64		vid[2];			/* node whose vector a slot holds, or -1 */
 	const float *vptr[2];
 	float	   *vbuf[2];		/* a node spanning pages: copied here */
-	uint32		ncache;			/* vector cache slots (0: no cache) */
-	uint32	   *cache_id;		/* node whose vector each slot holds */
-	float	   *cache_vec;		/* ncache * dim, direct-mapped by node */
 	Buffer		lpin;			/* pinned node page for lists */
 	uint32	   *lbuf[2];		/* per list slot: a copy of a list */
 

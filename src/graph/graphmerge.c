@@ -34,10 +34,7 @@
  * backend can reach these pages).  Memory holds per node its level,
  * upper-layer lists, in-degree, duplicate link and search stamp, so a
  * merge's memory is a number of bytes per doc that depends on M, never on
- * the dimension (src/README.md, "Merge memory"; GraphMergeMemoryBound),
- * plus, with what maintenance_work_mem leaves, either a copy of every
- * vector and list (when they fit: then the build runs in memory) or a
- * cache of vectors.
+ * the dimension (src/README.md, "Merge memory"; GraphMergeMemoryBound).
  * Input segments are read with a pin only: they are installed and never
  * change, and only merges (which the caller serialises) drop them.
  *
@@ -216,81 +213,43 @@ cursor_advance(MergeCursor *c)
  * ----------------
  */
 
-/*
- * Copy node id's vector into dst, or (dst NULL, a record within one page)
- * return a pointer into its pinned page.  Pins in vector slot `slot`.
- */
-static const float *
-read_vector(HnswBuilder *b, uint32 id, int slot, float *dst)
-{
-	const SegvecSegment *seg = &b->seg;
-	Size		off;
-	BlockNumber blk = GraphNodeBlock(seg, id, &off);
-	Size		voff = GraphRecVectorOffset(b->m);
-	Size		vlen = sizeof(float) * b->dim;
-	Size		done = 0;
-
-	if (seg->nodes_per_page > 0)
-	{
-		const char *v = pin_block(b->index, &b->vpin[slot], blk) + off + voff;
-
-		if (dst == NULL)
-			return (const float *) v;
-		memcpy(dst, v, vlen);
-		return dst;
-	}
-
-	/* the vector starts on the record's first page and runs on */
-	if (dst == NULL)
-		dst = b->vbuf[slot];
-	while (done < vlen)
-	{
-		Size		at = voff + done;
-		Size		inpage = at % SEGVEC_SEGPAGE_USABLE;
-		Size		len = Min(SEGVEC_SEGPAGE_USABLE - inpage, vlen - done);
-		char	   *data = pin_block(b->index, &b->vpin[slot],
-									 blk + at / SEGVEC_SEGPAGE_USABLE);
-
-		memcpy((char *) dst + done, data + inpage, len);
-		done += len;
-	}
-	return dst;
-}
-
-/*
- * Node id's vector, in vector slot `slot` (0 or 1, so node_distance can
- * hold two), valid until the slot's next use.  From the vector cache
- * (direct-mapped by node number) when it holds it; else read from the
- * node's page and put in the cache, unless that cache slot holds the
- * other vector slot's vector right now.
- */
+/* Node id's vector, in vector slot `slot`, valid until the slot's next use */
 const float *
 GraphPagedVector(HnswBuilder *b, uint32 id, int slot)
 {
-	const float *v;
+	const SegvecSegment *seg = &b->seg;
+	Size		off;
+	BlockNumber blk;
 
 	if (b->vid[slot] == (int64) id)
 		return b->vptr[slot];
-	if (b->ncache > 0)
-	{
-		uint32		cs = id % b->ncache;
-		float	   *cv = b->cache_vec + (Size) cs * b->dim;
-
-		if (b->cache_id[cs] == id)
-			v = cv;
-		else if (b->vptr[1 - slot] != cv)
-		{
-			v = read_vector(b, id, slot, cv);
-			b->cache_id[cs] = id;
-		}
-		else
-			v = read_vector(b, id, slot, NULL);
-	}
+	blk = GraphNodeBlock(seg, id, &off);
+	if (seg->nodes_per_page > 0)
+		b->vptr[slot] = (const float *)
+			(pin_block(b->index, &b->vpin[slot], blk) + off +
+			 GraphRecVectorOffset(b->m));
 	else
-		v = read_vector(b, id, slot, NULL);
-	b->vptr[slot] = v;
+	{
+		/* the vector starts on the record's first page and runs on */
+		Size		voff = GraphRecVectorOffset(b->m);
+		Size		vlen = sizeof(float) * b->dim;
+		Size		done = 0;
+
+		while (done < vlen)
+		{
+			Size		at = voff + done;
+			Size		inpage = at % SEGVEC_SEGPAGE_USABLE;
+			Size		len = Min(SEGVEC_SEGPAGE_USABLE - inpage, vlen - done);
+			char	   *data = pin_block(b->index, &b->vpin[slot],
+										 blk + at / SEGVEC_SEGPAGE_USABLE);
+
+			memcpy((char *) b->vbuf[slot] + done, data + inpage, len);
+			done += len;
+		}
+		b->vptr[slot] = b->vbuf[slot];
+	}
 	b->vid[slot] = id;
-	return v;
+	return b->vptr[slot];
 }
 
 /* the header and list of node id, on its record's first page (pinned) */
@@ -844,32 +803,6 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 
 	/* from here on, the builder works on the output's pages (or its copy) */
 	b->paged = (b->vectors == NULL);
-
-	/*
-	 * Paged: a cache of vectors in three quarters of what
-	 * maintenance_work_mem leaves, so that the nodes searches visit most
-	 * (the entry point's region, hubs) are read from memory.
-	 */
-	if (b->paged && segvec_merge_in_memory)
-	{
-		double		room = (double) maintenance_work_mem * 1024.0 - bound;
-		double		slots = room * 0.75 / (sizeof(float) * dim + sizeof(uint32));
-
-		slots = Min(slots, (double) n);
-		if (slots >= 64)
-		{
-			b->ncache = (uint32) slots;
-			b->cache_id = MemoryContextAllocHuge(ctx, mul_size(b->ncache,
-															   sizeof(uint32)));
-			memset(b->cache_id, 0xFF, sizeof(uint32) * b->ncache);
-			b->cache_vec = MemoryContextAllocHuge(ctx,
-												  mul_size(mul_size(b->ncache, dim),
-														   sizeof(float)));
-			stats->cache_bytes = (Size) b->ncache * (sizeof(float) * dim +
-													 sizeof(uint32));
-			bound += stats->cache_bytes;
-		}
-	}
 	b->index = index;
 	b->vpin[0] = b->vpin[1] = b->lpin = InvalidBuffer;
 	b->lbuf[0] = palloc(sizeof(uint32) * (b->m0 + 1));
