@@ -313,6 +313,7 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	int			i;
 	List	   *delta_before;
 	List	   *unreachable = NIL;
+	bool		no_merge;
 
 	if (info->analyze_only)
 		return stats;
@@ -348,6 +349,14 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	LockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
 
 	/*
+	 * A merge builds its segment without the compaction lock, in blocks
+	 * nothing points at until its install (compact.c): while one runs, take
+	 * no never-initialised page and mark no unreachable page.  Without
+	 * waiting: the merge waits for the compaction lock we hold to install.
+	 */
+	no_merge = ConditionalLockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ShareLock);
+
+	/*
 	 * Finish what an interrupted install left in the garbage list (we hold
 	 * the compaction lock, so we may clear it), and freeze the dimension's
 	 * xid: VACUUM FREEZE is what lets pg_xact be truncated.
@@ -379,8 +388,11 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 
 		if (PageIsNew(page))
 		{
-			RecordFreeIndexPage(index, blkno);
-			nfree++;
+			if (no_merge)
+			{
+				RecordFreeIndexPage(index, blkno);
+				nfree++;
+			}
 		}
 		else if (SegvecPageIsDeleted(page))
 		{
@@ -392,7 +404,7 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 				nfree++;
 			}
 		}
-		else if (!reachable(page, blkno, meta, delta_before))
+		else if (no_merge && !reachable(page, blkno, meta, delta_before))
 			unreachable = lappend_int(unreachable, (int) blkno);
 		UnlockReleaseBuffer(buf);
 	}
@@ -426,6 +438,8 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 			UnlockReleaseBuffer(buf);
 		}
 	}
+	if (no_merge)
+		UnlockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ShareLock);
 	UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
 
 	IndexFreeSpaceMapVacuum(index);

@@ -8,7 +8,9 @@
  * heavyweight lock on the metapage's block number (LockPage, as GIN does
  * for its pending list); inserts and scans never take it.  So while a
  * compaction runs no doc it read can be deleted under it, and no other
- * compaction changes the manifest.
+ * compaction changes the manifest.  Merges are serialised by another one,
+ * the merge lock (compact.h), and take the compaction lock only to install,
+ * so a long merge never holds up compaction.
  *
  * A compaction:
  *	1. freezes the prefix: appends a fresh page P after the current tail
@@ -22,8 +24,11 @@
  *	4. marks garbage pages deleted with the install's next FullTransactionId
  *	   (VACUUM recycles them once that is older than every snapshot) and
  *	   clears the garbage entries;
- *	5. merges segments by the tiered policy (below), each merge installed
- *	   the same way.
+ *	5. releases the compaction lock and merges segments by the tiered
+ *	   policy (below), under the merge lock: each merge builds without the
+ *	   compaction lock (graph/graphmerge.c, vectors read from pages), then
+ *	   takes it to carry over the tombstones VACUUM set on its inputs
+ *	   meanwhile and to install, the same way.
  * A crash before 3 leaves the old manifest and only unreachable pages; after
  * 3, the new one.  A scan reads the manifest once, so it sees either the
  * frozen docs in the mutable segment or the new segments, never both.
@@ -33,7 +38,8 @@
  * (dropping tombstoned docs), which lands in a higher tier; so the number
  * of segments grows like the logarithm of the number of docs.  A segment
  * whose docs are more than half tombstones is rewritten on its own.
- * Merges that would not fit in maintenance_work_mem are not done.
+ * Merges whose graph (not vectors: SegvecMaxMergeDocs) would not fit in
+ * maintenance_work_mem are not done.
  *
  * src/compact/compact.c
  *
@@ -60,6 +66,7 @@
 #define SEGVEC_MERGE_FACTOR		4
 
 int			segvec_compact_threshold = -1;
+int			segvec_max_merge_docs = -1;
 int			segvec_compact_threshold_kb = 1024;
 
 /*
@@ -78,6 +85,16 @@ SegvecCompactInit(void)
 							"Every search scores the mutable segment exactly, so this bounds that work whatever the dimension.",
 							&segvec_compact_threshold_kb, 1024, 8, INT_MAX / 1024,
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomBoolVariable("segvec.merge_in_memory",
+							 "Lets a segment merge copy vectors and links to memory when they fit in maintenance_work_mem.",
+							 "Off makes every merge read vectors from pages, as merges bigger than memory do (for measurements and tests).",
+							 &segvec_merge_in_memory, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("segvec.max_merge_docs",
+							"Most docs one segment merge produces (-1: as many as maintenance_work_mem allows).",
+							"A merge holds about 56 bytes per doc, whatever the dimension; segments bigger than this are not merged further.",
+							&segvec_max_merge_docs, -1, -1, PG_INT32_MAX / 4,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 }
 
 /*
@@ -123,6 +140,23 @@ SegvecMaxBuildDocs(int dim, int m)
 	double		budget = (double) maintenance_work_mem * 1024.0;
 	double		n = budget / (double) HnswBuilderNodeBytes(dim, m);
 
+	return (int) Max(Min(n, (double) (PG_INT32_MAX / 4)), 1000.0);
+}
+
+/*
+ * SegvecMaxMergeDocs: how many docs one merge may produce within
+ * maintenance_work_mem: a merge holds no vectors (graph/graphmerge.c), so
+ * this depends on M only (GraphMergeDocBytes: 55 bytes a doc at M = 16,
+ * so 1.2 million docs at the default 64 MB).
+ */
+int
+SegvecMaxMergeDocs(int m)
+{
+	double		budget = (double) maintenance_work_mem * 1024.0;
+	double		n = budget / (double) GraphMergeDocBytes(m);
+
+	if (segvec_max_merge_docs >= 0)
+		return segvec_max_merge_docs;
 	return (int) Max(Min(n, (double) (PG_INT32_MAX / 4)), 1000.0);
 }
 
@@ -391,13 +425,14 @@ install(Relation index, SegvecSegment *add, int nadd,
 	else
 		meta->manifest_head = InvalidBlockNumber;
 
-	/* segment numbers given out by the writers */
+	/*
+	 * Segment numbers given out by the writers: a compaction's (from
+	 * next_segno, under the compaction lock it still holds) or a merge's
+	 * (reserved by reserve_segno before it started).
+	 */
 	next_segno = meta->next_segno;
 	for (i = 0; i < nadd; i++)
-	{
-		Assert(add[i].segno >= meta->next_segno);
 		next_segno = Max(next_segno, add[i].segno + 1);
-	}
 	meta->next_segno = next_segno;
 
 	/* doc ids given out by a build */
@@ -555,34 +590,215 @@ choose_merge(SegvecMetaInfo *info, int maxdocs, uint32 *drop)
 }
 
 /*
- * Merge the segments numbered in drop[] into new ones.
+ * Reserve a segment number for a merge: next_segno moves past it in one
+ * metapage record, under the compaction lock, so a compaction that runs
+ * while the merge builds numbers its segments after it.  A number a merge
+ * reserved and did not install is never used.
  */
-static void
+static uint32
+reserve_segno(Relation index)
+{
+	Buffer		metabuf;
+	GenericXLogState *state;
+	SegvecMetaPage meta;
+	uint32		segno;
+
+	LockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+	metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(index);
+	meta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	segno = meta->next_segno++;
+	SegvecMetaFreeze(meta);
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+	UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+	return segno;
+}
+
+static int
+uint32_cmp(const void *a, const void *b)
+{
+	uint32		x = *(const uint32 *) a;
+	uint32		y = *(const uint32 *) b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/*
+ * The tombstones VACUUM set on the inputs after the merge read their
+ * bitmaps (before[]): find those docs in the merged segment *out (by doc
+ * id) and set them there too, before the install, so that the merged
+ * segment never holds a live doc whose heap row VACUUM removed.  Returns
+ * false if an input is no longer in the manifest.  Caller holds the
+ * compaction lock (no VACUUM sets more meanwhile).
+ */
+static bool
+carry_tombstones(Relation index, const SegvecSegment *inputs,
+				 uint8 *const *before, int ninputs, SegvecSegment *out)
+{
+	SegvecMetaInfo *now = palloc(sizeof(SegvecMetaInfo));
+	uint32	   *nodes = NULL;
+	int			nnodes = 0,
+				maxnodes = 0;
+	int			i,
+				k;
+
+	SegvecGetMetaInfo(index, now);
+	for (i = 0; i < ninputs; i++)
+	{
+		const SegvecSegment *cur = NULL;
+		uint8	   *bits;
+		uint32		j;
+
+		for (k = 0; k < now->nsegments; k++)
+			if (now->segments[k].segno == inputs[i].segno)
+				cur = &now->segments[k];
+		if (cur == NULL)
+			return false;
+		if (out->ndocs == 0 || cur->ntombstones == inputs[i].ntombstones)
+			continue;			/* nothing new (counts are set with bits) */
+		bits = GraphGetTombstones(index, cur);
+		for (j = 0; j < cur->ndocs; j++)
+		{
+			SegvecDocInfo doc;
+			int64		node;
+
+			if (!GraphTombstoneIsSet(bits, j) ||
+				(before[i] && GraphTombstoneIsSet(before[i], j)))
+				continue;
+			GraphReadDocs(index, cur, j, 1, &doc);
+			node = GraphFindDoc(index, out, doc.docid);
+			if (node < 0)
+				continue;
+			if (nnodes >= maxnodes)
+			{
+				maxnodes = Max(64, maxnodes * 2);
+				nodes = nodes ? repalloc_huge(nodes, sizeof(uint32) * maxnodes) :
+					palloc(sizeof(uint32) * maxnodes);
+			}
+			nodes[nnodes++] = (uint32) node;
+		}
+		pfree(bits);
+	}
+	if (nnodes > 0)
+	{
+		qsort(nodes, nnodes, sizeof(uint32), uint32_cmp);
+		GraphSetTombstonesUninstalled(index, out, nodes, nnodes);
+	}
+	SegvecFreeMetaInfo(now);
+	return true;
+}
+
+/*
+ * Merge the segments numbered in drop[] (descriptors as in info) into one
+ * (graph/graphmerge.c: seeded from the largest, vectors read from pages).
+ * Caller holds the merge lock, not the compaction lock: the build runs
+ * while compactions, VACUUM and snapshots go on; only the install takes
+ * the compaction lock, carrying over the tombstones set meanwhile.
+ * Returns the number of segments merged away (0 if it gave up).
+ */
+static int
 merge_segments(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop)
 {
-	SegmentWriter w;
+	SegvecSegment *inputs = palloc(sizeof(SegvecSegment) * ndrop);
+	uint8	  **tombs = palloc(sizeof(uint8 *) * ndrop);
+	SegvecFrozenOptions opts;
+	SegvecSegment out;
+	GraphMergeStats ms;
+	bool		have;
+	uint32		segno;
 	int			i,
 				j;
 
-	writer_init(&w, index, info->dimensions);
 	for (j = 0; j < ndrop; j++)
 	{
 		for (i = 0; i < info->nsegments; i++)
-		{
-			SegvecSegment *seg = &info->segments[i];
-			uint8	   *tomb;
-
-			if (seg->segno != drop[j])
-				continue;
-			tomb = GraphGetTombstones(index, seg);
-			GraphForEachNode(index, seg, info->dimensions, tomb, writer_add, &w);
-			pfree(tomb);
-		}
+			if (info->segments[i].segno == drop[j])
+				inputs[j] = info->segments[i];
+		/*
+		 * The bitmap after the count (info was read first): bits are only
+		 * ever added, each with the count, so an unchanged count at install
+		 * means no bit was added since (carry_tombstones).
+		 */
+		tombs[j] = GraphGetTombstones(index, &inputs[j]);
 	}
-	writer_flush(&w);
-	install(index, w.segs, w.nsegs, drop, ndrop, InvalidBlockNumber, 0);
+	SegvecGetFrozenOptions(index, &opts);
+	segno = reserve_segno(index);
+
+	have = GraphMergeSegments(index, info->metric, info->dimensions, opts.m,
+							  opts.ef_construction, inputs, tombs, ndrop,
+							  segno, &out, &ms);
+	ereport(DEBUG1,
+			(errmsg_internal("segvec merge of %d segments of index \"%s\": " INT64_FORMAT " docs, " INT64_FORMAT " seeded from input %d (" INT64_FORMAT " repaired), vectors %s, peak memory %zu bytes, bound %zu bytes",
+							 ndrop, RelationGetRelationName(index), ms.ndocs,
+							 ms.nseeded, ms.seed, ms.seed_repaired,
+							 ms.in_memory ? "in memory" : "in pages",
+							 ms.peak_bytes, ms.bound_bytes)));
+	SegvecTestPoint("merge-built");
+
+	LockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+	if (!carry_tombstones(index, inputs, tombs, ndrop, &out))
+	{
+		/* cannot happen while we hold the merge lock; drop our work */
+		if (have)
+			(void) SegvecMarkPagesDeleted(index, out.start, InvalidBlockNumber,
+										  out.npages, false,
+										  U64FromFullTransactionId(ReadNextFullTransactionId()));
+		UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+		elog(LOG, "segvec merge of index \"%s\" gave up: an input segment is gone",
+			 RelationGetRelationName(index));
+		return 0;
+	}
+	install(index, &out, have ? 1 : 0, drop, ndrop, InvalidBlockNumber, 0);
 	SegvecTestPoint("merge-installed");
 	SegvecProcessGarbage(index);
+	UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+	return ndrop;
+}
+
+/*
+ * SegvecMergeSegments: merge segments by the tiered policy until it finds
+ * nothing to do, each merge installed on its own.  Returns at once if
+ * another backend is merging the index (it looks at the policy again after
+ * each of its installs).  Caller must not hold the compaction lock.  Adds
+ * to stats->segments_merged if stats is not NULL.
+ */
+void
+SegvecMergeSegments(Relation index, SegvecCompactStats *stats)
+{
+	MemoryContext ctx,
+				oldctx;
+
+	if (!ConditionalLockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ExclusiveLock))
+		return;
+	ctx = AllocSetContextCreate(CurrentMemoryContext, "segvec merge",
+								ALLOCSET_DEFAULT_SIZES);
+	oldctx = MemoryContextSwitchTo(ctx);
+	for (;;)
+	{
+		SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+		uint32		drop[SEGVEC_MAX_MERGE_INPUTS];
+		int			ndrop;
+		int			merged;
+
+		SegvecGetMetaInfo(index, info);
+		if (info->dimensions == 0)
+			break;
+		ndrop = choose_merge(info, SegvecMaxMergeDocs(SegvecGetFrozenM(index)),
+							 drop);
+		if (ndrop == 0)
+			break;
+		merged = merge_segments(index, info, drop, ndrop);
+		if (stats)
+			stats->segments_merged += merged;
+		MemoryContextReset(ctx);
+		if (merged == 0)
+			break;
+	}
+	MemoryContextSwitchTo(oldctx);
+	MemoryContextDelete(ctx);
+	UnlockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ExclusiveLock);
 }
 
 /*
@@ -600,8 +816,6 @@ SegvecCompact(Relation index, SegvecCompactStats *stats)
 	BlockNumber frozen_stop;
 	uint64		frozen_seqno = 0;
 	SegmentWriter w;
-	uint32		drop[SEGVEC_MAX_MERGE_INPUTS];
-	int			ndrop;
 
 	if (stats)
 		memset(stats, 0, sizeof(SegvecCompactStats));
@@ -658,26 +872,10 @@ SegvecCompact(Relation index, SegvecCompactStats *stats)
 		}
 	}
 
-	/* 5. tiered merges */
-	for (;;)
-	{
-		SegvecGetMetaInfo(index, info);
-		if (info->dimensions == 0)
-			break;
-		ndrop = choose_merge(info,
-							 SegvecMaxBuildDocs(info->dimensions,
-												SegvecGetFrozenM(index)),
-							 drop);
-		if (ndrop == 0)
-			break;
-		merge_segments(index, info, drop, ndrop);
-		if (stats)
-			stats->segments_merged += ndrop;
-		MemoryContextReset(ctx);
-		info = palloc(sizeof(SegvecMetaInfo));
-	}
-
 	UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+
+	/* 5. tiered merges, without the compaction lock */
+	SegvecMergeSegments(index, stats);
 
 	MemoryContextSwitchTo(oldctx);
 	MemoryContextDelete(ctx);

@@ -41,5 +41,17 @@ extern void SegvecProcessGarbage(Relation index);
 extern void SegvecInstallSegments(Relation index, SegvecSegment *segs,
 								  int nsegs, uint64 next_seqno);
 extern int	SegvecMaxBuildDocs(int dim, int m);
+extern int	SegvecMaxMergeDocs(int m);
+extern void SegvecMergeSegments(Relation index, SegvecCompactStats *stats);
+
+/*
+ * The merge lock: a heavyweight page lock on a block number no page has
+ * (as the compaction lock is one on the metapage's).  A merge holds it
+ * exclusively from choosing its inputs to its install, so merges of one
+ * index run one at a time and no one else drops their inputs; VACUUM's
+ * cleanup scan takes it (share, without waiting) before it takes pages
+ * nothing points at, since a merge's extent is such pages until installed.
+ */
+#define SEGVEC_MERGE_LOCK_BLKNO	((BlockNumber) 0xFFFFFFFE)
 
 #endif							/* SEGVEC_COMPACT_H */

@@ -59,6 +59,37 @@ extern void HnswBuilderWrite(HnswBuilder *builder, Relation index,
 extern void HnswBuilderFree(HnswBuilder *builder);
 
 /* ----------------
+ * Merging segments, vectors read from pages (graphmerge.c)
+ * ----------------
+ */
+typedef struct GraphMergeStats
+{
+	int64		ndocs;			/* docs in the merged segment */
+	int			seed;			/* input whose graph seeded it, or -1 */
+	int64		nseeded;		/* its docs, taken with their links */
+	int64		seed_repaired;	/* seed docs that had lost neighbours */
+	int64		nduplicates;	/* docs joined to a ring of copies */
+	int64		nrepaired;		/* links added to reach every node */
+	Size		peak_bytes;		/* most memory the merge held */
+	Size		bound_bytes;	/* GraphMergeMemoryBound for it, plus the
+								 * copy of vectors and lists if kept */
+	bool		in_memory;		/* vectors and lists were copied to memory */
+} GraphMergeStats;
+
+extern PGDLLIMPORT bool segvec_merge_in_memory;
+
+extern bool GraphMergeSegments(Relation index, SegvecMetric metric, int dim,
+							   int m, int ef_construction,
+							   const SegvecSegment *inputs,
+							   uint8 *const *tombstones, int ninputs,
+							   uint32 segno, SegvecSegment *out,
+							   GraphMergeStats *stats);
+extern Size GraphMergeMemoryBound(int64 n, int m, int ef_construction,
+								  Size upper_size, int ninputs,
+								  SegvecMetric metric, Size node_size);
+extern Size GraphMergeDocBytes(int m);
+
+/* ----------------
  * Search over a written segment (graphsearch.c)
  * ----------------
  */
@@ -103,6 +134,8 @@ extern void GraphReadTombstones(Relation index, const SegvecSegment *seg,
 extern uint8 *GraphGetTombstones(Relation index, const SegvecSegment *seg);
 extern void GraphSetTombstones(Relation index, const SegvecSegment *seg,
 							   const uint32 *nodes, int nnodes);
+extern void GraphSetTombstonesUninstalled(Relation index, SegvecSegment *seg,
+										  const uint32 *nodes, int nnodes);
 
 /* Is node's bit set in a tombstone bitmap read by GraphReadTombstones? */
 static inline bool

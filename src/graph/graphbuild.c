@@ -23,9 +23,12 @@
  *	  does (Fu et al., "Fast Approximate Nearest Neighbor Search With The
  *	  Navigating Spreading-out Graph", VLDB 2019).
  *
- * The builder holds every vector in memory; callers bound the number of
- * docs (HnswBuilderCreate's maxdocs) from maintenance_work_mem with
- * HnswBuilderNodeBytes and start another segment when it is reached.
+ * HnswBuilderCreate's builder holds every vector in memory; callers bound
+ * the number of docs (its maxdocs) from maintenance_work_mem with
+ * HnswBuilderNodeBytes and start another segment when it is reached.  A
+ * merge's builder (graphmerge.c) keeps vectors and layer-0 lists in the
+ * pages of the segment it writes instead; the algorithm here reaches both
+ * through builder_vector, builder_list and builder_store_list (graph_int.h).
  *
  * src/graph/graphbuild.c
  *
@@ -44,51 +47,8 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "graph/candheap.h"
-#include "graph/graph.h"
-#include "store/store.h"
+#include "graph/graph_int.h"
 
-struct HnswBuilder
-{
-	MemoryContext ctx;
-	SegvecMetric metric;
-	int			dim;
-	int			m;				/* neighbours on layers >= 1 */
-	int			m0;				/* neighbours on layer 0 (2*M) */
-	int			ef_construction;
-	double		ml;				/* level multiplier, 1 / ln(M) */
-
-	int			n;
-	int			maxn;
-	float	   *vectors;		/* maxn * dim */
-	SegvecDocInfo *docs;
-	uint8	   *levels;
-	uint32	   *nbr0;			/* maxn * m0 */
-	uint16	   *nnbr0;
-	uint32	  **upper;			/* per node: level lists of (count, M ids) */
-	uint32	   *indeg0;			/* per node: layer-0 links pointing at it */
-	int32	   *dupof;			/* per node: first node with the very same
-								 * vector, or -1 */
-
-	int			entry;			/* entry point, -1 while empty */
-	int			maxlevel;
-
-	uint32	   *visited;		/* visited[i] == stamp: seen in this search */
-	uint32		stamp;
-	pg_prng_state rng;
-
-	/* scratch space of the insertion, reused */
-	GraphHeap	cand;
-	GraphHeap	result;
-	float	   *extra;			/* ip: each doc's extra coordinate */
-	GraphCand   *found;
-	GraphCand   *selected;
-	uint32	   *pruned;			/* candidates the heuristic set aside */
-	uint8	   *reach;			/* connectivity repair: reached from entry */
-	uint32	   *queue;			/* connectivity repair: BFS queue */
-	int64		nduplicates;	/* docs whose vector an earlier doc has */
-	int64		nrepaired;		/* links added by the connectivity repair */
-};
 
 /* ----------------
  * Graph access
@@ -109,11 +69,19 @@ struct HnswBuilder
  * query q extended with 0 is at squared L2 |q|^2 + N^2 - 2 q.x from x, which
  * orders docs exactly as -q.x does, so searches use the ip distance itself.
  */
+static inline const float *
+builder_vector(HnswBuilder *b, uint32 id, int slot)
+{
+	if (!b->paged)
+		return b->vectors + (Size) id * b->dim;
+	return GraphPagedVector(b, id, slot);
+}
+
 static inline double
 node_distance(HnswBuilder *b, uint32 a, uint32 c)
 {
-	const float *va = b->vectors + (Size) a * b->dim;
-	const float *vc = b->vectors + (Size) c * b->dim;
+	const float *va = builder_vector(b, a, 0);
+	const float *vc = builder_vector(b, c, 1);
 	double		d;
 
 	if (b->metric == SEGVEC_METRIC_IP)
@@ -126,18 +94,49 @@ node_distance(HnswBuilder *b, uint32 a, uint32 c)
 	return isnan(d) ? get_float8_infinity() : d;
 }
 
+/* node_distance for graphmerge.c */
+double
+GraphNodeDistance(HnswBuilder *b, uint32 a, uint32 c)
+{
+	return node_distance(b, a, c);
+}
+
+/* builder_vector for graphmerge.c */
+const float *
+GraphBuilderVector(HnswBuilder *b, uint32 id, int slot)
+{
+	return builder_vector(b, id, slot);
+}
+
+/* node id's upper-layer list of the layer (>= 1): count, then M ids */
 static inline uint32 *
-neighbors(HnswBuilder *b, uint32 id, int layer, int *count, int *max)
+upper_list(HnswBuilder *b, uint32 id, int layer)
+{
+	return b->flat_upper + b->upper_off[id] +
+		(Size) (layer - 1) * SEGVEC_UPPER_LIST_SIZE(b->m);
+}
+
+/*
+ * Node id's neighbour list on the layer, *count entries of at most *max.
+ * Layer 0 in paged mode is a copy, in list slot `slot` (0 or 1, so that two
+ * lists can be held at once), valid until the slot's next use; a caller
+ * that changes a list writes it back with store_neighbors.
+ */
+static inline uint32 *
+neighbors(HnswBuilder *b, uint32 id, int layer, int *count, int *max,
+		  int slot)
 {
 	if (layer == 0)
 	{
-		*count = b->nnbr0[id];
 		*max = b->m0;
+		if (b->paged)
+			return GraphPagedList(b, id, count, slot);
+		*count = b->nnbr0[id];
 		return b->nbr0 + (Size) id * b->m0;
 	}
 	else
 	{
-		uint32	   *list = b->upper[id] + (layer - 1) * SEGVEC_UPPER_LIST_SIZE(b->m);
+		uint32	   *list = upper_list(b, id, layer);
 
 		*count = list[0];
 		*max = b->m;
@@ -145,13 +144,49 @@ neighbors(HnswBuilder *b, uint32 id, int layer, int *count, int *max)
 	}
 }
 
+/*
+ * Make list[0 .. count) node id's neighbour list on the layer; list is what
+ * neighbors returned for it (changed in place) or another array.
+ */
 static inline void
-set_count(HnswBuilder *b, uint32 id, int layer, int count)
+store_neighbors(HnswBuilder *b, uint32 id, int layer, const uint32 *list,
+				int count)
 {
+	uint32	   *dst;
+
+	if (layer == 0 && b->paged)
+	{
+		GraphPagedStoreList(b, id, list, count);
+		return;
+	}
 	if (layer == 0)
+	{
+		dst = b->nbr0 + (Size) id * b->m0;
 		b->nnbr0[id] = count;
+	}
 	else
-		b->upper[id][(layer - 1) * SEGVEC_UPPER_LIST_SIZE(b->m)] = count;
+	{
+		dst = upper_list(b, id, layer);
+		dst[0] = count;
+		dst++;
+	}
+	if (dst != list)
+		memmove(dst, list, sizeof(uint32) * count);
+}
+
+/* layer-0 lists for graphmerge.c (neighbors, store_neighbors) */
+uint32 *
+GraphGetList(HnswBuilder *b, uint32 id, int *count, int slot)
+{
+	int			max;
+
+	return neighbors(b, id, 0, count, &max, slot);
+}
+
+void
+GraphStoreList(HnswBuilder *b, uint32 id, const uint32 *list, int count)
+{
+	store_neighbors(b, id, 0, list, count);
 }
 
 /* the first node holding the same vector as id (id itself if none) */
@@ -201,7 +236,7 @@ search_layer(HnswBuilder *b, uint32 q, GraphCand *eps, int nep, int ef,
 		if (result->count >= ef && c.distance > result->items[0].distance)
 			break;
 
-		nbrs = neighbors(b, c.id, layer, &count, &max);
+		nbrs = neighbors(b, c.id, layer, &count, &max, 0);
 		for (i = 0; i < count; i++)
 		{
 			uint32		e = nbrs[i];
@@ -281,6 +316,14 @@ select_neighbors(HnswBuilder *b, GraphCand *cands, int ncands, int max,
 	return nout;
 }
 
+/* select_neighbors for graphmerge.c */
+int
+GraphSelectNeighbors(HnswBuilder *b, GraphCand *cands, int ncands, int max,
+					 uint32 *out, bool keep_pruned)
+{
+	return select_neighbors(b, cands, ncands, max, out, keep_pruned);
+}
+
 /* is id among the first n entries of list? */
 static inline bool
 in_list(const uint32 *list, int n, uint32 id)
@@ -308,7 +351,7 @@ add_link(HnswBuilder *b, uint32 e, uint32 q, double dist_eq, int layer)
 	int			count,
 				max,
 				i;
-	uint32	   *nbrs = neighbors(b, e, layer, &count, &max);
+	uint32	   *nbrs = neighbors(b, e, layer, &count, &max, 1);
 	GraphCand   *cands = b->selected;
 	uint32		kept[2 * SEGVEC_MAX_M + 1];
 	int			nkept;
@@ -319,7 +362,7 @@ add_link(HnswBuilder *b, uint32 e, uint32 q, double dist_eq, int layer)
 	if (count < max)
 	{
 		nbrs[count] = q;
-		set_count(b, e, layer, count + 1);
+		store_neighbors(b, e, layer, nbrs, count + 1);
 		if (layer == 0)
 			b->indeg0[q]++;
 		return;
@@ -366,8 +409,7 @@ add_link(HnswBuilder *b, uint32 e, uint32 q, double dist_eq, int layer)
 		if (q_kept)
 			b->indeg0[q]++;
 	}
-	memcpy(nbrs, kept, sizeof(uint32) * nkept);
-	set_count(b, e, layer, nkept);
+	store_neighbors(b, e, layer, kept, nkept);
 }
 
 /*
@@ -382,18 +424,21 @@ add_link(HnswBuilder *b, uint32 e, uint32 q, double dist_eq, int layer)
 static void
 insert_duplicate(HnswBuilder *b, uint32 q, uint32 f)
 {
-	uint32	   *fl = b->nbr0 + (Size) f * b->m0;
-	uint32	   *ql = b->nbr0 + (Size) q * b->m0;
-	int			n = b->nnbr0[f];
+	int			n,
+				fn,
+				qn,
+				max;
+	uint32	   *fl = neighbors(b, f, 0, &n, &max, 0);
+	uint32	   *ql = neighbors(b, q, 0, &qn, &max, 1);
 	int			i,
 				slot = -1;
 
 	b->levels[q] = 0;
-	b->upper[q] = NULL;
 	b->nduplicates++;
 
 	memcpy(ql, fl, sizeof(uint32) * n);
-	b->nnbr0[q] = n;
+	qn = n;
+	fn = n;
 	for (i = 0; i < n; i++)
 		b->indeg0[ql[i]]++;
 
@@ -409,13 +454,13 @@ insert_duplicate(HnswBuilder *b, uint32 q, uint32 f)
 	 */
 	if (slot < 0)
 	{
-		int			qslot = b->nnbr0[q];
+		int			qslot = qn;
 
 		if (qslot >= b->m0)
 		{
 			double		far = -1;
 
-			for (i = 0; i < b->nnbr0[q]; i++)
+			for (i = 0; i < qn; i++)
 			{
 				double		d = node_distance(b, q, ql[i]);
 
@@ -428,14 +473,14 @@ insert_duplicate(HnswBuilder *b, uint32 q, uint32 f)
 			b->indeg0[ql[qslot]]--;
 		}
 		else
-			b->nnbr0[q]++;
+			qn++;
 		ql[qslot] = f;
 		b->indeg0[f]++;
 	}
 	if (slot < 0 && n < b->m0)
 	{
 		slot = n;
-		b->nnbr0[f] = n + 1;
+		fn = n + 1;
 	}
 	else if (slot < 0)
 	{
@@ -456,6 +501,8 @@ insert_duplicate(HnswBuilder *b, uint32 q, uint32 f)
 		b->indeg0[fl[slot]]--;
 	fl[slot] = q;
 	b->indeg0[q]++;
+	store_neighbors(b, q, 0, ql, qn);
+	store_neighbors(b, f, 0, fl, fn);
 }
 
 /* ----------------
@@ -471,7 +518,7 @@ Size
 HnswBuilderNodeBytes(int dim, int m)
 {
 	return sizeof(float) * dim + sizeof(SegvecDocInfo) + 1 +
-		sizeof(uint32) * 2 * m + sizeof(uint16) + sizeof(uint32 *) +
+		sizeof(uint32) * 2 * m + sizeof(uint16) + sizeof(uint32) +
 		sizeof(uint32) +		/* visited */
 		sizeof(uint32) + sizeof(int32) + 1 +	/* indeg0, dupof, reach */
 		sizeof(uint32) +		/* queue */
@@ -496,30 +543,50 @@ HnswBuilderCreate(SegvecMetric metric, int dim, int m, int ef_construction,
 
 	b = palloc0(sizeof(HnswBuilder));
 	b->ctx = ctx;
+	GraphBuilderInitCommon(b, metric, dim, m, ef_construction, maxdocs);
+	b->vectors = MemoryContextAllocHuge(ctx, mul_size(mul_size(b->maxn, dim),
+													  sizeof(float)));
+	b->docs = MemoryContextAllocHuge(ctx, mul_size(b->maxn,
+												   sizeof(SegvecDocInfo)));
+	b->nbr0 = MemoryContextAllocHuge(ctx, mul_size(mul_size(b->maxn, b->m0),
+												   sizeof(uint32)));
+	b->nnbr0 = MemoryContextAllocHuge(ctx, mul_size(b->maxn, sizeof(uint16)));
+	b->visited = MemoryContextAllocHuge(ctx, mul_size(b->maxn, sizeof(uint32)));
+	memset(b->visited, 0, sizeof(uint32) * b->maxn);
+
+	MemoryContextSwitchTo(oldctx);
+	return b;
+}
+
+/*
+ * GraphBuilderInitCommon: set up what both kinds of builder have (the
+ * per-node arrays levels, upper_off, indeg0 and dupof for maxn nodes, and
+ * the search's scratch space), in the current memory context, which must
+ * be b->ctx.
+ */
+void
+GraphBuilderInitCommon(HnswBuilder *b, SegvecMetric metric, int dim, int m,
+					   int ef_construction, int maxn)
+{
+	MemoryContext ctx = b->ctx;
+
 	b->metric = metric;
 	b->dim = dim;
 	b->m = m;
 	b->m0 = 2 * m;
 	b->ef_construction = ef_construction;
 	b->ml = 1.0 / log((double) m);
-	b->maxn = Max(maxdocs, 1);
-	b->vectors = MemoryContextAllocHuge(ctx, mul_size(mul_size(b->maxn, dim),
-													  sizeof(float)));
-	b->docs = MemoryContextAllocHuge(ctx, mul_size(b->maxn,
-												   sizeof(SegvecDocInfo)));
+	b->maxn = Max(maxn, 1);
 	b->levels = MemoryContextAllocHuge(ctx, b->maxn);
-	b->nbr0 = MemoryContextAllocHuge(ctx, mul_size(mul_size(b->maxn, b->m0),
-												   sizeof(uint32)));
-	b->nnbr0 = MemoryContextAllocHuge(ctx, mul_size(b->maxn, sizeof(uint16)));
-	b->upper = MemoryContextAllocHuge(ctx, mul_size(b->maxn, sizeof(uint32 *)));
-	b->visited = MemoryContextAllocHuge(ctx, mul_size(b->maxn, sizeof(uint32)));
-	memset(b->visited, 0, sizeof(uint32) * b->maxn);
+	b->upper_off = MemoryContextAllocHuge(ctx, mul_size(b->maxn,
+														sizeof(uint32)));
 	b->indeg0 = MemoryContextAllocHuge(ctx, mul_size(b->maxn, sizeof(uint32)));
 	memset(b->indeg0, 0, sizeof(uint32) * b->maxn);
 	b->dupof = MemoryContextAllocHuge(ctx, mul_size(b->maxn, sizeof(int32)));
 	b->stamp = 0;
 	b->entry = -1;
 	b->maxlevel = -1;
+	b->vid[0] = b->vid[1] = -1;
 	pg_prng_seed(&b->rng, 0x5e6f3c);
 
 	cand_heap_init(&b->cand, Max(ef_construction, b->m0) * 4, false);
@@ -527,9 +594,18 @@ HnswBuilderCreate(SegvecMetric metric, int dim, int m, int ef_construction,
 	b->found = palloc(sizeof(GraphCand) * (Max(ef_construction, b->m0) + 2));
 	b->selected = palloc(sizeof(GraphCand) * (b->m0 + 2));
 	b->pruned = palloc(sizeof(uint32) * (Max(ef_construction, b->m0) + 2));
+}
 
-	MemoryContextSwitchTo(oldctx);
-	return b;
+/*
+ * GraphNotePeak: remember the memory the builder's context holds now, if
+ * it is the most so far (b->peak_bytes; merges report it).
+ */
+void
+GraphNotePeak(HnswBuilder *b)
+{
+	Size		now = MemoryContextMemAllocated(b->ctx, true);
+
+	b->peak_bytes = Max(b->peak_bytes, now);
 }
 
 int
@@ -585,7 +661,7 @@ descend(HnswBuilder *b, uint32 q, int tolevel)
 			int			count,
 						max,
 						i;
-			uint32	   *nbrs = neighbors(b, ep.id, layer, &count, &max);
+			uint32	   *nbrs = neighbors(b, ep.id, layer, &count, &max, 0);
 
 			changed = false;
 			for (i = 0; i < count; i++)
@@ -605,17 +681,18 @@ descend(HnswBuilder *b, uint32 q, int tolevel)
 }
 
 /*
- * Insert stored doc q into the graph (INSERT, algorithm 1).
+ * Insert stored doc q into the graph (INSERT, algorithm 1).  Its level
+ * (b->levels[q]) and upper-layer lists (empty, in flat_upper) are set up
+ * already; its layer-0 list is empty.
  */
-static void
-insert_node(HnswBuilder *b, uint32 q, GraphCand *eps)
+void
+GraphInsertNode(HnswBuilder *b, uint32 q, GraphCand *eps)
 {
 	int			level;
 	int			layer;
 	GraphCand	ep;
 	int			neps;
 
-	b->nnbr0[q] = 0;
 	b->visited[q] = 0;
 
 	if (b->dupof[q] >= 0)
@@ -624,14 +701,7 @@ insert_node(HnswBuilder *b, uint32 q, GraphCand *eps)
 		return;
 	}
 
-	level = (int) floor(-log(1.0 - pg_prng_double(&b->rng)) * b->ml);
-	level = Min(level, SEGVEC_MAX_LEVEL);
-	b->levels[q] = level;
-	if (level > 0)
-		b->upper[q] = palloc0(sizeof(uint32) * SEGVEC_UPPER_LIST_SIZE(b->m) * level);
-	else
-		b->upper[q] = NULL;
-
+	level = b->levels[q];
 	if (b->entry < 0)
 	{
 		b->entry = q;
@@ -654,9 +724,9 @@ insert_node(HnswBuilder *b, uint32 q, GraphCand *eps)
 		uint32	   *nbrs;
 
 		nfound = search_layer(b, q, eps, neps, b->ef_construction, layer);
-		nbrs = neighbors(b, q, layer, &count, &max);
+		nbrs = neighbors(b, q, layer, &count, &max, 0);
 		count = select_neighbors(b, b->found, nfound, max, nbrs, true);
-		set_count(b, q, layer, count);
+		store_neighbors(b, q, layer, nbrs, count);
 		if (layer == 0)
 			for (i = 0; i < count; i++)
 				b->indeg0[nbrs[i]]++;
@@ -838,10 +908,14 @@ mark_reachable(HnswBuilder *b, uint32 start)
 	while (head < tail)
 	{
 		uint32		id = b->queue[head++];
-		uint32	   *nbrs = b->nbr0 + (Size) id * b->m0;
-		int			i;
+		int			count,
+					max,
+					i;
+		uint32	   *nbrs = neighbors(b, id, 0, &count, &max, 0);
 
-		for (i = 0; i < b->nnbr0[id]; i++)
+		if ((head & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		for (i = 0; i < count; i++)
 		{
 			if (!b->reach[nbrs[i]])
 			{
@@ -861,8 +935,8 @@ mark_reachable(HnswBuilder *b, uint32 start)
  * reaches.  A replaced link can in rare cases cut off another node, so the
  * pass repeats (at most a few times) until nothing is left unreachable.
  */
-static void
-repair_connectivity(HnswBuilder *b, GraphCand *eps)
+void
+GraphRepairConnectivity(HnswBuilder *b, GraphCand *eps)
 {
 	int			pass;
 
@@ -889,6 +963,8 @@ repair_connectivity(HnswBuilder *b, GraphCand *eps)
 						best = -1;
 			uint32		r;
 			uint32	   *rl;
+			int			rcount,
+						rmax;
 
 			if (b->reach[u])
 				continue;
@@ -901,11 +977,15 @@ repair_connectivity(HnswBuilder *b, GraphCand *eps)
 			/* the nearest reachable node with a free slot, among the nearest */
 			for (i = 0; i < nfound && i < 8; i++)
 			{
+				int			rc,
+							rmax;
+
 				if (b->found[i].id == (uint32) u || !b->reach[b->found[i].id])
 					continue;
 				if (best < 0)
 					best = i;
-				if (b->nnbr0[b->found[i].id] < b->m0)
+				(void) neighbors(b, b->found[i].id, 0, &rc, &rmax, 1);
+				if (rc < b->m0)
 				{
 					best = i;
 					break;
@@ -914,15 +994,15 @@ repair_connectivity(HnswBuilder *b, GraphCand *eps)
 			if (best < 0)
 				continue;		/* found nothing reachable: next pass */
 			r = b->found[best].id;
-			rl = b->nbr0 + (Size) r * b->m0;
-			if (b->nnbr0[r] < b->m0)
-				rl[b->nnbr0[r]++] = u;
+			rl = neighbors(b, r, 0, &rcount, &rmax, 1);
+			if (rcount < b->m0)
+				rl[rcount++] = u;
 			else
 			{
 				int			slot = -1;
 				double		far = -1;
 
-				for (i = 0; i < b->nnbr0[r]; i++)
+				for (i = 0; i < rcount; i++)
 				{
 					double		d;
 
@@ -936,10 +1016,11 @@ repair_connectivity(HnswBuilder *b, GraphCand *eps)
 					}
 				}
 				if (slot < 0)
-					slot = b->nnbr0[r] - 1;
+					slot = rcount - 1;
 				b->indeg0[rl[slot]]--;
 				rl[slot] = u;
 			}
+			store_neighbors(b, r, 0, rl, rcount);
 			b->indeg0[u]++;
 			b->nrepaired++;
 			mark_reachable(b, u);
@@ -960,39 +1041,73 @@ HnswBuilderFinish(HnswBuilder *b, void (*progress) (int done))
 {
 	MemoryContext oldctx = MemoryContextSwitchTo(b->ctx);
 	GraphCand   *eps = palloc(sizeof(GraphCand) * (Max(b->ef_construction, b->m0) + 2));
+	Size		upper = 0;
 	int			i;
 
 	sort_by_docid(b);
-
-	/* ip: the extra coordinates (see node_distance) */
-	if (b->metric == SEGVEC_METRIC_IP)
-	{
-		double		maxnorm2 = 0;
-
-		b->extra = MemoryContextAllocHuge(b->ctx, mul_size(Max(b->n, 1), sizeof(float)));
-		for (i = 0; i < b->n; i++)
-		{
-			const float *v = b->vectors + (Size) i * b->dim;
-			double		n2 = SegvecDotKernel(v, v, b->dim);
-
-			b->extra[i] = (float) n2;
-			maxnorm2 = Max(maxnorm2, n2);
-		}
-		for (i = 0; i < b->n; i++)
-			b->extra[i] = (float) sqrt(Max(maxnorm2 - b->extra[i], 0.0));
-	}
-
+	GraphComputeExtra(b);
 	find_duplicates(b);
+
+	/*
+	 * Levels first (a duplicate gets none of its own: it joins a ring on
+	 * layer 0), drawn in insertion order, then the upper-layer lists of all
+	 * nodes back to back, as the segment stores them.
+	 */
+	for (i = 0; i < b->n; i++)
+	{
+		int			level = 0;
+
+		if (b->dupof[i] < 0)
+		{
+			level = (int) floor(-log(1.0 - pg_prng_double(&b->rng)) * b->ml);
+			level = Min(level, SEGVEC_MAX_LEVEL);
+		}
+		b->levels[i] = level;
+		b->upper_off[i] = upper;
+		upper += (Size) level * SEGVEC_UPPER_LIST_SIZE(b->m);
+		b->nnbr0[i] = 0;
+	}
+	b->upper_size = upper;
+	b->flat_upper = MemoryContextAllocHuge(b->ctx,
+										   mul_size(Max(upper, 1),
+													sizeof(uint32)));
+	memset(b->flat_upper, 0, sizeof(uint32) * upper);
+
 	for (i = 0; i < b->n; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		insert_node(b, i, eps);
+		GraphInsertNode(b, i, eps);
 		if (progress && (i + 1) % 1000 == 0)
 			progress(i + 1);
 	}
-	repair_connectivity(b, eps);
+	GraphRepairConnectivity(b, eps);
 	pfree(eps);
 	MemoryContextSwitchTo(oldctx);
+}
+
+/*
+ * GraphComputeExtra: for ip, each node's extra coordinate (see
+ * node_distance), from every node's vector; nothing for other metrics.
+ */
+void
+GraphComputeExtra(HnswBuilder *b)
+{
+	double		maxnorm2 = 0;
+	int			i;
+
+	if (b->metric != SEGVEC_METRIC_IP)
+		return;
+	b->extra = MemoryContextAllocHuge(b->ctx, mul_size(Max(b->n, 1), sizeof(float)));
+	for (i = 0; i < b->n; i++)
+	{
+		const float *v = builder_vector(b, i, 0);
+		double		n2 = SegvecDotKernel(v, v, b->dim);
+
+		b->extra[i] = (float) n2;
+		maxnorm2 = Max(maxnorm2, n2);
+	}
+	for (i = 0; i < b->n; i++)
+		b->extra[i] = (float) sqrt(Max(maxnorm2 - b->extra[i], 0.0));
 }
 
 /* ----------------
@@ -1000,9 +1115,16 @@ HnswBuilderFinish(HnswBuilder *b, void (*progress) (int done))
  * ----------------
  */
 
-/* Work out where everything goes in the extent (all but seg->start) */
-static void
-plan_layout(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off)
+/*
+ * GraphPlanLayout: where everything of a segment of n nodes with the given
+ * levels goes in its extent (all but seg->start: positions are relative to
+ * it, the writer adds it), and each node's offset in the upper-layer area
+ * into upper_off.  Fills the rest of *seg but the entry point.
+ */
+void
+GraphPlanLayout(SegvecSegment *seg, int n, const uint8 *levels, int m,
+				int dim, uint64 min_docid, uint64 max_docid,
+				uint32 *upper_off)
 {
 	uint32		ntomb,
 				ndocpages,
@@ -1012,17 +1134,15 @@ plan_layout(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off)
 	int			i;
 
 	memset(seg, 0, sizeof(SegvecSegment));
-	seg->ndocs = b->n;
-	seg->entry_point = b->entry;
-	seg->max_level = Max(b->maxlevel, 0);
-	seg->m = b->m;
-	seg->node_size = sizeof(SegvecNodeHeader) + sizeof(uint32) * b->m0 +
-		sizeof(float) * b->dim;
+	seg->ndocs = n;
+	seg->entry_point = -1;
+	seg->m = m;
+	seg->node_size = GraphRecSize(m, dim);
 
-	for (i = 0; i < b->n; i++)
+	for (i = 0; i < n; i++)
 	{
 		upper_off[i] = upper;
-		upper += (Size) b->levels[i] * SEGVEC_UPPER_LIST_SIZE(b->m);
+		upper += (Size) levels[i] * SEGVEC_UPPER_LIST_SIZE(m);
 	}
 	seg->upper_size = upper;
 
@@ -1030,39 +1150,64 @@ plan_layout(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off)
 	{
 		seg->nodes_per_page = SEGVEC_SEGPAGE_USABLE / seg->node_size;
 		seg->pages_per_node = 0;
-		nnode = (b->n + seg->nodes_per_page - 1) / seg->nodes_per_page;
+		nnode = (n + seg->nodes_per_page - 1) / seg->nodes_per_page;
 	}
 	else
 	{
 		seg->nodes_per_page = 0;
 		seg->pages_per_node = (seg->node_size + SEGVEC_SEGPAGE_USABLE - 1) /
 			SEGVEC_SEGPAGE_USABLE;
-		nnode = b->n * seg->pages_per_node;
+		nnode = n * seg->pages_per_node;
 	}
-	ntomb = (b->n + SEGVEC_TOMB_PER_PAGE - 1) / SEGVEC_TOMB_PER_PAGE;
-	ndocpages = (b->n + SEGVEC_DOCS_PER_PAGE - 1) / SEGVEC_DOCS_PER_PAGE;
+	ntomb = (n + SEGVEC_TOMB_PER_PAGE - 1) / SEGVEC_TOMB_PER_PAGE;
+	ndocpages = (n + SEGVEC_DOCS_PER_PAGE - 1) / SEGVEC_DOCS_PER_PAGE;
 	nupper = (upper + SEGVEC_UPPER_PER_PAGE - 1) / SEGVEC_UPPER_PER_PAGE;
 
-	/* relative positions for now; HnswBuilderWrite adds the start */
 	seg->doc_start = ntomb;
-	seg->min_docid = b->n > 0 ? b->docs[0].docid : 0;
-	seg->max_docid = b->n > 0 ? b->docs[b->n - 1].docid : 0;
+	seg->min_docid = min_docid;
+	seg->max_docid = max_docid;
 	seg->upper_start = ntomb + ndocpages;
 	seg->node_start = ntomb + ndocpages + nupper;
 	seg->npages = ntomb + ndocpages + nupper + nnode;
 }
 
+/* Work out where everything goes in the extent (all but seg->start) */
+static void
+plan_layout(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off)
+{
+	GraphPlanLayout(seg, b->n, b->levels, b->m, b->dim,
+					b->n > 0 ? b->docs[0].docid : 0,
+					b->n > 0 ? b->docs[b->n - 1].docid : 0, upper_off);
+	seg->entry_point = b->entry;
+	seg->max_level = Max(b->maxlevel, 0);
+}
+
+/*
+ * GraphInitSegmentPage: make a zeroed page an (empty) page of segment seg:
+ * its flags, stamp and identity (seg's number, for garbage processing; see
+ * format.h), and no hole (the whole page is data, so a full-page image
+ * keeps all of it).
+ */
+void
+GraphInitSegmentPage(Page page, const SegvecSegment *seg)
+{
+	SegvecInitPage(page, SEGVEC_PAGE_SEGMENT);
+	SegvecPageGetOpaque(page)->stamp = GraphSegmentStamp(seg);
+	SegvecPageGetOpaque(page)->seqno = seg->segno;
+	memset(PageGetContents(page), 0, SEGVEC_SEGPAGE_USABLE);
+	((PageHeader) page)->pd_lower = ((PageHeader) page)->pd_upper;
+}
+
 /* Serialise node i's record into buf (seg->node_size bytes) */
 static void
-node_record(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off, uint32 i,
-			char *buf)
+node_record(HnswBuilder *b, SegvecSegment *seg, uint32 i, char *buf)
 {
 	SegvecNodeHeader *hdr = (SegvecNodeHeader *) buf;
-	uint32	   *nbrs = (uint32 *) (buf + sizeof(SegvecNodeHeader));
-	float	   *vec = (float *) (nbrs + b->m0);
+	uint32	   *nbrs = GraphRecNeighbors(buf);
+	float	   *vec = (float *) (buf + GraphRecVectorOffset(b->m));
 
 	memset(buf, 0, seg->node_size);
-	hdr->upper_off = upper_off[i];
+	hdr->upper_off = b->upper_off[i];
 	hdr->level = b->levels[i];
 	hdr->nneighbors = b->nnbr0[i];
 	memcpy(nbrs, b->nbr0 + (Size) i * b->m0, sizeof(uint32) * b->nnbr0[i]);
@@ -1071,15 +1216,13 @@ node_record(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off, uint32 i,
 
 /* Fill page k (relative to the extent) of the segment */
 static void
-fill_page(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off,
-		  uint32 *flat_upper, uint32 k, Page page, char *nodebuf)
+fill_page(HnswBuilder *b, SegvecSegment *seg, uint32 k, Page page,
+		  char *nodebuf)
 {
 	char	   *data;
 
-	SegvecInitPage(page, SEGVEC_PAGE_SEGMENT);
-	SegvecPageGetOpaque(page)->stamp = GraphSegmentStamp(seg);
+	GraphInitSegmentPage(page, seg);
 	data = PageGetContents(page);
-	memset(data, 0, SEGVEC_SEGPAGE_USABLE);
 
 	if (k < seg->doc_start)
 	{
@@ -1098,7 +1241,7 @@ fill_page(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off,
 		Size		count = Min((Size) SEGVEC_UPPER_PER_PAGE,
 								seg->upper_size - first);
 
-		memcpy(data, flat_upper + first, sizeof(uint32) * count);
+		memcpy(data, b->flat_upper + first, sizeof(uint32) * count);
 	}
 	else if (seg->nodes_per_page > 0)
 	{
@@ -1106,8 +1249,7 @@ fill_page(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off,
 		uint32		i;
 
 		for (i = first; i < first + seg->nodes_per_page && i < b->n; i++)
-			node_record(b, seg, upper_off, i,
-						data + (Size) (i - first) * seg->node_size);
+			node_record(b, seg, i, data + (Size) (i - first) * seg->node_size);
 	}
 	else
 	{
@@ -1115,13 +1257,10 @@ fill_page(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off,
 		uint32		part = (k - seg->node_start) % seg->pages_per_node;
 		Size		off = (Size) part * SEGVEC_SEGPAGE_USABLE;
 
-		node_record(b, seg, upper_off, node, nodebuf);
+		node_record(b, seg, node, nodebuf);
 		memcpy(data, nodebuf + off,
 			   Min(SEGVEC_SEGPAGE_USABLE, seg->node_size - off));
 	}
-
-	/* no hole: the whole page is data */
-	((PageHeader) page)->pd_lower = ((PageHeader) page)->pd_upper;
 }
 
 /* What fill_segment_page needs */
@@ -1129,8 +1268,6 @@ typedef struct SegmentWriter
 {
 	HnswBuilder *b;
 	SegvecSegment *seg;
-	uint32	   *upper_off;
-	uint32	   *flat_upper;
 	char	   *nodebuf;
 } SegmentWriter;
 
@@ -1140,9 +1277,7 @@ fill_segment_page(Page page, uint32 k, void *arg)
 {
 	SegmentWriter *w = (SegmentWriter *) arg;
 
-	fill_page(w->b, w->seg, w->upper_off, w->flat_upper, k, page, w->nodebuf);
-	/* the page's identity, for garbage processing (see format.h) */
-	SegvecPageGetOpaque(page)->seqno = w->seg->segno;
+	fill_page(w->b, w->seg, k, page, w->nodebuf);
 }
 
 /*
@@ -1158,31 +1293,16 @@ void
 HnswBuilderWrite(HnswBuilder *b, Relation index, uint32 segno,
 				 SegvecSegment *seg)
 {
-	uint32	   *upper_off;
-	uint32	   *flat_upper;
 	char	   *nodebuf;
-	int			i;
 	SegmentWriter w;
 	MemoryContext oldctx = MemoryContextSwitchTo(b->ctx);
 
-	upper_off = MemoryContextAllocHuge(b->ctx,
-									   mul_size(Max(b->n, 1), sizeof(uint32)));
-	plan_layout(b, seg, upper_off);
+	plan_layout(b, seg, b->upper_off);
+	Assert(seg->upper_size == b->upper_size);
 	nodebuf = palloc(seg->node_size);
-
-	/* the upper-layer lists of all nodes, back to back */
-	flat_upper = MemoryContextAllocHuge(b->ctx,
-										mul_size(Max(seg->upper_size, 1),
-												 sizeof(uint32)));
-	for (i = 0; i < b->n; i++)
-		if (b->levels[i] > 0)
-			memcpy(flat_upper + upper_off[i], b->upper[i],
-				   sizeof(uint32) * b->levels[i] * SEGVEC_UPPER_LIST_SIZE(b->m));
 
 	w.b = b;
 	w.seg = seg;
-	w.upper_off = upper_off;
-	w.flat_upper = flat_upper;
 	w.nodebuf = nodebuf;
 	seg->segno = segno;
 	seg->start = SegvecWriteExtent(index, seg->npages, fill_segment_page, &w);

@@ -61,6 +61,26 @@ GraphGetTombstones(Relation index, const SegvecSegment *seg)
 }
 
 /*
+ * Set the bits of nodes[*i ..] that fall on tombstone page `page` in its
+ * contents bits; advance *i past them and return how many.
+ */
+static uint32
+set_page_bits(uint8 *bits, uint32 page, const uint32 *nodes, int nnodes,
+			  int *i)
+{
+	uint32		n = 0;
+
+	for (; *i < nnodes && nodes[*i] / SEGVEC_TOMB_PER_PAGE == page; (*i)++)
+	{
+		uint32		bit = nodes[*i] % SEGVEC_TOMB_PER_PAGE;
+
+		bits[bit >> 3] |= (uint8) (1 << (bit & 7));
+		n++;
+	}
+	return n;
+}
+
+/*
  * GraphSetTombstones: set the tombstone bits of nodes[0 .. nnodes - 1]
  * (node numbers of seg, in ascending order) and add them to the segment's
  * tombstone count in the manifest: one WAL record per tombstone page, on
@@ -93,17 +113,41 @@ GraphSetTombstones(Relation index, const SegvecSegment *seg,
 		state = GenericXLogStart(index);
 		bits = (uint8 *) PageGetContents(GenericXLogRegisterBuffer(state, buf, 0));
 		manifest = GenericXLogRegisterBuffer(state, metabuf, 0);
-		for (; i < nnodes && nodes[i] / SEGVEC_TOMB_PER_PAGE == page; i++)
-		{
-			uint32		bit = nodes[i] % SEGVEC_TOMB_PER_PAGE;
-
-			bits[bit >> 3] |= (uint8) (1 << (bit & 7));
-			n++;
-		}
+		n = set_page_bits(bits, page, nodes, nnodes, &i);
 		SegvecManifestAddTombstones(manifest, seg->segno, n);
 		GenericXLogFinish(state);
 
 		UnlockReleaseBuffer(metabuf);
+		UnlockReleaseBuffer(buf);
+	}
+}
+
+/*
+ * GraphSetTombstonesUninstalled: the same for a segment written but not
+ * installed yet (a merge carrying over the tombstones VACUUM set on its
+ * inputs while it built): one WAL record per tombstone page, and the count
+ * goes into the caller's descriptor *seg, which the install record writes.
+ * nodes[] ascending, none set yet.
+ */
+void
+GraphSetTombstonesUninstalled(Relation index, SegvecSegment *seg,
+							  const uint32 *nodes, int nnodes)
+{
+	int			i = 0;
+
+	while (i < nnodes)
+	{
+		uint32		page = nodes[i] / SEGVEC_TOMB_PER_PAGE;
+		Buffer		buf;
+		GenericXLogState *state;
+		uint8	   *bits;
+
+		buf = ReadBuffer(index, seg->start + page);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		state = GenericXLogStart(index);
+		bits = (uint8 *) PageGetContents(GenericXLogRegisterBuffer(state, buf, 0));
+		seg->ntombstones += set_page_bits(bits, page, nodes, nnodes, &i);
+		GenericXLogFinish(state);
 		UnlockReleaseBuffer(buf);
 	}
 }

@@ -94,11 +94,12 @@ SegvecNewBuffer(Relation index)
 }
 
 /*
- * SegvecWriteExtent: write npages fresh, contiguous pages at the end of the
- * index and return the first block number.  fill(page, k, arg) fills page k
- * (the page is zeroed first).  Each page is WAL-logged as a full page
- * image, so the extent is durable before anything points at it; nothing
- * may point at it until the caller installs it (one metapage record).
+ * SegvecAllocExtent: add npages contiguous blocks at the end of the index,
+ * none of them written, and return the first block number.  The caller
+ * fills every one of them (RBM_ZERO_AND_LOCK, so they are not read) and
+ * WAL-logs them as full page images before anything points at them
+ * (SegvecWriteExtent does both; a merge fills and changes them over the
+ * length of its build, then logs them: graph/graphmerge.c).
  *
  * The relation extension lock is held only while the blocks are added
  * (PostgreSQL 15 has no ExtendBufferedRelBy: one block at a time, none
@@ -109,12 +110,12 @@ SegvecNewBuffer(Relation index)
  * reachable nor in the free space map, so no one else touches them
  * meanwhile.  A crash in between leaves them all zeroes; VACUUM's cleanup
  * gives those to the free space map, and it runs under the compaction
- * lock, which every extent writer holds (CREATE INDEX excludes VACUUM by
- * its table lock), so it never takes blocks still being written.
+ * lock, which every extent writer holds, or the merge lock, which a merge
+ * holds (CREATE INDEX excludes VACUUM by its table lock), so it never
+ * takes blocks still being written.
  */
 BlockNumber
-SegvecWriteExtent(Relation index, uint32 npages, SegvecFillPageFn fill,
-				  void *arg)
+SegvecAllocExtent(Relation index, uint32 npages)
 {
 	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKWRITE);
 	bool		needLock = !RELATION_IS_LOCAL(index);
@@ -140,7 +141,30 @@ SegvecWriteExtent(Relation index, uint32 npages, SegvecFillPageFn fill,
 	}
 	if (needLock)
 		UnlockRelationForExtension(index, ExclusiveLock);
+	FreeAccessStrategy(strategy);
+	return start;
+}
 
+/*
+ * SegvecWriteExtent: write npages fresh, contiguous pages (SegvecAllocExtent)
+ * and return the first block number.  fill(page, k, arg) fills page k
+ * (the page is zeroed first).  Each page is WAL-logged as a full page
+ * image, so the extent is durable before anything points at it; nothing
+ * may point at it until the caller installs it (one metapage record).
+ */
+BlockNumber
+SegvecWriteExtent(Relation index, uint32 npages, SegvecFillPageFn fill,
+				  void *arg)
+{
+	BufferAccessStrategy strategy;
+	BlockNumber start;
+	uint32		k;
+
+	if (npages == 0)
+		return InvalidBlockNumber;
+	start = SegvecAllocExtent(index, npages);
+
+	strategy = GetAccessStrategy(BAS_BULKWRITE);
 	for (k = 0; k < npages; k++)
 	{
 		Buffer		buf;

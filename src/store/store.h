@@ -126,6 +126,7 @@ typedef void (*SegvecDocRemovedFn) (Relation index, const SegvecDocInfo *doc,
 /* page.c: pages, extents, page deletion */
 extern void SegvecInitPage(Page page, uint16 flags);
 extern Buffer SegvecNewBuffer(Relation index);
+extern BlockNumber SegvecAllocExtent(Relation index, uint32 npages);
 extern BlockNumber SegvecWriteExtent(Relation index, uint32 npages,
 									 SegvecFillPageFn fill, void *arg);
 extern void SegvecPageSetDeleted(Page page, uint64 xid);

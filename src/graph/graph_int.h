@@ -1,0 +1,164 @@
+/*-------------------------------------------------------------------------
+ *
+ * graph_int.h
+ *	  What the graph builder's files share: the builder's state, the HNSW
+ *	  insertion and repair steps, the segment layout, and the node record
+ *	  accessors.  Private to graph/: other subsystems use graph.h.
+ *
+ * The builder keeps its layer-0 lists and vectors in one of two places:
+ *	- in memory (HnswBuilderCreate: compaction and CREATE INDEX chunks, whose
+ *	  docs come with their vectors);
+ *	- in the node pages of the segment being written (a merge,
+ *	  graphmerge.c): vectors are copied once from the input segments' pages
+ *	  into the output's node pages, and every layer-0 list lives in its
+ *	  node's record, read and written through the buffer manager.  Only the
+ *	  upper layers and per-node counters stay in memory.
+ * graphbuild.c's algorithm reaches both through builder_vector,
+ * builder_list and builder_store_list.
+ *
+ * src/graph/graph_int.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SEGVEC_GRAPH_INT_H
+#define SEGVEC_GRAPH_INT_H
+
+#include "postgres.h"
+
+#include "common/pg_prng.h"
+#include "storage/buf.h"
+#include "utils/rel.h"
+
+#include "graph/candheap.h"
+#include "graph/graph.h"
+#include "store/store.h"
+
+struct HnswBuilder
+{
+	MemoryContext ctx;
+	SegvecMetric metric;
+	int			dim;
+	int			m;				/* neighbours on layers >= 1 */
+	int			m0;				/* neighbours on layer 0 (2*M) */
+	int			ef_construction;
+	double		ml;				/* level multiplier, 1 / ln(M) */
+
+	int			n;
+	int			maxn;
+
+	/* in memory only (paged == false) */
+	float	   *vectors;		/* maxn * dim */
+	SegvecDocInfo *docs;
+	uint32	   *nbr0;			/* maxn * m0 */
+	uint16	   *nnbr0;
+
+	/* both modes */
+	uint8	   *levels;
+	uint32	   *upper_off;		/* per node: its lists in flat_upper */
+	uint32	   *flat_upper;		/* per node, level lists of (count, M ids) */
+	Size		upper_size;		/* uint32 entries in flat_upper */
+	uint32	   *indeg0;			/* per node: layer-0 links pointing at it */
+	int32	   *dupof;			/* per node: first node with the very same
+								 * vector, or -1 */
+	uint8	   *seeded;			/* bitmap: node already in the graph (a
+								 * merge's seed), or NULL */
+
+	int			entry;			/* entry point, -1 while empty */
+	int			maxlevel;
+
+	uint32	   *visited;		/* visited[i] == stamp: seen in this search */
+	uint32		stamp;
+	pg_prng_state rng;
+
+	/* paged mode: the output segment's node pages hold lists and vectors */
+	bool		paged;
+	Relation	index;
+	SegvecSegment seg;			/* the output's layout, absolute blocks */
+	Buffer		vpin[2];		/* pinned node page per vector slot */
+	int64		vid[2];			/* node whose vector a slot holds, or -1 */
+	const float *vptr[2];
+	float	   *vbuf[2];		/* a node spanning pages: copied here */
+	Buffer		lpin;			/* pinned node page for lists */
+	uint32	   *lbuf[2];		/* per list slot: a copy of a list */
+
+	/* scratch space of the insertion, reused */
+	GraphHeap	cand;
+	GraphHeap	result;
+	float	   *extra;			/* ip: each doc's extra coordinate */
+	GraphCand  *found;
+	GraphCand  *selected;
+	uint32	   *pruned;			/* candidates the heuristic set aside */
+	uint8	   *reach;			/* connectivity repair: reached from entry */
+	uint32	   *queue;			/* connectivity repair: BFS queue */
+	int64		nduplicates;	/* docs whose vector an earlier doc has */
+	int64		nrepaired;		/* links added by the connectivity repair */
+	Size		peak_bytes;		/* most memory the builder's context held */
+};
+
+/* ----------------
+ * Node records (store/format.h): header, 2*M layer-0 neighbours, vector.
+ * Every reader and writer of a record goes through these.
+ * ----------------
+ */
+
+/* block of node id's record (its first block if it spans pages), and the
+ * record's offset in that block's contents */
+static inline BlockNumber
+GraphNodeBlock(const SegvecSegment *seg, uint32 id, Size *off)
+{
+	if (seg->nodes_per_page > 0)
+	{
+		*off = (Size) (id % seg->nodes_per_page) * seg->node_size;
+		return seg->node_start + id / seg->nodes_per_page;
+	}
+	*off = 0;
+	return seg->node_start + id * seg->pages_per_node;
+}
+
+static inline uint32 *
+GraphRecNeighbors(char *rec)
+{
+	return (uint32 *) (rec + sizeof(SegvecNodeHeader));
+}
+
+/* offset of the vector in a record of a graph with M = m */
+static inline Size
+GraphRecVectorOffset(int m)
+{
+	return sizeof(SegvecNodeHeader) + sizeof(uint32) * 2 * m;
+}
+
+/* bytes of a node record */
+static inline Size
+GraphRecSize(int m, int dim)
+{
+	return GraphRecVectorOffset(m) + sizeof(float) * dim;
+}
+
+/* graphbuild.c */
+extern void GraphBuilderInitCommon(HnswBuilder *b, SegvecMetric metric,
+								   int dim, int m, int ef_construction,
+								   int maxn);
+extern void GraphInsertNode(HnswBuilder *b, uint32 q, GraphCand *eps);
+extern int	GraphSelectNeighbors(HnswBuilder *b, GraphCand *cands, int ncands,
+								 int max, uint32 *out, bool keep_pruned);
+extern double GraphNodeDistance(HnswBuilder *b, uint32 a, uint32 c);
+extern const float *GraphBuilderVector(HnswBuilder *b, uint32 id, int slot);
+extern uint32 *GraphGetList(HnswBuilder *b, uint32 id, int *count, int slot);
+extern void GraphStoreList(HnswBuilder *b, uint32 id, const uint32 *list,
+						   int count);
+extern void GraphRepairConnectivity(HnswBuilder *b, GraphCand *eps);
+extern void GraphComputeExtra(HnswBuilder *b);
+extern void GraphPlanLayout(SegvecSegment *seg, int n, const uint8 *levels,
+							int m, int dim, uint64 min_docid,
+							uint64 max_docid, uint32 *upper_off);
+extern void GraphInitSegmentPage(Page page, const SegvecSegment *seg);
+extern void GraphNotePeak(HnswBuilder *b);
+
+/* graphmerge.c: paged storage */
+extern const float *GraphPagedVector(HnswBuilder *b, uint32 id, int slot);
+extern uint32 *GraphPagedList(HnswBuilder *b, uint32 id, int *count, int slot);
+extern void GraphPagedStoreList(HnswBuilder *b, uint32 id,
+								const uint32 *list, int count);
+
+#endif							/* SEGVEC_GRAPH_INT_H */

@@ -1,0 +1,956 @@
+/*-------------------------------------------------------------------------
+ *
+ * graphmerge.c
+ *	  Merge immutable segments into one, with memory that does not depend
+ *	  on the vectors' dimension.
+ *
+ * The merged graph is seeded from the largest input's graph and the other
+ * inputs' live docs are inserted into it, as Lucene merges HNSW segments
+ * ("initializing from the biggest segment"), instead of building it from
+ * nothing:
+ *
+ *	1. Plan.  The inputs' doc areas are merged in doc id order, skipping
+ *	   tombstoned nodes (as of the tombstone bitmaps the caller read): that
+ *	   order is the output's node order.  A seed node keeps its level; the
+ *	   others draw one (an exact duplicate of an earlier node, by vector
+ *	   checksum, gets none: it joins a ring on layer 0, see graphbuild.c).
+ *	   The layout follows, and the extent is added (SegvecAllocExtent).
+ *	2. Copy.  A second pass writes the doc area and every node record: its
+ *	   vector copied from its input's node page, and for a seed node its
+ *	   layer-0 list and upper-layer lists with node numbers mapped to the
+ *	   output's, tombstoned neighbours dropped.
+ *	3. Repair the seed.  A seed node that lost neighbours to tombstones gets
+ *	   a new list chosen by the heuristic from what it kept and the live
+ *	   neighbours of the neighbours it lost (the local repair of deletions
+ *	   in FreshDiskANN, Singh et al., 2021).
+ *	4. Insert every other node (INSERT, algorithm 1, graphbuild.c), then
+ *	   run the connectivity repair over the whole graph.
+ *	5. Write the upper-layer pages from memory and WAL-log every page of the
+ *	   extent as a full image.  The caller installs the segment.
+ *
+ * From step 2 on the builder is *paged*: vectors and layer-0 lists live in
+ * the output's node pages only, in shared buffers, and are read and
+ * written there (pin and, to write, an exclusive lock per access; no other
+ * backend can reach these pages).  Memory holds per node its level,
+ * upper-layer lists, in-degree, duplicate link and search stamp, so a
+ * merge's memory is a number of bytes per doc that depends on M, never on
+ * the dimension (src/README.md, "Merge memory"; GraphMergeMemoryBound).
+ * Input segments are read with a pin only: they are installed and never
+ * change, and only merges (which the caller serialises) drop them.
+ *
+ * src/graph/graphmerge.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/xloginsert.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "graph/graph_int.h"
+
+#define NO_NODE		PG_UINT32_MAX
+
+/* segvec.merge_in_memory: keep vectors in memory when they fit */
+bool		segvec_merge_in_memory = true;
+
+#define BIT_IS_SET(map, i)	(((map)[(i) >> 3] >> ((i) & 7)) & 1)
+#define BIT_SET(map, i)		((map)[(i) >> 3] |= (uint8) (1 << ((i) & 7)))
+
+/* ----------------
+ * Reading an input segment (installed, immutable: pin only)
+ * ----------------
+ */
+typedef struct SegReader
+{
+	Relation	index;
+	const SegvecSegment *seg;
+	Buffer		nodebuf;		/* pinned node page */
+	Buffer		docbuf;			/* pinned doc-area page */
+	Buffer		upbuf;			/* pinned upper-layer page */
+	char	   *spanbuf;		/* a record spanning pages, copied */
+} SegReader;
+
+static char *
+pin_block(Relation index, Buffer *buf, BlockNumber blkno)
+{
+	if (!BufferIsValid(*buf) || BufferGetBlockNumber(*buf) != blkno)
+	{
+		if (BufferIsValid(*buf))
+			ReleaseBuffer(*buf);
+		*buf = ReadBuffer(index, blkno);
+	}
+	return PageGetContents(BufferGetPage(*buf));
+}
+
+static void
+unpin(Buffer *buf)
+{
+	if (BufferIsValid(*buf))
+		ReleaseBuffer(*buf);
+	*buf = InvalidBuffer;
+}
+
+static void
+reader_init(SegReader *r, Relation index, const SegvecSegment *seg)
+{
+	r->index = index;
+	r->seg = seg;
+	r->nodebuf = r->docbuf = r->upbuf = InvalidBuffer;
+	r->spanbuf = seg->pages_per_node > 0 ? palloc(seg->node_size) : NULL;
+}
+
+static void
+reader_end(SegReader *r)
+{
+	unpin(&r->nodebuf);
+	unpin(&r->docbuf);
+	unpin(&r->upbuf);
+}
+
+/* node id's record, valid until the reader's next record */
+static char *
+reader_node(SegReader *r, uint32 id)
+{
+	const SegvecSegment *seg = r->seg;
+	Size		off;
+	BlockNumber blk = GraphNodeBlock(seg, id, &off);
+	Size		done = 0;
+
+	if (seg->nodes_per_page > 0)
+		return pin_block(r->index, &r->nodebuf, blk) + off;
+	while (done < seg->node_size)
+	{
+		Size		len = Min(SEGVEC_SEGPAGE_USABLE, seg->node_size - done);
+
+		memcpy(r->spanbuf + done, pin_block(r->index, &r->nodebuf, blk++), len);
+		done += len;
+	}
+	return r->spanbuf;
+}
+
+static const SegvecDocInfo *
+reader_doc(SegReader *r, uint32 id)
+{
+	char	   *data = pin_block(r->index, &r->docbuf,
+								 r->seg->doc_start + id / SEGVEC_DOCS_PER_PAGE);
+
+	return (const SegvecDocInfo *) data + id % SEGVEC_DOCS_PER_PAGE;
+}
+
+static uint32
+reader_upper(SegReader *r, Size pos)
+{
+	char	   *data = pin_block(r->index, &r->upbuf,
+								 r->seg->upper_start + pos / SEGVEC_UPPER_PER_PAGE);
+
+	return ((uint32 *) data)[pos % SEGVEC_UPPER_PER_PAGE];
+}
+
+/* ----------------
+ * The inputs merged in doc id order
+ * ----------------
+ */
+typedef struct MergeCursor
+{
+	SegReader	r;
+	const uint8 *tombstones;
+	uint32		pos;			/* current node */
+	bool		done;
+	uint64		docid;			/* its doc id */
+} MergeCursor;
+
+static void
+cursor_settle(MergeCursor *c)
+{
+	while (c->pos < c->r.seg->ndocs &&
+		   c->tombstones && BIT_IS_SET(c->tombstones, c->pos))
+		c->pos++;
+	c->done = c->pos >= c->r.seg->ndocs;
+	if (!c->done)
+		c->docid = reader_doc(&c->r, c->pos)->docid;
+}
+
+static void
+cursors_start(MergeCursor *cs, int n)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		cs[i].pos = 0;
+		cursor_settle(&cs[i]);
+	}
+}
+
+/* the input whose current doc has the lowest doc id, or -1 when all done */
+static int
+cursors_next(MergeCursor *cs, int n)
+{
+	int			best = -1;
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (!cs[i].done && (best < 0 || cs[i].docid < cs[best].docid))
+			best = i;
+	return best;
+}
+
+static void
+cursor_advance(MergeCursor *c)
+{
+	c->pos++;
+	cursor_settle(c);
+}
+
+/* ----------------
+ * Paged storage of the builder (graph_int.h): the output's node pages
+ * ----------------
+ */
+
+/* Node id's vector, in vector slot `slot`, valid until the slot's next use */
+const float *
+GraphPagedVector(HnswBuilder *b, uint32 id, int slot)
+{
+	const SegvecSegment *seg = &b->seg;
+	Size		off;
+	BlockNumber blk;
+
+	if (b->vid[slot] == (int64) id)
+		return b->vptr[slot];
+	blk = GraphNodeBlock(seg, id, &off);
+	if (seg->nodes_per_page > 0)
+		b->vptr[slot] = (const float *)
+			(pin_block(b->index, &b->vpin[slot], blk) + off +
+			 GraphRecVectorOffset(b->m));
+	else
+	{
+		/* the vector starts on the record's first page and runs on */
+		Size		voff = GraphRecVectorOffset(b->m);
+		Size		vlen = sizeof(float) * b->dim;
+		Size		done = 0;
+
+		while (done < vlen)
+		{
+			Size		at = voff + done;
+			Size		inpage = at % SEGVEC_SEGPAGE_USABLE;
+			Size		len = Min(SEGVEC_SEGPAGE_USABLE - inpage, vlen - done);
+			char	   *data = pin_block(b->index, &b->vpin[slot],
+										 blk + at / SEGVEC_SEGPAGE_USABLE);
+
+			memcpy((char *) b->vbuf[slot] + done, data + inpage, len);
+			done += len;
+		}
+		b->vptr[slot] = b->vbuf[slot];
+	}
+	b->vid[slot] = id;
+	return b->vptr[slot];
+}
+
+/* the header and list of node id, on its record's first page (pinned) */
+static char *
+paged_record(HnswBuilder *b, uint32 id)
+{
+	Size		off;
+	BlockNumber blk = GraphNodeBlock(&b->seg, id, &off);
+
+	return pin_block(b->index, &b->lpin, blk) + off;
+}
+
+/* A copy of node id's layer-0 list in list slot `slot` */
+uint32 *
+GraphPagedList(HnswBuilder *b, uint32 id, int *count, int slot)
+{
+	char	   *rec = paged_record(b, id);
+
+	*count = ((SegvecNodeHeader *) rec)->nneighbors;
+	memcpy(b->lbuf[slot], GraphRecNeighbors(rec), sizeof(uint32) * *count);
+	return b->lbuf[slot];
+}
+
+/* Make list[0 .. count) node id's layer-0 list, in its page */
+void
+GraphPagedStoreList(HnswBuilder *b, uint32 id, const uint32 *list, int count)
+{
+	char	   *rec = paged_record(b, id);
+
+	LockBuffer(b->lpin, BUFFER_LOCK_EXCLUSIVE);
+	((SegvecNodeHeader *) rec)->nneighbors = count;
+	memmove(GraphRecNeighbors(rec), list, sizeof(uint32) * count);
+	MarkBufferDirty(b->lpin);
+	LockBuffer(b->lpin, BUFFER_LOCK_UNLOCK);
+}
+
+static void
+paged_release(HnswBuilder *b)
+{
+	unpin(&b->vpin[0]);
+	unpin(&b->vpin[1]);
+	unpin(&b->lpin);
+	b->vid[0] = b->vid[1] = -1;
+}
+
+/* ----------------
+ * Writing the output's pages sequentially in the copy pass
+ * ----------------
+ */
+typedef struct PageFiller
+{
+	Relation	index;
+	const SegvecSegment *seg;
+	Buffer		buf;			/* locked exclusively, or Invalid */
+} PageFiller;
+
+/* The data area of fresh page blkno of the output, initialised */
+static char *
+filler_page(PageFiller *f, BlockNumber blkno)
+{
+	if (BufferIsValid(f->buf) && BufferGetBlockNumber(f->buf) == blkno)
+		return PageGetContents(BufferGetPage(f->buf));
+	if (BufferIsValid(f->buf))
+	{
+		MarkBufferDirty(f->buf);
+		UnlockReleaseBuffer(f->buf);
+	}
+	f->buf = ReadBufferExtended(f->index, MAIN_FORKNUM, blkno,
+								RBM_ZERO_AND_LOCK, NULL);
+	GraphInitSegmentPage(BufferGetPage(f->buf), f->seg);
+	return PageGetContents(BufferGetPage(f->buf));
+}
+
+static void
+filler_end(PageFiller *f)
+{
+	if (BufferIsValid(f->buf))
+	{
+		MarkBufferDirty(f->buf);
+		UnlockReleaseBuffer(f->buf);
+	}
+	f->buf = InvalidBuffer;
+}
+
+/* write node record rec (node_size bytes) of node o into the node pages */
+static void
+write_record(PageFiller *f, uint32 o, const char *rec)
+{
+	const SegvecSegment *seg = f->seg;
+	Size		off;
+	BlockNumber blk = GraphNodeBlock(seg, o, &off);
+	Size		done = 0;
+
+	if (seg->nodes_per_page > 0)
+	{
+		memcpy(filler_page(f, blk) + off, rec, seg->node_size);
+		return;
+	}
+	while (done < seg->node_size)
+	{
+		Size		len = Min(SEGVEC_SEGPAGE_USABLE, seg->node_size - done);
+
+		memcpy(filler_page(f, blk++), rec + done, len);
+		done += len;
+	}
+}
+
+/* ----------------
+ * Memory
+ * ----------------
+ */
+
+/*
+ * GraphMergeMemoryBound: the most memory a merge into n docs with M = m,
+ * ef_construction, upper_size upper-layer entries and ninputs inputs
+ * takes: per doc 42 bytes
+ * (46 for ip) in the plan step — level 1, upper-layer offset 4, in-degree
+ * 4, duplicate link 4, checksum 8, duplicate table at most 16, seed map 4,
+ * bitmaps 1/4 — and later 27 (31) with the search stamps (4) and the
+ * connectivity repair's queue and marks (5); plus 4 bytes per upper-layer
+ * entry, plus a constant for the inputs' readers, the candidate heaps and
+ * the repair's candidate lists (which do not grow with n).
+ */
+Size
+GraphMergeMemoryBound(int64 n, int m, int ef_construction, Size upper_size,
+					  int ninputs, SegvecMetric metric, Size node_size)
+{
+	Size		perdoc = metric == SEGVEC_METRIC_IP ? 46 : 42;
+	Size		fixed;
+	int			m0 = 2 * m;
+	int			wide = Max(ef_construction, m0) + 2;
+
+	fixed = 64 * 1024 +			/* contexts, chunk headers, small arrays */
+		ninputs * (sizeof(MergeCursor) + node_size) +
+		4 * node_size +			/* record and vector buffers */
+		(Size) (m0 + m0 * m0) * sizeof(GraphCand) * 2 +	/* seed repair */
+		(Size) wide * 16 * sizeof(GraphCand);	/* heaps (which grow),
+												 * found, pruned, eps */
+	return (Size) n * perdoc + upper_size * sizeof(uint32) + fixed;
+}
+
+/*
+ * GraphMergeDocBytes: memory per doc of a merge at M = m, for the merge
+ * policy (a bound on the expected upper-layer share: a node has on average
+ * 1 / (M - 1) upper layers, each 4 * (M + 1) bytes; counted twice).
+ */
+Size
+GraphMergeDocBytes(int m)
+{
+	return 46 + (Size) ceil(2.0 * 4 * (m + 1) / Max(m - 1, 1));
+}
+
+/* ----------------
+ * The merge
+ * ----------------
+ */
+
+/*
+ * Seed repair: node o of the output, which was seed node j, lost the
+ * neighbours its source list held that are gone (tombstoned); choose its
+ * list anew from what it kept and the live neighbours of those it lost.
+ */
+static void
+repair_seed_node(HnswBuilder *b, SegReader *seed, const uint32 *seedmap,
+				 uint32 j, uint32 o, GraphCand *cands, uint32 *lost)
+{
+	int			ncands = 0;
+	int			nlost = 0;
+	int			count,
+				k,
+				i,
+				nnew;
+	uint32	   *cur;
+	uint32		old[2 * SEGVEC_MAX_M];
+	int			nold;
+	uint32		newl[2 * SEGVEC_MAX_M];
+	char	   *rec;
+	int			limit = Max(b->ef_construction, b->m0);
+
+	if (++b->stamp == 0)
+	{
+		memset(b->visited, 0, sizeof(uint32) * b->maxn);
+		b->stamp = 1;
+	}
+	b->visited[o] = b->stamp;
+
+	cur = GraphGetList(b, o, &nold, 0);
+	memcpy(old, cur, sizeof(uint32) * nold);
+	for (i = 0; i < nold; i++)
+	{
+		b->visited[old[i]] = b->stamp;
+		cands[ncands].id = old[i];
+		cands[ncands++].distance = GraphNodeDistance(b, o, old[i]);
+	}
+
+	/* the source list's neighbours that are gone */
+	rec = reader_node(seed, j);
+	count = Min(((SegvecNodeHeader *) rec)->nneighbors, b->m0);
+	for (k = 0; k < count; k++)
+	{
+		uint32		t = GraphRecNeighbors(rec)[k];
+
+		if (t < seed->seg->ndocs && seedmap[t] == NO_NODE)
+			lost[nlost++] = t;
+	}
+	for (k = 0; k < nlost; k++)
+	{
+		int			tc;
+
+		rec = reader_node(seed, lost[k]);
+		tc = ((SegvecNodeHeader *) rec)->nneighbors;
+		for (i = 0; i < tc && i < b->m0; i++)
+		{
+			uint32		u = GraphRecNeighbors(rec)[i];
+			uint32		mu;
+
+			if (u >= seed->seg->ndocs || (mu = seedmap[u]) == NO_NODE ||
+				b->visited[mu] == b->stamp)
+				continue;
+			b->visited[mu] = b->stamp;
+			cands[ncands].id = mu;
+			cands[ncands++].distance = GraphNodeDistance(b, o, mu);
+		}
+	}
+
+	qsort(cands, ncands, sizeof(GraphCand), cand_cmp);
+	ncands = Min(ncands, limit);
+	nnew = GraphSelectNeighbors(b, cands, ncands, b->m0, newl, true);
+
+	/* in-degrees: links dropped and added */
+	for (i = 0; i < nold; i++)
+	{
+		for (k = 0; k < nnew; k++)
+			if (newl[k] == old[i])
+				break;
+		if (k == nnew)
+			b->indeg0[old[i]]--;
+	}
+	for (k = 0; k < nnew; k++)
+	{
+		for (i = 0; i < nold; i++)
+			if (newl[k] == old[i])
+				break;
+		if (i == nold)
+			b->indeg0[newl[k]]++;
+	}
+	GraphStoreList(b, o, newl, nnew);
+}
+
+/*
+ * GraphMergeSegments: merge the live docs of inputs[0 .. ninputs) (those
+ * not set in tombstones[i], which may be NULL) into one new segment
+ * numbered segno, written to a new extent and WAL-logged, described in
+ * *out (absolute block numbers; nothing points at it yet: the caller
+ * installs it).  Returns false, writing nothing, when no doc is live.
+ * Fills *stats.  Memory: GraphMergeMemoryBound; the inputs' vectors are
+ * read from their pages, never held.  The caller makes sure no one drops
+ * the inputs meanwhile (the merge lock) and that VACUUM does not take the
+ * new extent's pages (it skips unreachable pages while a merge runs).
+ */
+bool
+GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
+				   int ef_construction, const SegvecSegment *inputs,
+				   uint8 *const *tombstones, int ninputs, uint32 segno,
+				   SegvecSegment *out, GraphMergeStats *stats)
+{
+	MemoryContext ctx,
+				oldctx;
+	HnswBuilder *b;
+	MergeCursor *cs;
+	int64		n = 0;
+	int64		seedlive = -1;
+	int			seed = -1;
+	int			i;
+	uint32		o;
+	uint64	   *checksums;
+	uint32	   *seedmap = NULL;
+	uint8	   *damaged;
+	uint64		min_docid = 0,
+				max_docid = 0;
+	SegvecSegment *seg;
+	PageFiller	f;
+	char	   *rec;
+	GraphCand  *eps;
+	BlockNumber blk;
+	Size		inmem_bytes;
+	Size		bound;
+
+	memset(stats, 0, sizeof(GraphMergeStats));
+	memset(out, 0, sizeof(SegvecSegment));
+
+	/* live docs, and the seed: the input with the most */
+	for (i = 0; i < ninputs; i++)
+	{
+		int64		live = inputs[i].ndocs;
+		uint32		j;
+
+		if (tombstones[i])
+			for (j = 0; j < inputs[i].ndocs; j++)
+				if (BIT_IS_SET(tombstones[i], j))
+					live--;
+		n += live;
+		if (live > seedlive && inputs[i].m == m && inputs[i].entry_point >= 0)
+		{
+			seedlive = live;
+			seed = i;
+		}
+	}
+	if (n == 0)
+		return false;
+	if (n > PG_INT32_MAX / 4)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("cannot merge segments of more than %d docs",
+						PG_INT32_MAX / 4)));
+
+	ctx = AllocSetContextCreate(CurrentMemoryContext, "segvec graph merge",
+								ALLOCSET_DEFAULT_SIZES);
+	oldctx = MemoryContextSwitchTo(ctx);
+	b = palloc0(sizeof(HnswBuilder));
+	b->ctx = ctx;
+	GraphBuilderInitCommon(b, metric, dim, m, ef_construction, (int) n);
+	b->n = (int) n;
+	b->seeded = palloc0(n / 8 + 1);
+	damaged = palloc0(n / 8 + 1);
+	checksums = MemoryContextAllocHuge(ctx, mul_size(n, sizeof(uint64)));
+	if (seed >= 0)
+	{
+		seedmap = MemoryContextAllocHuge(ctx, mul_size(inputs[seed].ndocs,
+													   sizeof(uint32)));
+		memset(seedmap, 0xFF, sizeof(uint32) * inputs[seed].ndocs);
+	}
+	cs = palloc0(sizeof(MergeCursor) * ninputs);
+	for (i = 0; i < ninputs; i++)
+	{
+		reader_init(&cs[i].r, index, &inputs[i]);
+		cs[i].tombstones = tombstones[i];
+	}
+
+	/* 1. plan: the output's order, levels of seed nodes */
+	cursors_start(cs, ninputs);
+	o = 0;
+	while ((i = cursors_next(cs, ninputs)) >= 0)
+	{
+		uint32		j = cs[i].pos;
+
+		CHECK_FOR_INTERRUPTS();
+		if (o == 0)
+			min_docid = cs[i].docid;
+		max_docid = cs[i].docid;
+		checksums[o] = reader_doc(&cs[i].r, j)->checksum;
+		if (i == seed)
+		{
+			seedmap[j] = o;
+			BIT_SET(b->seeded, o);
+			rec = reader_node(&cs[i].r, j);
+			b->levels[o] = Min(((SegvecNodeHeader *) rec)->level,
+							   SEGVEC_MAX_LEVEL);
+		}
+		else
+			b->levels[o] = 0;
+		o++;
+		cursor_advance(&cs[i]);
+	}
+	Assert(o == n);
+
+	/*
+	 * Exact duplicates by checksum, seed nodes first, so that a node's
+	 * first copy is always in the graph before it (confirmed with the
+	 * vectors once they are in the output's pages); levels for the others.
+	 */
+	{
+		uint32		size = 16;
+		uint32	   *slots;
+		int			pass;
+
+		while (size < (uint32) n * 2 && size < (1U << 31))
+			size <<= 1;
+		slots = MemoryContextAllocHuge(ctx, mul_size(size, sizeof(uint32)));
+		memset(slots, 0xFF, sizeof(uint32) * size);
+		for (pass = 0; pass < 2; pass++)
+		{
+			for (o = 0; o < n; o++)
+			{
+				uint64		h = checksums[o];
+				uint32		pos = (uint32) (h ^ (h >> 32)) & (size - 1);
+
+				if ((BIT_IS_SET(b->seeded, o) != 0) != (pass == 0))
+					continue;
+				b->dupof[o] = -1;
+				for (;;)
+				{
+					uint32		s = slots[pos];
+
+					if (s == NO_NODE)
+					{
+						slots[pos] = o;
+						break;
+					}
+					if (checksums[s] == h)
+					{
+						b->dupof[o] = (int32) s;
+						break;
+					}
+					pos = (pos + 1) & (size - 1);
+				}
+				if (pass == 1 && b->dupof[o] < 0)
+				{
+					int			level;
+
+					level = (int) floor(-log(1.0 - pg_prng_double(&b->rng)) * b->ml);
+					b->levels[o] = Min(level, SEGVEC_MAX_LEVEL);
+				}
+			}
+		}
+		GraphNotePeak(b);
+		pfree(slots);
+		pfree(checksums);
+	}
+
+	/* the layout and the extent */
+	seg = &b->seg;
+	GraphPlanLayout(seg, (int) n, b->levels, m, dim, min_docid, max_docid,
+					b->upper_off);
+	seg->segno = segno;
+	seg->start = SegvecAllocExtent(index, seg->npages);
+	seg->doc_start += seg->start;
+	seg->upper_start += seg->start;
+	seg->node_start += seg->start;
+	b->upper_size = seg->upper_size;
+	b->flat_upper = MemoryContextAllocHuge(ctx, mul_size(Max(seg->upper_size, 1),
+														 sizeof(uint32)));
+	memset(b->flat_upper, 0, sizeof(uint32) * seg->upper_size);
+
+	/*
+	 * When the vectors and layer-0 lists fit in maintenance_work_mem next to
+	 * the rest, keep a copy of them in memory, which is faster: the pages
+	 * still get the same records, the lists at the end.
+	 */
+	inmem_bytes = (Size) n * (sizeof(float) * dim + sizeof(uint32) * b->m0 +
+							  sizeof(uint16));
+	bound = GraphMergeMemoryBound(n, m, ef_construction, seg->upper_size,
+								  ninputs, metric, seg->node_size);
+	if (segvec_merge_in_memory &&
+		(double) inmem_bytes + bound <= (double) maintenance_work_mem * 1024.0)
+	{
+		b->vectors = MemoryContextAllocHuge(ctx, mul_size(mul_size(n, dim),
+														  sizeof(float)));
+		b->nbr0 = MemoryContextAllocHuge(ctx, mul_size(mul_size(n, b->m0),
+													   sizeof(uint32)));
+		b->nnbr0 = MemoryContextAllocHuge(ctx, mul_size(n, sizeof(uint16)));
+		bound += inmem_bytes;
+	}
+
+	/* 2. copy: tombstone and upper-layer pages empty, docs, node records */
+	f.index = index;
+	f.seg = seg;
+	f.buf = InvalidBuffer;
+	for (blk = seg->start; blk < seg->doc_start; blk++)
+		(void) filler_page(&f, blk);
+	for (blk = seg->upper_start; blk < seg->node_start; blk++)
+		(void) filler_page(&f, blk);
+	filler_end(&f);
+	{
+		PageFiller	df;
+		char	   *outrec = palloc0(seg->node_size);
+
+		df.index = index;
+		df.seg = seg;
+		df.buf = InvalidBuffer;
+		cursors_start(cs, ninputs);
+		o = 0;
+		while ((i = cursors_next(cs, ninputs)) >= 0)
+		{
+			uint32		j = cs[i].pos;
+			SegvecNodeHeader *hdr = (SegvecNodeHeader *) outrec;
+			uint32	   *nbrs = GraphRecNeighbors(outrec);
+			int			nn = 0;
+			char	   *data;
+
+			CHECK_FOR_INTERRUPTS();
+			data = filler_page(&df, seg->doc_start + o / SEGVEC_DOCS_PER_PAGE);
+			memcpy(data + (o % SEGVEC_DOCS_PER_PAGE) * sizeof(SegvecDocInfo),
+				   reader_doc(&cs[i].r, j), sizeof(SegvecDocInfo));
+
+			rec = reader_node(&cs[i].r, j);
+			memset(outrec, 0, seg->node_size);
+			if (i == seed)
+			{
+				SegvecNodeHeader *src = (SegvecNodeHeader *) rec;
+				int			count = Min(src->nneighbors, b->m0);
+				int			k,
+							l;
+
+				for (k = 0; k < count; k++)
+				{
+					uint32		t = GraphRecNeighbors(rec)[k];
+
+					if (t < inputs[seed].ndocs && seedmap[t] != NO_NODE)
+					{
+						nbrs[nn++] = seedmap[t];
+						b->indeg0[seedmap[t]]++;
+					}
+					else
+						BIT_SET(damaged, o);
+				}
+
+				/* its upper-layer lists, mapped */
+				for (l = 1; l <= b->levels[o]; l++)
+				{
+					Size		from = src->upper_off +
+						(Size) (l - 1) * SEGVEC_UPPER_LIST_SIZE(m);
+					uint32	   *to = b->flat_upper + b->upper_off[o] +
+						(Size) (l - 1) * SEGVEC_UPPER_LIST_SIZE(m);
+					uint32		uc = Min(reader_upper(&cs[i].r, from), (uint32) m);
+					uint32		kept = 0;
+					uint32		u;
+
+					for (u = 0; u < uc; u++)
+					{
+						uint32		t = reader_upper(&cs[i].r, from + 1 + u);
+
+						if (t < inputs[seed].ndocs && seedmap[t] != NO_NODE)
+							to[1 + kept++] = seedmap[t];
+					}
+					to[0] = kept;
+				}
+			}
+			hdr->upper_off = b->upper_off[o];
+			hdr->level = b->levels[o];
+			hdr->nneighbors = nn;
+			memcpy(outrec + GraphRecVectorOffset(m),
+				   rec + GraphRecVectorOffset(inputs[i].m),
+				   sizeof(float) * dim);
+			if (b->vectors)
+			{
+				memcpy(b->vectors + (Size) o * dim,
+					   rec + GraphRecVectorOffset(inputs[i].m),
+					   sizeof(float) * dim);
+				memcpy(b->nbr0 + (Size) o * b->m0, nbrs, sizeof(uint32) * nn);
+				b->nnbr0[o] = nn;
+			}
+			write_record(&f, o, outrec);
+			o++;
+			cursor_advance(&cs[i]);
+		}
+		filler_end(&df);
+		filler_end(&f);
+		pfree(outrec);
+	}
+
+	/* from here on, the builder works on the output's pages (or its copy) */
+	b->paged = (b->vectors == NULL);
+	b->index = index;
+	b->vpin[0] = b->vpin[1] = b->lpin = InvalidBuffer;
+	b->lbuf[0] = palloc(sizeof(uint32) * (b->m0 + 1));
+	b->lbuf[1] = palloc(sizeof(uint32) * (b->m0 + 1));
+	if (seg->pages_per_node > 0)
+	{
+		b->vbuf[0] = palloc(sizeof(float) * dim);
+		b->vbuf[1] = palloc(sizeof(float) * dim);
+	}
+	GraphComputeExtra(b);
+
+	/* duplicates confirmed by their vectors */
+	for (o = 0; o < n; o++)
+	{
+		if (b->dupof[o] >= 0 &&
+			memcmp(GraphBuilderVector(b, o, 0),
+				   GraphBuilderVector(b, (uint32) b->dupof[o], 1),
+				   sizeof(float) * dim) != 0)
+			b->dupof[o] = -1;
+	}
+
+	/* the entry point: the seed's, or its highest live node */
+	if (seed >= 0)
+	{
+		uint32		ep = (uint32) inputs[seed].entry_point;
+
+		if (ep < inputs[seed].ndocs && seedmap[ep] != NO_NODE)
+			b->entry = (int) seedmap[ep];
+		else
+		{
+			for (o = 0; o < n; o++)
+				if (BIT_IS_SET(b->seeded, o) &&
+					(b->entry < 0 || b->levels[o] > b->levels[b->entry]))
+					b->entry = (int) o;
+		}
+		if (b->entry >= 0)
+			b->maxlevel = b->levels[b->entry];
+	}
+	b->visited = MemoryContextAllocHuge(ctx, mul_size(n, sizeof(uint32)));
+	memset(b->visited, 0, sizeof(uint32) * n);
+	GraphNotePeak(b);
+
+	/* 3. repair the seed nodes that lost neighbours */
+	if (seed >= 0)
+	{
+		GraphCand  *cands = palloc(sizeof(GraphCand) *
+								   (b->m0 + b->m0 * b->m0 + 1));
+		uint32	   *lost = palloc(sizeof(uint32) * (b->m0 + 1));
+		uint32		j;
+
+		for (j = 0; j < inputs[seed].ndocs; j++)
+		{
+			if (seedmap[j] == NO_NODE || !BIT_IS_SET(damaged, seedmap[j]))
+				continue;
+			CHECK_FOR_INTERRUPTS();
+			repair_seed_node(b, &cs[seed].r, seedmap, j, seedmap[j], cands,
+							 lost);
+			stats->seed_repaired++;
+		}
+		pfree(cands);
+		pfree(lost);
+		stats->nseeded = seedlive;
+	}
+	for (i = 0; i < ninputs; i++)
+		reader_end(&cs[i].r);
+	if (seedmap)
+		pfree(seedmap);
+	pfree(damaged);
+
+	/* 4. insert the other inputs' docs, then reach every node */
+	eps = palloc(sizeof(GraphCand) * (Max(ef_construction, b->m0) + 2));
+	for (o = 0; o < n; o++)
+	{
+		if (BIT_IS_SET(b->seeded, o))
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		GraphInsertNode(b, o, eps);
+	}
+	GraphNotePeak(b);
+	GraphRepairConnectivity(b, eps);
+	GraphNotePeak(b);
+	paged_release(b);
+
+	/* 5. the lists kept in memory, the upper-layer pages, then every page
+	 * as a full image */
+	if (!b->paged)
+	{
+		Buffer		buf = InvalidBuffer;
+
+		for (o = 0; o < n; o++)
+		{
+			Size		off;
+			BlockNumber nb = GraphNodeBlock(seg, o, &off);
+			char	   *orec;
+
+			CHECK_FOR_INTERRUPTS();
+			if (!BufferIsValid(buf) || BufferGetBlockNumber(buf) != nb)
+			{
+				if (BufferIsValid(buf))
+				{
+					MarkBufferDirty(buf);
+					UnlockReleaseBuffer(buf);
+				}
+				buf = ReadBuffer(index, nb);
+				LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			}
+			orec = PageGetContents(BufferGetPage(buf)) + off;
+			((SegvecNodeHeader *) orec)->nneighbors = b->nnbr0[o];
+			memcpy(GraphRecNeighbors(orec), b->nbr0 + (Size) o * b->m0,
+				   sizeof(uint32) * b->nnbr0[o]);
+		}
+		if (BufferIsValid(buf))
+		{
+			MarkBufferDirty(buf);
+			UnlockReleaseBuffer(buf);
+		}
+	}
+	for (blk = seg->upper_start; blk < seg->node_start; blk++)
+	{
+		Buffer		buf = ReadBuffer(index, blk);
+		Size		first = (Size) (blk - seg->upper_start) * SEGVEC_UPPER_PER_PAGE;
+		Size		count = Min((Size) SEGVEC_UPPER_PER_PAGE,
+								seg->upper_size - first);
+
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		memcpy(PageGetContents(BufferGetPage(buf)), b->flat_upper + first,
+			   sizeof(uint32) * count);
+		MarkBufferDirty(buf);
+		UnlockReleaseBuffer(buf);
+	}
+	if (RelationNeedsWAL(index))
+		log_newpage_range(index, MAIN_FORKNUM, seg->start,
+						  seg->start + seg->npages, true);
+
+	*out = *seg;
+	out->entry_point = b->entry;
+	out->max_level = Max(b->maxlevel, 0);
+	out->ntombstones = 0;
+
+	stats->ndocs = n;
+	stats->seed = seed;
+	stats->peak_bytes = b->peak_bytes;
+	stats->bound_bytes = bound;
+	stats->in_memory = !b->paged;
+	stats->nrepaired = b->nrepaired;
+	stats->nduplicates = b->nduplicates;
+
+	MemoryContextSwitchTo(oldctx);
+	MemoryContextDelete(ctx);
+	return true;
+}
