@@ -171,6 +171,7 @@ segvecrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	so->maxcands = 0;
 	so->next = 0;
 	so->nreturned = 0;
+	memset(&so->bound, 0, sizeof(so->bound));	/* its heap was in scanCtx */
 }
 
 /*
