@@ -32,7 +32,9 @@
 #     and 12.
 #
 # Takes about 7 minutes on an idle 2-CPU machine once the ground truth is
-# cached (the first run adds 2-3 minutes for it).
+# cached (the first run adds 2-3 minutes for it); the streaming scenario
+# adds about 10 minutes more (20 on a busy machine: pgvector's 30,000
+# single-row inserts alone take about 5).
 #
 # Knobs (environment):
 #   BENCH_ROWS (60000), BENCH_QUERIES (1000), BENCH_WRITES (10000)
