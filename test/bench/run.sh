@@ -3,7 +3,7 @@
 #
 # As root: install missing packages, build and install segvec, then in a
 # throwaway cluster (pg_virtualenv, as the postgres user,
-# shared_preload_libraries=segvec, shared_buffers=2GB so that everything
+# shared_preload_libraries=segvec, shared_buffers=3GB so that everything
 # measured stays in memory):
 #
 #   - load the 60,000 training images (784-dim real[]) and the test images;
@@ -42,7 +42,7 @@
 #   BENCH_QPS_RUNS    runs per ef_search value, best one reported (2)
 #   BENCH_AFTER_QUERIES  queries for the searches after the writes (200)
 #   BENCH_EF          ef_search values ("10 20 40 80 160 320")
-#   BENCH_SHARED_BUFFERS (2GB)
+#   BENCH_SHARED_BUFFERS (3GB: the streaming scenario's tables and indexes too)
 #   BENCH_SYNC_COMMIT synchronous_commit (on; off takes the WAL flush of each
 #                     single-row transaction out of the write figures)
 #   BENCH_MWM         maintenance_work_mem (1GB: one graph segment)
@@ -68,7 +68,7 @@ efs=${BENCH_EF:-10 20 40 80 160 320}
 stream=${BENCH_STREAM:-1}
 sefs=${BENCH_STREAM_EF:-20 40 80 160}
 sqtx=${BENCH_STREAM_QPS_TX:-${BENCH_QPS_TX:-${BENCH_QUERIES:-1000}}}
-sb=${BENCH_SHARED_BUFFERS:-2GB}
+sb=${BENCH_SHARED_BUFFERS:-3GB}
 sync=${BENCH_SYNC_COMMIT:-on}
 mwm=${BENCH_MWM:-1GB}
 pw=${BENCH_PARALLEL_WORKERS:-0}
