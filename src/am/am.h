@@ -29,6 +29,7 @@
  */
 extern PGDLLIMPORT int segvec_ef_search;
 extern PGDLLIMPORT int segvec_max_scan_tuples;
+extern PGDLLIMPORT bool segvec_shared_bound;
 
 /* CREATE INDEX phases, for pg_stat_progress_create_index */
 #define SEGVEC_PHASE_SCAN		2

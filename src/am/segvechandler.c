@@ -27,6 +27,7 @@ static relopt_kind segvec_relopt_kind;
 /* GUCs */
 int			segvec_ef_search = 40;
 int			segvec_max_scan_tuples = 20000;
+bool		segvec_shared_bound = true;
 
 /*
  * SegvecAmInit: from _PG_init, register the reloptions and define the GUCs
@@ -79,6 +80,11 @@ SegvecAmInit(void)
 							"Bounds how far a filtered or long search keeps going; a NOTICE says when a scan stopped for it.",
 							&segvec_max_scan_tuples, 20000, 1, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("segvec.shared_bound",
+							 "Lets the segment searches of one index scan share the k-th best distance.",
+							 "A segment whose candidates are all farther stops early (off: each segment is searched on its own, for comparisons).",
+							 &segvec_shared_bound, true,
+							 PGC_USERSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 }
 
 /*

@@ -13,6 +13,17 @@
  * segvec.max_scan_tuples visited docs (distances computed); once it is
  * spent they stop expanding, return what they hold, and a NOTICE says so.
  *
+ * The first rows cost what the nearest docs of all segments together
+ * need, not what each segment's own nearest need: the mutable segment is
+ * scored first, then the graph segments are searched biggest first, all
+ * sharing one bound (GraphScanBound), the k-th smallest distance found so
+ * far (k = segvec.ef_search: the executor does not tell an index scan its
+ * LIMIT).  A segment whose candidates are all farther stops early; its
+ * stream then has a *provisional* head, a distance none of its rows is
+ * nearer than.  When a provisional head is the nearest of all heads, or
+ * once k rows are out, that segment's search goes on unbounded from where
+ * it stopped, so long and filtered scans still get every row, in order.
+ *
  * Rules for odd queries (see README.md, "NULLs, zero vectors"):
  *	- rows whose vector is NULL are not in the index, so no index scan
  *	  returns them;
@@ -54,6 +65,8 @@ typedef struct SegvecGraphSource
 	struct GraphScan *scan;
 	SegvecCandidate head;		/* next candidate, unless done */
 	bool		done;
+	bool		provisional;	/* head is only a lower bound (the search
+								 * stopped at the shared bound) */
 	int64		returned;
 } SegvecGraphSource;
 
@@ -79,6 +92,8 @@ typedef struct SegvecScanOpaqueData
 	int			ngraphs;
 	int			advance_graph;	/* source to advance before the next row */
 	GraphScanBudget budget;		/* shared by the graph searches */
+	GraphScanBound bound;		/* k-th distance, shared likewise */
+	int64		nreturned;		/* rows returned since the rescan */
 } SegvecScanOpaqueData;
 
 typedef SegvecScanOpaqueData *SegvecScanOpaque;
@@ -155,6 +170,8 @@ segvecrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	so->ncands = 0;
 	so->maxcands = 0;
 	so->next = 0;
+	so->nreturned = 0;
+	memset(&so->bound, 0, sizeof(so->bound));	/* its heap was in scanCtx */
 }
 
 /*
@@ -192,6 +209,7 @@ score_doc(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 	else
 		distance = SegvecDistance(so->metric, so->query, vector, dim);
 	add_candidate(so, (ItemPointer) &doc->heaptid, distance);
+	GraphBoundOffer(&so->bound, distance);
 }
 
 /* SegvecDocCallback listing docs in index order (NULL query) */
@@ -212,7 +230,11 @@ is_zero_vector(const float *v, int dim)
 	return true;
 }
 
-/* Get the next candidate of graph source i into its head */
+/*
+ * Get the next candidate of graph source i into its head: a row, or (a
+ * search stopped by the shared bound) a provisional head holding the
+ * distance none of its rows is nearer than.
+ */
 static void
 advance_graph(SegvecScanOpaque so, int i)
 {
@@ -220,13 +242,34 @@ advance_graph(SegvecScanOpaque so, int i)
 
 	if (src->done)
 		return;
-	if (!GraphScanNext(src->scan, &src->head.distance, &src->head.heaptid))
+	src->provisional = false;
+	switch (GraphScanNext(src->scan, &src->head.distance, &src->head.heaptid))
 	{
-		src->done = true;
-		GraphScanEnd(src->scan);
-		return;
+		case GRAPH_SCAN_DONE:
+			src->done = true;
+			GraphScanEnd(src->scan);
+			return;
+		case GRAPH_SCAN_BOUNDED:
+			src->provisional = true;
+			return;
+		case GRAPH_SCAN_ROW:
+			src->returned++;
+			return;
 	}
-	src->returned++;
+}
+
+/* graph segments, biggest (most live docs) first */
+static int
+segment_size_cmp(const void *a, const void *b)
+{
+	const SegvecSegment *sa = (const SegvecSegment *) a;
+	const SegvecSegment *sb = (const SegvecSegment *) b;
+	int64		la = (int64) sa->ndocs - sa->ntombstones;
+	int64		lb = (int64) sb->ndocs - sb->ntombstones;
+
+	if (la != lb)
+		return la > lb ? -1 : 1;
+	return sa->segno < sb->segno ? -1 : (sa->segno > sb->segno ? 1 : 0);
 }
 
 /*
@@ -281,6 +324,9 @@ start_scan(IndexScanDesc scan)
 		}
 		else
 		{
+			/* the bound's first distances: the mutable segment's docs */
+			GraphBoundInit(&so->bound, segvec_ef_search);
+			so->bound.active = segvec_shared_bound;
 			SegvecMutableScanDocs(scan->indexRelation, info, score_doc, so);
 			if (so->ncands > 1)
 				sort_candidates(so->cands, so->ncands);
@@ -290,6 +336,10 @@ start_scan(IndexScanDesc scan)
 			so->budget.noticed = false;
 			so->ngraphs = info->nsegments;
 			so->graphs = palloc0(sizeof(SegvecGraphSource) * Max(so->ngraphs, 1));
+			/* biggest first: its nearest docs bound the smaller searches */
+			if (info->nsegments > 1)
+				qsort(info->segments, info->nsegments, sizeof(SegvecSegment),
+					  segment_size_cmp);
 			for (i = 0; i < so->ngraphs; i++)
 			{
 				so->graphs[i].scan = GraphScanBegin(scan->indexRelation,
@@ -300,6 +350,7 @@ start_scan(IndexScanDesc scan)
 													segvec_ef_search,
 													segvec_max_scan_tuples,
 													&so->budget);
+				GraphScanSetBound(so->graphs[i].scan, &so->bound);
 				advance_graph(so, i);
 			}
 		}
@@ -328,10 +379,12 @@ segvecgettuple(IndexScanDesc scan, ScanDirection dir)
 
 	/* the source whose head is nearest: the mutable segment or a graph */
 	{
-		SegvecCandidate *best = NULL;
-		int			best_graph = -1;
+		SegvecCandidate *best;
+		int			best_graph;
 		MemoryContext oldCtx;
 		int			i;
+
+		oldCtx = MemoryContextSwitchTo(so->scanCtx);
 
 		/*
 		 * The source that gave the last row gets its next candidate only now
@@ -340,25 +393,39 @@ segvecgettuple(IndexScanDesc scan, ScanDirection dir)
 		 */
 		if (so->advance_graph >= 0)
 		{
-			oldCtx = MemoryContextSwitchTo(so->scanCtx);
 			advance_graph(so, so->advance_graph);
-			MemoryContextSwitchTo(oldCtx);
 			so->advance_graph = -1;
 		}
 
-		if (so->next < so->ncands)
-			best = &so->cands[so->next];
-		for (i = 0; i < so->ngraphs; i++)
+		for (;;)
 		{
-			if (so->graphs[i].done)
-				continue;
-			if (best == NULL ||
-				candidate_cmp(&so->graphs[i].head, best) < 0)
+			best = NULL;
+			best_graph = -1;
+			if (so->next < so->ncands)
+				best = &so->cands[so->next];
+			for (i = 0; i < so->ngraphs; i++)
 			{
-				best = &so->graphs[i].head;
-				best_graph = i;
+				if (so->graphs[i].done)
+					continue;
+				if (best == NULL ||
+					candidate_cmp(&so->graphs[i].head, best) < 0)
+				{
+					best = &so->graphs[i].head;
+					best_graph = i;
+				}
 			}
+			if (best_graph < 0 || !so->graphs[best_graph].provisional)
+				break;
+
+			/*
+			 * Nothing known is nearer than where that search stopped at the
+			 * bound: it goes on unbounded from there (a continuation, so
+			 * nothing it held is lost), and the heads are compared again.
+			 */
+			GraphScanSetBound(so->graphs[best_graph].scan, NULL);
+			advance_graph(so, best_graph);
 		}
+		MemoryContextSwitchTo(oldCtx);
 		if (best == NULL)
 			return false;
 
@@ -371,6 +438,10 @@ segvecgettuple(IndexScanDesc scan, ScanDirection dir)
 			so->next++;
 		else
 			so->advance_graph = best_graph;
+
+		/* the bound serves the first k rows; later ones are unbounded */
+		if (++so->nreturned >= so->bound.k)
+			so->bound.active = false;
 	}
 	return true;
 }

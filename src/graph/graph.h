@@ -34,6 +34,7 @@
 #include "postgres.h"
 
 #include "storage/itemptr.h"
+#include "utils/float.h"
 #include "utils/relcache.h"
 
 #include "store/store.h"
@@ -119,12 +120,54 @@ typedef struct GraphScanBudget
 	bool		noticed;
 } GraphScanBudget;
 
+/*
+ * A bound shared by the segment searches of one scan (the idea of Lucene's
+ * multi-leaf k-NN collector): the k smallest distances of the live docs any
+ * source of the scan has found so far, in a max-heap.  While the bound is
+ * active and full, a graph search stops expanding once its nearest
+ * unexpanded candidate is farther than the k-th distance (GraphBoundValue):
+ * k docs at least that near are known, and will be returned first, so a
+ * segment whose candidates are all farther need not be searched further
+ * for the first k rows.  The scan layer (am/segvecscan.c) owns the bound,
+ * offers the mutable segment's distances, and turns it off once k rows are
+ * out; the graph searches offer every live node they hold.
+ */
+typedef struct GraphScanBound
+{
+	bool		active;			/* prune while set (the first k rows) */
+	int			k;
+	int			count;			/* distances in heap, at most k */
+	double	   *heap;			/* max-heap: the k smallest offered */
+} GraphScanBound;
+
+extern void GraphBoundInit(GraphScanBound *bound, int k);
+extern void GraphBoundOffer(GraphScanBound *bound, double distance);
+
+/* the distance beyond which a bounded search stops, or +Infinity */
+static inline double
+GraphBoundValue(const GraphScanBound *bound)
+{
+	if (bound == NULL || !bound->active || bound->count < bound->k)
+		return get_float8_infinity();
+	return bound->heap[0];
+}
+
+/* What GraphScanNext gives */
+typedef enum GraphScanResult
+{
+	GRAPH_SCAN_DONE,			/* nothing more */
+	GRAPH_SCAN_ROW,				/* a row: its distance and heap TID */
+	GRAPH_SCAN_BOUNDED			/* stopped by the bound: no row now, and
+								 * none nearer than *distance later */
+} GraphScanResult;
+
 extern GraphScan *GraphScanBegin(Relation index, const SegvecSegment *seg,
 								 SegvecMetric metric, int dim,
 								 const float *query, int ef_search,
 								 int64 exact_limit, GraphScanBudget *budget);
-extern bool GraphScanNext(GraphScan *gs, double *distance,
-						  ItemPointer heaptid);
+extern void GraphScanSetBound(GraphScan *gs, GraphScanBound *bound);
+extern GraphScanResult GraphScanNext(GraphScan *gs, double *distance,
+									 ItemPointer heaptid);
 extern void GraphScanEnd(GraphScan *gs);
 extern uint32 GraphSegmentStamp(const SegvecSegment *seg);
 extern void GraphCheckPage(Relation index, const SegvecSegment *seg,

@@ -22,6 +22,15 @@
  * once it has computed segvec.max_scan_tuples distances over all its
  * segments (GraphScanBudget); it then returns what it holds, in order.
  *
+ * The searches of one scan may share a bound (GraphScanBound): the k-th
+ * smallest distance of the live docs found by any of them.  A bounded
+ * search also stops expanding when nothing it holds is within the bound,
+ * its nearest unexpanded candidate is farther than the bound, and its own
+ * nearest few held nodes are settled; it then answers GRAPH_SCAN_BOUNDED
+ * with a distance no row it returns later is nearer than (as far as the
+ * search can tell), and keeps its state whole, so once the bound is lifted
+ * it goes on exactly where an unbounded search would have been.
+ *
  * src/graph/graphsearch.c
  *
  *-------------------------------------------------------------------------
@@ -64,6 +73,9 @@ struct GraphScan
 	double		last;			/* distance last returned */
 	int64		nreturned;		/* nodes returned from graph mode */
 	GraphScanBudget *budget;	/* distances this scan may still compute */
+	GraphScanBound *bound;		/* shared k-th distance, or NULL */
+	int			bound_floor;	/* the bound never stops the search before
+								 * this many nearest held are settled */
 
 	/* exact mode: every live node scored, ascending */
 	bool		exact;
@@ -393,6 +405,66 @@ start_exact(GraphScan *gs)
 }
 
 /*
+ * GraphBoundInit: an empty, active bound on the k (>= 1) smallest
+ * distances, allocated in the current memory context.
+ */
+void
+GraphBoundInit(GraphScanBound *bound, int k)
+{
+	bound->active = true;
+	bound->k = Max(k, 1);
+	bound->count = 0;
+	bound->heap = palloc(sizeof(double) * bound->k);
+}
+
+/*
+ * GraphBoundOffer: a live doc at distance was found; keep it if it is among
+ * the k smallest offered so far.  NaN (a zero vector under cosine) is
+ * never kept.
+ */
+void
+GraphBoundOffer(GraphScanBound *bound, double distance)
+{
+	double	   *h = bound->heap;
+	int			i;
+
+	if (isnan(distance))
+		return;
+	if (bound->count < bound->k)
+	{
+		/* sift up */
+		i = bound->count++;
+		while (i > 0 && h[(i - 1) / 2] < distance)
+		{
+			h[i] = h[(i - 1) / 2];
+			i = (i - 1) / 2;
+		}
+		h[i] = distance;
+		return;
+	}
+	if (distance >= h[0])
+		return;
+	/* replace the largest and sift down */
+	i = 0;
+	for (;;)
+	{
+		int			l = 2 * i + 1;
+		int			r = l + 1;
+		int			big = l;
+
+		if (l >= bound->count)
+			break;
+		if (r < bound->count && h[r] > h[l])
+			big = r;
+		if (h[big] <= distance)
+			break;
+		h[i] = h[big];
+		i = big;
+	}
+	h[i] = distance;
+}
+
+/*
  * Hold a discovered live node until it is returned: in the sorted window
  * of the ef nearest, pushing the window's farthest out to the overflow heap
  * when full, or straight into the overflow heap.  Every node in the
@@ -403,6 +475,8 @@ hold(GraphScan *gs, double distance, uint32 id)
 {
 	int			pos;
 
+	if (gs->bound)
+		GraphBoundOffer(gs->bound, distance);
 	if (gs->nwindow >= gs->ef &&
 		distance >= gs->window[gs->nwindow - 1].distance)
 	{
@@ -496,16 +570,25 @@ GraphScanBegin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
 			Size		list;
 			uint32		count,
 						i;
+			uint32		ids[SEGVEC_MAX_M];
 
 			changed = false;
 			hdr = (const SegvecNodeHeader *) read_node(gs, ep.id);
 			if (hdr->level < layer)
 				break;
 			list = hdr->upper_off + (Size) (layer - 1) * SEGVEC_UPPER_LIST_SIZE(seg->m);
-			count = read_upper(gs, list);
-			for (i = 0; i < count && i < seg->m; i++)
+
+			/*
+			 * The list first, then the distances: reading them in turn
+			 * would switch between the upper-layer page and node pages for
+			 * every neighbour, two buffer accesses each.
+			 */
+			count = Min(read_upper(gs, list), (uint32) seg->m);
+			for (i = 0; i < count; i++)
+				ids[i] = read_upper(gs, list + 1 + i);
+			for (i = 0; i < count; i++)
 			{
-				uint32		e = read_upper(gs, list + 1 + i);
+				uint32		e = ids[i];
 				double		d;
 
 				if (e >= seg->ndocs)
@@ -527,6 +610,27 @@ GraphScanBegin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
 		hold(gs, ep.distance, ep.id);
 
 	return gs;
+}
+
+/*
+ * GraphScanSetBound: share bound with the scan's other searches (before the
+ * first GraphScanNext), or stop using one (NULL): from then on the search
+ * runs as if it had never been bounded.  A segment scored exactly offers
+ * its k nearest at once.
+ */
+void
+GraphScanSetBound(GraphScan *gs, GraphScanBound *bound)
+{
+	if (bound && gs->bound == NULL && gs->exact)
+	{
+		uint32		i;
+
+		for (i = gs->rankpos; i < gs->nranked && i < gs->rankpos + bound->k; i++)
+			GraphBoundOffer(bound, gs->ranked[i].distance);
+	}
+	gs->bound = bound;
+	/* a quarter of ef, at least 10 (or ef, if smaller) */
+	gs->bound_floor = Max(Min(gs->ef, 10), gs->ef / 4);
 }
 
 /*
@@ -590,46 +694,83 @@ budget_spent(GraphScan *gs)
 }
 
 /*
- * The next node of the graph search in distance order, into *c; false when
- * the search has nothing more.  Expands candidates until the window is
- * settled (SEARCH-LAYER's stopping rule: the nearest unexpanded candidate
- * is farther than the ef-th nearest node held), then returns the window's
- * nearest node.
+ * The next node of the graph search in distance order, into *c.  Expands
+ * candidates until the window is settled (SEARCH-LAYER's stopping rule: the
+ * nearest unexpanded candidate is farther than the ef-th nearest node
+ * held), then returns the window's nearest node: GRAPH_SCAN_ROW, or
+ * GRAPH_SCAN_DONE when the search has nothing more.  A bounded search also
+ * stops expanding when the nearest candidate is farther than the bound; if
+ * the window's nearest is farther than the bound too, it returns
+ * GRAPH_SCAN_BOUNDED with c->distance the nearer of the two (no row found
+ * later is nearer, as far as the search can tell) and leaves the window as
+ * it is.
  */
-static bool
+static GraphScanResult
 graph_next(GraphScan *gs, GraphCand *c)
 {
+	double		limit = GraphBoundValue(gs->bound);
+	bool		bounded = false;
+
 	while (gs->cand.count > 0 &&
 		   (gs->nwindow < gs->ef ||
 			gs->cand.items[0].distance <= gs->window[gs->nwindow - 1].distance))
 	{
+		/*
+		 * The bound stops a search only when nothing it holds is within
+		 * the bound, and its nearest bound_floor held nodes are settled
+		 * (as Lucene's multi-leaf collector keeps a segment's own best few
+		 * competitive): a search that starts far from the query, as in a
+		 * segment where the query sits in a hole, must be able to walk in
+		 * through farther nodes, and a segment that holds a node within
+		 * the bound is searched as if unbounded.
+		 */
+		if (gs->cand.items[0].distance > limit &&
+			gs->nwindow >= gs->bound_floor &&
+			gs->window[0].distance > limit &&
+			gs->cand.items[0].distance > gs->window[gs->bound_floor - 1].distance)
+		{
+			bounded = true;
+			break;
+		}
 		if (budget_spent(gs))
 			break;
 		expand(gs);
+		limit = GraphBoundValue(gs->bound);
 	}
 	/* on a standby, every page the expansions came from checked again */
 	if (RecoveryInProgress())
 		release_block(gs->index, &gs->seg, &gs->buf);
+	if (bounded && (gs->nwindow == 0 || gs->window[0].distance > limit))
+	{
+		c->distance = gs->cand.items[0].distance;
+		if (gs->nwindow > 0)
+			c->distance = Min(c->distance, gs->window[0].distance);
+		return GRAPH_SCAN_BOUNDED;
+	}
 	if (gs->nwindow == 0)
-		return false;
+		return GRAPH_SCAN_DONE;
 	*c = gs->window[0];
 	gs->nwindow--;
 	memmove(gs->window, gs->window + 1, sizeof(GraphCand) * gs->nwindow);
 	if (gs->overflow.count > 0)
 		gs->window[gs->nwindow++] = cand_heap_pop(&gs->overflow);
-	return true;
+	return GRAPH_SCAN_ROW;
 }
 
 /*
- * GraphScanNext: the next node in distance order: its distance (as the
- * SQL operator computes it; NaN reported as +Infinity) and heap TID.
- * Returns false when the segment has nothing more.
+ * GraphScanNext: the next node in distance order: GRAPH_SCAN_ROW with its
+ * distance (as the SQL operator computes it; NaN reported as +Infinity) and
+ * heap TID; GRAPH_SCAN_DONE when the segment has nothing more; or, for a
+ * bounded search (GraphScanSetBound), GRAPH_SCAN_BOUNDED with in *distance
+ * a distance no later row of the segment is nearer than: call again after
+ * lifting the bound to get the row.
  */
-bool
+GraphScanResult
 GraphScanNext(GraphScan *gs, double *distance, ItemPointer heaptid)
 {
 	GraphCand	c;
 	SegvecDocInfo doc;
+	GraphScanResult r;
 
 	for (;;)
 	{
@@ -655,8 +796,14 @@ GraphScanNext(GraphScan *gs, double *distance, ItemPointer heaptid)
 			start_exact(gs);
 			continue;
 		}
-		if (!graph_next(gs, &c))
+		r = graph_next(gs, &c);
+		if (r == GRAPH_SCAN_DONE)
 			goto done;
+		if (r == GRAPH_SCAN_BOUNDED)
+		{
+			*distance = c.distance;
+			return GRAPH_SCAN_BOUNDED;
+		}
 		BIT_SET(gs->emitted, c.id);
 		gs->nreturned++;
 		break;
@@ -666,11 +813,11 @@ GraphScanNext(GraphScan *gs, double *distance, ItemPointer heaptid)
 	gs->last = Max(gs->last, c.distance);
 	GraphReadDocs(gs->index, &gs->seg, c.id, 1, &doc);
 	*heaptid = doc.heaptid;
-	return true;
+	return GRAPH_SCAN_ROW;
 
 done:
 	release_block(gs->index, &gs->seg, &gs->buf);
-	return false;
+	return GRAPH_SCAN_DONE;
 }
 
 /*

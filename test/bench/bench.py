@@ -252,6 +252,7 @@ def report(path):
         row("ef_search = %-4d recall@10" % ef, "recall_%d" % ef, 4)
         row("                 QPS", "qps_%d" % ef, 0)
         row("                 mean latency (ms)", "lat_%d" % ef, 3)
+        row("                 index buffers per query", "bufs_%d" % ef, 0)
     # best QPS at recall >= 0.95
     best = {}
     for m in ("segvec", "pgvector") if pgv else ("segvec",):
@@ -335,6 +336,9 @@ def report(path):
             w("  %-9s %-52s %s" % ("[met]" if ok else "[NOT met]", label, val))
         w("")
 
+    if r.get("stream_ef_list"):
+        stream_report(r, pgv, efs, w)
+
     short = sorted(k for k in r if "_short_" in k)
     for k in short:
         m, _, ef = k.partition("_short_")
@@ -387,6 +391,96 @@ def report(path):
           "starts.")
     w("total benchmark time: %s s" % r.get("total_s"))
     print("\n".join(out))
+
+
+STREAM_MOMENTS = (
+    ("st_now", "right after the inserts"),
+    ("st_drain", "after ft.jobs is empty"),
+    ("st_upd", "after the UPDATEs, before VACUUM"),
+    ("st_vac", "after VACUUM"),
+)
+
+
+def best_qps(r, m, key_of, efs):
+    """(QPS, ef) of the fastest ef_search with recall@10 >= 0.95, or None"""
+    cand = []
+    for ef in efs:
+        q = num(r, "%s_qps_%s" % (m, key_of(ef)))
+        rc = num(r, "%s_recall_%s" % (m, key_of(ef)))
+        if q is not None and rc is not None and rc >= 0.95:
+            cand.append((q, ef))
+    return max(cand) if cand else None
+
+
+def stream_report(r, pgv, efs, w):
+    """The streaming scenario of issue 12, both systems side by side."""
+    sefs = [int(x) for x in r.get("stream_ef_list", "").split()]
+    methods = ["segvec", "segvec_nb"] + (["pgvector"] if pgv else [])
+    names = {"segvec": "segvec", "segvec_nb": "segvec, no bound",
+             "pgvector": "pgvector"}
+    w("--- streaming (issue 12): index built on rows 1..%s, rows %s..%s "
+      "inserted one per" % (r.get("stream_half"),
+                            int(num(r, "stream_half") or 0) + 1, r.get("rows")))
+    w("    transaction (synchronous_commit off), then %s single-row UPDATEs "
+      "rewrite 10%% of the" % r.get("stream_updates"))
+    w("    vectors; recall@10 / single-client QPS / index buffer accesses "
+      "per query; \"fresh\" is")
+    w("    the sweep above (one CREATE INDEX on all rows); \"no bound\" is "
+      "segvec.shared_bound = off")
+    for m in methods:
+        a = num(r, "%s_stream_insert_rps" % m)
+        if a is not None:
+            w("    %-18s inserts %8.0f rows/s, updates %8s rows/s, VACUUM %s s"
+              % (names[m], a, fmt(num(r, "%s_stream_update_rps" % m), 0),
+                 fmt(num(r, "%s_stream_vacuum_s" % m), 1)))
+    head = "%-34s" % "" + "".join("%22s" % names[m] for m in methods) + \
+        "%22s" % "segvec fresh"
+    for key, label in STREAM_MOMENTS:
+        if num(r, "segvec_recall_%s_%d" % (key, sefs[0])) is None:
+            continue
+        w("")
+        w("%s:" % label)
+        if r.get("segvec_state_" + key):
+            w("    segvec index: %s; %s MB (pgvector %s MB)"
+              % (r["segvec_state_" + key], r.get("segvec_size_" + key),
+                 r.get("pgvector_size_" + key, "-")))
+        w(head)
+        for ef in sefs:
+            cells = []
+            for m in methods + ["fresh"]:
+                mm, k = ("segvec", "%d" % ef) if m == "fresh" else \
+                    (m, "%s_%d" % (key, ef))
+                cells.append("%s / %s / %s" % (
+                    fmt(num(r, "%s_recall_%s" % (mm, k)), 3),
+                    fmt(num(r, "%s_qps_%s" % (mm, k)), 0),
+                    fmt(num(r, "%s_bufs_%s" % (mm, k)), 0)))
+            w("%-34s" % ("ef_search = %d" % ef) + "".join("%22s" % c
+                                                        for c in cells))
+        fresh = best_qps(r, "segvec", lambda ef: "%d" % ef, sefs)
+        bests = {m: best_qps(r, m, lambda ef: "%s_%d" % (key, ef), sefs)
+                 for m in methods}
+        w("%-34s" % "best QPS at recall@10 >= 0.95" + "".join(
+            "%22s" % ("%.0f (ef %d)" % bests[m] if bests[m] else "none")
+            for m in methods) + "%22s" % ("%.0f (ef %d)" % fresh if fresh
+                                           else "none"))
+        sb = bests["segvec"]
+        checks = []
+        q = ratio(sb[0] if sb else None, fresh[0] if fresh else None)
+        checks.append(("QPS at recall >= 0.95 at least 0.8x fresh",
+                       q is not None and q >= 0.8, "%sx" % fmt(q, 2)))
+        if pgv:
+            pb = bests["pgvector"]
+            q = ratio(sb[0] if sb else None, pb[0] if pb else None)
+            checks.append(("QPS at recall >= 0.95 at least pgvector's",
+                           q is not None and q >= 1.0, "%sx" % fmt(q, 2)))
+        if sb:
+            q = ratio(num(r, "segvec_bufs_%s_%d" % (key, sb[1])),
+                      num(r, "segvec_bufs_%d" % sb[1]))
+            checks.append(("buffer accesses within 1.5x fresh (ef %d)" % sb[1],
+                           q is not None and q <= 1.5, "%sx" % fmt(q, 2)))
+        for lab, ok, val in checks:
+            w("  %-9s %-52s %s" % ("[met]" if ok else "[NOT met]", lab, val))
+    w("")
 
 
 def main(argv):

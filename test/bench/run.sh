@@ -3,7 +3,7 @@
 #
 # As root: install missing packages, build and install segvec, then in a
 # throwaway cluster (pg_virtualenv, as the postgres user,
-# shared_preload_libraries=segvec, shared_buffers=2GB so that everything
+# shared_preload_libraries=segvec, shared_buffers=3GB so that everything
 # measured stays in memory):
 #
 #   - load the 60,000 training images (784-dim real[]) and the test images;
@@ -23,10 +23,20 @@
 #     ratio segvec/pgvector for each figure (skipped without pgvector); then
 #     segvec's index is on a vector(784) column too (segvec_pgvector), unless
 #     BENCH_SEGVEC_COLUMN=real;
-#   - prints one report (bench.py report), with the targets of issue 3.
+#   - the streaming scenario of issue 12 (BENCH_STREAM=1): an index built
+#     on the first half of the rows, the second half inserted one row per
+#     transaction (synchronous_commit off, background workers on); recall,
+#     index buffer accesses per query and QPS at BENCH_STREAM_EF right
+#     away, after ft.jobs is empty, after 10% of the vectors were rewritten
+#     by single-row UPDATEs, and after VACUUM; the same for pgvector, and
+#     segvec with segvec.shared_bound off (segvec_nb) for comparison;
+#   - prints one report (bench.py report), with the targets of issues 3
+#     and 12.
 #
 # Takes about 7 minutes on an idle 2-CPU machine once the ground truth is
-# cached (the first run adds 2-3 minutes for it).
+# cached (the first run adds 2-3 minutes for it); the streaming scenario
+# adds about 10 minutes more (20 on a busy machine: pgvector's 30,000
+# single-row inserts alone take about 5).
 #
 # Knobs (environment):
 #   BENCH_ROWS (60000), BENCH_QUERIES (1000), BENCH_WRITES (10000)
@@ -34,13 +44,17 @@
 #   BENCH_QPS_RUNS    runs per ef_search value, best one reported (2)
 #   BENCH_AFTER_QUERIES  queries for the searches after the writes (200)
 #   BENCH_EF          ef_search values ("10 20 40 80 160 320")
-#   BENCH_SHARED_BUFFERS (2GB)
+#   BENCH_SHARED_BUFFERS (3GB: the streaming scenario's tables and indexes too)
 #   BENCH_SYNC_COMMIT synchronous_commit (on; off takes the WAL flush of each
 #                     single-row transaction out of the write figures)
 #   BENCH_MWM         maintenance_work_mem (1GB: one graph segment)
 #   BENCH_PARALLEL_WORKERS  max_parallel_maintenance_workers (0: each build
 #                     runs in one backend, so its memory is the build's)
 #   BENCH_PGVECTOR    auto | off
+#   BENCH_STREAM      1: the streaming scenario of issue 12 (below), 0: not
+#   BENCH_STREAM_EF   its ef_search values ("20 40 80 160"; keep them in
+#                     BENCH_EF, the fresh index's figures they compare with)
+#   BENCH_STREAM_QPS_TX  k-NN statements per value and run (BENCH_QPS_TX)
 #   BENCH_SEGVEC_INCLUDE_ID  1: the segvec index gets INCLUDE (id)
 #   BENCH_SEGVEC_COLUMN  auto | real | vector: segvec's column type; auto
 #                     is vector(784) when pgvector is there (the same column
@@ -57,7 +71,10 @@ qruns=${BENCH_QPS_RUNS:-2}
 nafter=${BENCH_AFTER_QUERIES:-200}
 [ "$nafter" -gt "$nq" ] && nafter=$nq
 efs=${BENCH_EF:-10 20 40 80 160 320}
-sb=${BENCH_SHARED_BUFFERS:-2GB}
+stream=${BENCH_STREAM:-1}
+sefs=${BENCH_STREAM_EF:-20 40 80 160}
+sqtx=${BENCH_STREAM_QPS_TX:-${BENCH_QPS_TX:-${BENCH_QUERIES:-1000}}}
+sb=${BENCH_SHARED_BUFFERS:-3GB}
 sync=${BENCH_SYNC_COMMIT:-on}
 mwm=${BENCH_MWM:-1GB}
 pw=${BENCH_PARALLEL_WORKERS:-0}
@@ -208,7 +225,7 @@ SQL
 
 	methods=(segvec)
 	[ $pgv = yes ] && methods+=(pgvector)
-	declare -A tbl src guc plain
+	declare -A tbl src guc plain opt_sql opt_pg
 	tbl=([segvec]=fm_segvec [pgvector]=fm_pgvector)
 	src=([segvec]=testset_s [pgvector]=testset_v)
 	guc=([segvec]=segvec.ef_search [pgvector]=hnsw.ef_search)
@@ -224,7 +241,7 @@ SELECT embedding AS q FROM ${src[$m]} WHERE qid = (SELECT nextval('qseq'))::int 
 SELECT id FROM ${tbl[$m]} ORDER BY embedding <-> :q LIMIT 10;
 EOF
 		psql -c 'ALTER SEQUENCE qseq RESTART'
-		PGOPTIONS="${PGOPTIONS:-} -c enable_seqscan=off -c ${guc[$m]}=$ef" \
+		PGOPTIONS="${PGOPTIONS:-} -c enable_seqscan=off -c ${guc[$m]}=$ef ${opt_pg[$m]:-}" \
 			pgbench -n -M prepared -c 1 -t "$ntx" -r -f knn-$m.pgb >"$out" 2>&1 ||
 			{ cat "$out" >&2; exit 1; }
 		read -r _ lat < <(python3 bench.py pgbench "$out" 'ORDER BY embedding')
@@ -328,20 +345,44 @@ SQL
 		put "${m}_plan" "${plan:-no scan node?}"
 	done
 	psql -c "SELECT bench_prewarm('gt')" >/dev/null
+	# mapid(id): where the ground truth's row id now is (the identity until
+	# the streaming scenario swaps vectors between rows)
+	psql -c 'CREATE FUNCTION mapid(i int) RETURNS int LANGUAGE sql IMMUTABLE AS $$ SELECT i $$'
+
+	# recall M EF KEY: recall@10 over queries 1..nq through M's index, and
+	# the index's buffer accesses per query (pg_stat_get_xact_blocks_fetched
+	# of the index, before and after, in one transaction); puts
+	# M_recall_KEY, M_bufs_KEY (and M_short_KEY if a query got < 10 rows)
+	recall() {
+		local m=$1 ef=$2 k=$3 recall minrows bufs
+		read -r recall minrows bufs < <(psql -At <<SQL | tail -1
+SET enable_seqscan = off;
+SET ${guc[$m]} = $ef;
+${opt_sql[$m]:-}
+BEGIN;
+SELECT pg_stat_get_xact_blocks_fetched('${tbl[$m]}_idx'::regclass) AS b0 \gset
+SELECT round(avg((SELECT count(*) FROM unnest(r.ids) x
+		WHERE x = ANY (SELECT mapid(y) FROM unnest(g.ids[1:10]) y))::numeric / 10), 4) AS recall,
+	min(coalesce(cardinality(r.ids), 0)) AS minrows
+FROM ${src[$m]} q JOIN gt g USING (qid)
+CROSS JOIN LATERAL (SELECT array_agg(id) AS ids FROM
+	(SELECT t.id FROM ${tbl[$m]} t ORDER BY t.embedding <-> q.embedding
+	 LIMIT 10) s) r
+WHERE q.qid <= $nq \gset
+SELECT round((pg_stat_get_xact_blocks_fetched('${tbl[$m]}_idx'::regclass) - :b0) / $nq::numeric, 1) AS bufs \gset
+COMMIT;
+\echo :recall :minrows :bufs
+SQL
+)
+		put "${m}_recall_$k" "$recall"
+		put "${m}_bufs_$k" "$bufs"
+		[ "$minrows" = 10 ] || put "${m}_short_$k" "$minrows"
+	}
+
 	for ef in $efs; do
 		for m in "${methods[@]}"; do
 			say "$m: ef_search = $ef: recall"
-			read -r recall minrows < <(val "SET enable_seqscan = off; SET ${guc[$m]} = $ef;
-				SELECT round(avg((SELECT count(*) FROM unnest(r.ids) x
-						WHERE x = ANY (g.ids[1:10]))::numeric / 10), 4),
-					min(coalesce(cardinality(r.ids), 0))
-				FROM ${src[$m]} q JOIN gt g USING (qid)
-				CROSS JOIN LATERAL (SELECT array_agg(id) AS ids FROM
-					(SELECT t.id FROM ${tbl[$m]} t ORDER BY t.embedding <-> q.embedding
-					 LIMIT 10) s) r
-				WHERE q.qid <= $nq" | tail -1 | tr '|' ' ')
-			put "${m}_recall_$ef" "$recall"
-			[ "$minrows" = 10 ] || put "${m}_short_$ef" "$minrows"
+			recall "$m" "$ef" "$ef"
 		done
 		say "ef_search = $ef: QPS"
 		qps "$ef" "$qtx" "$ef"
@@ -427,6 +468,111 @@ SQL
 	qps 40 "$nafter" after_compact
 	methods=("${saved[@]}")
 
+	# --- streaming (issue 12) ---------------------------------------------------
+	# Build on the first half of the rows, insert the second half one row
+	# per transaction (synchronous_commit off; segvec's background workers
+	# compact meanwhile), sweep recall/QPS at once and after ft.jobs is
+	# empty; then rewrite 10% of the vectors by single-row UPDATEs (rows
+	# a = 3, 23, 43, ... and a + 10 swap vectors, so mapid() translates the
+	# ground truth) and sweep before and after VACUUM.  The fresh figures
+	# to compare with are the sweep above (one CREATE INDEX on all rows).
+	# segvec_nb is segvec with segvec.shared_bound off, in the same sweeps.
+	if [ "$stream" = 1 ]; then
+		half=$((rows / 2))
+		npairs=$((rows / 20))
+		put stream_half "$half"
+		put stream_inserts "$((rows - half))"
+		put stream_updates "$((2 * npairs))"
+		put stream_ef_list "$sefs"
+		segvec_ddl_st="CREATE INDEX st_segvec_idx ON st_segvec USING segvec (embedding vector_l2_ops)$include WITH (m = 16, ef_construction = 64)"
+		pgvector_ddl_st="CREATE INDEX st_pgvector_idx ON st_pgvector USING hnsw (embedding vector_l2_ops) WITH (m = 16, ef_construction = 64)"
+		for m in "${methods[@]}"; do
+			psql -c "CREATE TABLE st_$m (LIKE ${plain[$m]} INCLUDING DEFAULTS)" \
+				-c "ALTER TABLE st_$m ADD PRIMARY KEY (id)" \
+				-c "INSERT INTO st_$m SELECT * FROM ${plain[$m]} WHERE id <= $half ORDER BY id" \
+				-c "VACUUM ANALYZE st_$m"
+			say "stream: $m: CREATE INDEX on $half rows"
+			ddl_var=${m}_ddl_st
+			psql -c "${!ddl_var}"
+		done
+		tbl=([segvec]=st_segvec [pgvector]=st_pgvector [segvec_nb]=st_segvec)
+		src[segvec_nb]=${src[segvec]}
+		guc[segvec_nb]=${guc[segvec]}
+		opt_sql=([segvec_nb]='SET segvec.shared_bound = off;')
+		opt_pg=([segvec_nb]='-c segvec.shared_bound=off')
+		for m in "${methods[@]}"; do
+			say "stream: $m: $((rows - half)) single-row INSERTs"
+			psql -c "CREATE SEQUENCE st_ins_$m START $((half + 1))"
+			printf '%s\n' "INSERT INTO ${tbl[$m]} (id, embedding) SELECT id, embedding FROM ${plain[$m]} WHERE id = (SELECT nextval('st_ins_$m'))::int;" >st-ins-$m.pgb
+			out=pgbench-st-ins-$m.out
+			PGOPTIONS="${PGOPTIONS:-} -c synchronous_commit=off" \
+				pgbench -n -M prepared -c 1 -t "$((rows - half))" -f st-ins-$m.pgb >"$out" 2>&1 ||
+				{ cat "$out" >&2; exit 1; }
+			read -r tps _ < <(python3 bench.py pgbench "$out" -)
+			put "${m}_stream_insert_rps" "$tps"
+			[ "$(val "SELECT count(*) FROM ${tbl[$m]}")" = "$rows" ] ||
+				{ echo "run.sh: ${tbl[$m]}: rows missing" >&2; exit 1; }
+		done
+		smethods=("${methods[@]}")
+		[ "$has_info" = t ] && smethods+=(segvec_nb)
+		# ssweep KEY: recall, buffers and QPS of every method at each ef
+		ssweep() {
+			local k=$1 ef m saved
+			for m in "${methods[@]}"; do
+				psql -c "SELECT bench_prewarm('${tbl[$m]}')" >/dev/null
+			done
+			saved=("${methods[@]}")
+			methods=("${smethods[@]}")
+			for ef in $sefs; do
+				for m in "${methods[@]}"; do
+					say "stream $k: $m: ef_search = $ef"
+					recall "$m" "$ef" "${k}_$ef"
+				done
+				qps "$ef" "$sqtx" "${k}_$ef"
+			done
+			methods=("${saved[@]}")
+			if [ "$has_info" = t ]; then
+				put "segvec_state_$k" "$(val "SELECT format('%s segment(s), %s docs in the mutable segment, %s in graph segments, %s tombstones',
+					num_segments, mutable_docs, immutable_docs, tombstones) FROM ft.info('st_segvec_idx')")"
+			fi
+			for m in "${methods[@]}"; do
+				put "${m}_size_$k" "$(val "SELECT round(pg_relation_size('${tbl[$m]}_idx') / 1048576.0, 1)")"
+			done
+		}
+		put "segvec_jobs_st_now" "$([ "$has_jobs" = t ] && val 'SELECT count(*) FROM ft.jobs' || echo n/a)"
+		ssweep st_now
+		drain_bg st_drain
+		ssweep st_drain
+		# 10% of the rows swap vectors in pairs, one row per UPDATE
+		for m in "${methods[@]}"; do
+			say "stream: $m: $((2 * npairs)) single-row UPDATEs of the vector"
+			psql -c "CREATE SEQUENCE st_upd_$m"
+			{
+				printf '%s\n' "SELECT nextval('st_upd_$m')::int * 20 - 17 AS a \\gset"
+				printf '%s\n' "UPDATE ${tbl[$m]} SET embedding = (SELECT embedding FROM ${plain[$m]} WHERE id = :a + 10) WHERE id = :a;"
+				printf '%s\n' "UPDATE ${tbl[$m]} SET embedding = (SELECT embedding FROM ${plain[$m]} WHERE id = :a) WHERE id = :a + 10;"
+			} >st-upd-$m.pgb
+			out=pgbench-st-upd-$m.out
+			PGOPTIONS="${PGOPTIONS:-} -c synchronous_commit=off" \
+				pgbench -n -M prepared -c 1 -t "$npairs" -f st-upd-$m.pgb >"$out" 2>&1 ||
+				{ cat "$out" >&2; exit 1; }
+			read -r tps _ < <(python3 bench.py pgbench "$out" -)
+			put "${m}_stream_update_rps" "$(calc "2 * $tps" 1)"
+		done
+		psql -c "CREATE OR REPLACE FUNCTION mapid(i int) RETURNS int LANGUAGE sql IMMUTABLE AS \$\$
+			SELECT CASE WHEN i % 20 = 3 AND i <= $((npairs * 20)) THEN i + 10
+				WHEN i % 20 = 13 AND i <= $((npairs * 20)) THEN i - 10 ELSE i END \$\$"
+		ssweep st_upd
+		for m in "${methods[@]}"; do
+			say "stream: $m: VACUUM"
+			t0=$(date +%s.%N)
+			psql -c "VACUUM ${tbl[$m]}"
+			put "${m}_stream_vacuum_s" "$(elapsed "$t0")"
+		done
+		drain_bg st_vac
+		ssweep st_vac
+	fi
+
 	put load_end "$(cut -d' ' -f1-3 /proc/loadavg)"
 	put total_s "$(printf %.0f "$(elapsed "$t_start")")"
 	say "done"
@@ -472,6 +618,7 @@ cd "$work"
 
 runuser -u postgres -- env BENCH_ROWS="$rows" BENCH_QUERIES="$nq" BENCH_WRITES="$nw" \
 	BENCH_QPS_TX="$qtx" BENCH_QPS_RUNS="$qruns" BENCH_AFTER_QUERIES="$nafter" BENCH_EF="$efs" BENCH_PGVECTOR="$use_pgvector" \
+	BENCH_STREAM="$stream" BENCH_STREAM_EF="$sefs" BENCH_STREAM_QPS_TX="$sqtx" \
 	BENCH_SEGVEC_INCLUDE_ID="$include_id" BENCH_CACHE="$cache" \
 	pg_virtualenv -v 15 \
 	-o shared_preload_libraries=segvec \
