@@ -2,8 +2,9 @@
  *
  * page.c
  *	  Pages and extents of a segvec index: initialising a page, getting a
- *	  free one, writing a contiguous extent of fresh pages, and marking
- *	  pages deleted so that a later VACUUM recycles them.
+ *	  free one, writing a contiguous extent of fresh pages (in blocks from
+ *	  the free-extent list, extent.c, or at the end of the relation), and
+ *	  marking pages deleted so that a later VACUUM recycles them.
  *
  * A deleted page keeps its kind and its nextblkno (a scan that was on its
  * way to it carries on) and records in its opaque seqno the
@@ -49,7 +50,9 @@ SegvecInitPage(Page page, uint16 flags)
 /*
  * SegvecNewBuffer: get an exclusively locked, unused page, from the free
  * space map when it has one that is safe to reuse, else by extending the
- * relation.  The caller initialises the page and WAL-logs it.
+ * relation.  The caller initialises the page and WAL-logs it.  (Callers
+ * that hold the metapage try the free-extent list first:
+ * SegvecFreePageTake.)
  */
 Buffer
 SegvecNewBuffer(Relation index)
@@ -94,11 +97,11 @@ SegvecNewBuffer(Relation index)
 }
 
 /*
- * SegvecWriteExtent: write npages fresh, contiguous pages at the end of the
- * index and return the first block number.  fill(page, k, arg) fills page k
- * (the page is zeroed first).  Each page is WAL-logged as a full page
- * image, so the extent is durable before anything points at it; nothing
- * may point at it until the caller installs it (one metapage record).
+ * SegvecAllocExtent: npages contiguous blocks for a new extent, nothing in
+ * them reachable: first fit from the free-extent list (SegvecExtentTake),
+ * else added at the end of the relation.  Returns the first block.  The
+ * caller fills them (SegvecFillExtent) and then installs them; nothing may
+ * point at them before.
  *
  * The relation extension lock is held only while the blocks are added
  * (PostgreSQL 15 has no ExtendBufferedRelBy: one block at a time, none
@@ -113,23 +116,25 @@ SegvecNewBuffer(Relation index)
  * its table lock), so it never takes blocks still being written.
  */
 BlockNumber
-SegvecWriteExtent(Relation index, uint32 npages, SegvecFillPageFn fill,
-				  void *arg)
+SegvecAllocExtent(Relation index, uint32 npages)
 {
-	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKWRITE);
 	bool		needLock = !RELATION_IS_LOCAL(index);
-	BlockNumber start = InvalidBlockNumber;
+	BlockNumber start;
 	uint32		k;
 
 	if (npages == 0)
 		return InvalidBlockNumber;
+
+	start = SegvecExtentTake(index, npages);
+	if (start != InvalidBlockNumber)
+		return start;
 
 	if (needLock)
 		LockRelationForExtension(index, ExclusiveLock);
 	for (k = 0; k < npages; k++)
 	{
 		Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW,
-											 RBM_NORMAL, strategy);
+											 RBM_NORMAL, NULL);
 
 		if (k == 0)
 			start = BufferGetBlockNumber(buf);
@@ -140,22 +145,40 @@ SegvecWriteExtent(Relation index, uint32 npages, SegvecFillPageFn fill,
 	}
 	if (needLock)
 		UnlockRelationForExtension(index, ExclusiveLock);
+	return start;
+}
+
+/*
+ * SegvecFillExtent: write the npages blocks from start (from
+ * SegvecAllocExtent): fill(page, k, arg) fills page k, in increasing order,
+ * into a zeroed private page (outside any critical section, so it may read
+ * buffers and fail); the page is then copied into the buffer and logged as
+ * a full page image, so the extent is durable before anything points at
+ * it.
+ */
+void
+SegvecFillExtent(Relation index, BlockNumber start, uint32 npages,
+				 SegvecFillPageFn fill, void *arg)
+{
+	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKWRITE);
+	PGAlignedBlock local;
+	uint32		k;
 
 	for (k = 0; k < npages; k++)
 	{
 		Buffer		buf;
-		Page		page;
 
 		CHECK_FOR_INTERRUPTS();
+
+		MemSet(local.data, 0, BLCKSZ);
+		fill((Page) local.data, k, arg);
 
 		/* zeroed and locked, without reading it */
 		buf = ReadBufferExtended(index, MAIN_FORKNUM, start + k,
 								 RBM_ZERO_AND_LOCK, strategy);
 
 		START_CRIT_SECTION();
-		page = BufferGetPage(buf);
-		MemSet(page, 0, BLCKSZ);
-		fill(page, k, arg);
+		memcpy(BufferGetPage(buf), local.data, BLCKSZ);
 		MarkBufferDirty(buf);
 		if (RelationNeedsWAL(index))
 			log_newpage_buffer(buf, true);
@@ -165,6 +188,20 @@ SegvecWriteExtent(Relation index, uint32 npages, SegvecFillPageFn fill,
 	}
 
 	FreeAccessStrategy(strategy);
+}
+
+/*
+ * SegvecWriteExtent: SegvecAllocExtent and SegvecFillExtent in one; returns
+ * the first block.
+ */
+BlockNumber
+SegvecWriteExtent(Relation index, uint32 npages, SegvecFillPageFn fill,
+				  void *arg)
+{
+	BlockNumber start = SegvecAllocExtent(index, npages);
+
+	if (start != InvalidBlockNumber)
+		SegvecFillExtent(index, start, npages, fill, arg);
 	return start;
 }
 
