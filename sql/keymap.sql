@@ -1,7 +1,7 @@
 -- The keymap (issue 4): ids of type bigint, text and uuid carried with
 -- INCLUDE (id); ft.get, ft.similar, ft.info, ft.verify on a healthy index,
--- the 255-of-256 bucket sharing of keymap snapshots, and an index without
--- an id key.
+-- snapshots that write only the changes as a new run and share every
+-- older run (issue 11), and an index without an id key.
 -- quietly: an earlier suite may have created it
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
@@ -217,61 +217,58 @@ SELECT key, c.same_as_index_query, c.same_as_exact
 FROM (VALUES ('1'), ('43'), ('3043')) k(key),
      LATERAL pg_temp.similar_check('km_big_idx', key, 10) c;
 SELECT * FROM pg_temp.verify('km_big_idx');
--- the keymap buckets after that snapshot: every bucket has a run (3,000
--- ids cover all 256), no changes, and the runs hold every entry
-SELECT count(*) AS buckets, count(snapshot_block) AS with_run,
-       sum(snapshot_entries) AS entries, sum(changes) AS changes
+-- the keymap after that snapshot: its 16 buckets hold every entry, no
+-- changes are left, and the runs hold the entries plus the removes that
+-- cancel older runs' entries
+SELECT count(*) AS buckets, sum(snapshot_entries) AS entries,
+       sum(changes) AS changes
 FROM ft.keymap_buckets('km_big_idx');
+SELECT run, tier, pages, entries, removes FROM ft.keymap_runs('km_big_idx');
 
--- The 255-of-256 property: after a snapshot, one insert and another
--- snapshot, only the new key's bucket points at new pages.
-CREATE TEMP TABLE km_before AS SELECT * FROM ft.keymap_buckets('km_big_idx');
+-- A snapshot writes the changes since the last one as one new run and
+-- shares every older run: after one insert, the new run holds one entry
+-- and every older run keeps its pages.
+CREATE TEMP TABLE km_before AS SELECT * FROM ft.keymap_runs('km_big_idx');
 INSERT INTO km_big VALUES (5000, pg_temp.vec(5000, 8));
 -- the insert is one change, in one bucket
 SELECT count(*) FILTER (WHERE changes > 0) AS changed_buckets,
        sum(changes) AS changes
 FROM ft.keymap_buckets('km_big_idx');
-CREATE TEMP TABLE km_new_key AS
-SELECT bucket FROM ft.keymap_buckets('km_big_idx') WHERE changes > 0;
 SELECT keymap_epoch, keymap_buckets_changed FROM ft.info('km_big_idx');
 SELECT ft.snapshot('km_big_idx') AS epoch;
-CREATE TEMP TABLE km_after AS SELECT * FROM ft.keymap_buckets('km_big_idx');
-SELECT count(*) FILTER (WHERE a.snapshot_block IS NOT DISTINCT FROM b.snapshot_block)
-           >= 255 AS at_least_255_shared,
-       count(*) FILTER (WHERE a.snapshot_block IS NOT DISTINCT FROM b.snapshot_block)
-           AS shared,
-       array_agg(a.bucket) FILTER (WHERE a.snapshot_block IS DISTINCT FROM b.snapshot_block)
-           = ARRAY(SELECT bucket FROM km_new_key) AS only_new_keys_bucket_moved,
-       bool_and(a.snapshot_entries = b.snapshot_entries
-                + CASE WHEN a.bucket IN (SELECT bucket FROM km_new_key)
-                       THEN 1 ELSE 0 END) AS entries_match,
-       bool_and(a.changes = 0) AS no_changes_left
-FROM km_before b JOIN km_after a USING (bucket);
+CREATE TEMP TABLE km_after AS SELECT * FROM ft.keymap_runs('km_big_idx');
+SELECT (SELECT count(*) FROM km_before b JOIN km_after a
+        USING (run, block, pages, entries, removes)) = count(*)
+           AS older_runs_shared,
+       (SELECT array_agg(entries || '/' || removes) FROM km_after
+        WHERE run NOT IN (SELECT run FROM km_before)) AS new_runs
+FROM km_before;
+SELECT sum(changes) AS changes_left FROM ft.keymap_buckets('km_big_idx');
 SELECT keymap_epoch, keymap_buckets_changed FROM ft.info('km_big_idx');
 SELECT segment, vector = pg_temp.vec(5000, 8) AS same_vector
 FROM ft.get('km_big_idx', '5000');
 -- a snapshot without changes writes nothing and keeps the epoch
 SELECT ft.snapshot('km_big_idx') AS epoch;
 SELECT count(*) AS unchanged
-FROM ft.keymap_buckets('km_big_idx') a JOIN km_after b USING (bucket)
-WHERE a.snapshot_block IS NOT DISTINCT FROM b.snapshot_block;
--- the same through ft.compact's snapshot, for a delete
-TRUNCATE km_before, km_new_key;
-INSERT INTO km_before SELECT * FROM ft.keymap_buckets('km_big_idx');
+FROM ft.keymap_runs('km_big_idx') a JOIN km_after b
+USING (run, block, pages, entries, removes);
+-- the same through ft.compact's snapshot, for a delete: one remove
+TRUNCATE km_before;
+INSERT INTO km_before SELECT * FROM ft.keymap_runs('km_big_idx');
 DELETE FROM km_big WHERE id = 777;
 VACUUM km_big;
-INSERT INTO km_new_key
-SELECT bucket FROM ft.keymap_buckets('km_big_idx') WHERE changes > 0;
-SELECT count(*) AS changed_buckets FROM km_new_key;
+SELECT count(*) FILTER (WHERE changes > 0) AS changed_buckets
+FROM ft.keymap_buckets('km_big_idx');
 SELECT docs_compacted FROM ft.compact('km_big_idx');
-SELECT count(*) FILTER (WHERE a.snapshot_block IS NOT DISTINCT FROM b.snapshot_block)
-           >= 255 AS at_least_255_shared,
-       array_agg(a.bucket) FILTER (WHERE a.snapshot_block IS DISTINCT FROM b.snapshot_block)
-           = ARRAY(SELECT bucket FROM km_new_key) AS only_deleted_keys_bucket_moved,
-       bool_and(a.snapshot_entries = b.snapshot_entries
-                - CASE WHEN a.bucket IN (SELECT bucket FROM km_new_key)
-                       THEN 1 ELSE 0 END) AS entries_match
-FROM km_before b JOIN ft.keymap_buckets('km_big_idx') a USING (bucket);
+SELECT (SELECT count(*) FROM km_before b JOIN ft.keymap_runs('km_big_idx') a
+        USING (run, block, pages, entries, removes)) = count(*)
+           AS older_runs_shared,
+       (SELECT array_agg(entries || '/' || removes)
+        FROM ft.keymap_runs('km_big_idx')
+        WHERE run NOT IN (SELECT run FROM km_before)) AS new_runs
+FROM km_before;
+SELECT count(*) AS deleted_777 FROM ft.get('km_big_idx', '777');
+SELECT sum(snapshot_entries) AS entries FROM ft.keymap_buckets('km_big_idx');
 SELECT * FROM pg_temp.info('km_big_idx');
 SELECT * FROM pg_temp.verify('km_big_idx');
 
@@ -368,9 +365,10 @@ CREATE INDEX km_nokey_idx ON km_nokey USING segvec (embedding);
 SELECT * FROM ft.get('km_nokey_idx', '1');
 SELECT * FROM ft.similar('km_nokey_idx', '1', 5);
 \set VERBOSITY default
-SELECT count(*) AS buckets, count(snapshot_block) AS with_run,
-       sum(snapshot_entries) AS entries, sum(changes) AS changes
+SELECT count(*) AS buckets, sum(snapshot_entries) AS entries,
+       sum(changes) AS changes
 FROM ft.keymap_buckets('km_nokey_idx');
+SELECT count(*) AS runs FROM ft.keymap_runs('km_nokey_idx');
 SELECT ft.snapshot('km_nokey_idx') AS epoch;
 SELECT * FROM pg_temp.info('km_nokey_idx');
 SELECT heap_rows, indexed_docs, keymap_entries, missing_docs,
@@ -382,4 +380,4 @@ SELECT * FROM ft.get('km_big_pkey', '1');
 SELECT * FROM ft.info('km_big_pkey');
 \set VERBOSITY default
 
-DROP TABLE km_big, km_text, km_uuid, km_nokey, km_before, km_after, km_new_key;
+DROP TABLE km_big, km_text, km_uuid, km_nokey, km_before, km_after;

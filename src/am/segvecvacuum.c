@@ -188,9 +188,9 @@ reachable(Page page, BlockNumber blkno, SegvecMetaInfo *meta, List *delta)
 	}
 	if (opaque->flags & SEGVEC_PAGE_KEYMAP_RUN)
 	{
-		for (i = 0; i < SEGVEC_KEYMAP_BUCKETS; i++)
-			if (blkno >= meta->snapshot[i].start &&
-				blkno < meta->snapshot[i].start + meta->snapshot[i].npages)
+		for (i = 0; i < meta->keymap_nruns; i++)
+			if (blkno >= meta->keymap_runs[i].start &&
+				blkno < meta->keymap_runs[i].start + meta->keymap_runs[i].npages)
 				return true;
 		return false;
 	}
@@ -298,7 +298,8 @@ freeze_metapage(Relation index)
 /*
  * segvecvacuumcleanup: amvacuumcleanup callback.  Gives the free space map
  * every page that is unused or was unlinked long enough ago that no scan
- * can still be on its way to it, and reports the index's size.
+ * can still be on its way to it, except the blocks on the free-extent list
+ * (which new extents reuse whole), and reports the index's size.
  */
 IndexBulkDeleteResult *
 segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
@@ -386,7 +387,11 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 
-		if (PageIsNew(page))
+		if (SegvecBlockIsFree(meta->free, meta->nfree, blkno))
+		{
+			/* on the free-extent list: neither live nor for the FSM */
+		}
+		else if (PageIsNew(page))
 		{
 			if (no_merge)
 			{

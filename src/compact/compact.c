@@ -178,17 +178,25 @@ garbage_page_matches(Page page, const SegvecGarbage *g)
 }
 
 /*
- * Mark the pages of every garbage entry deleted, then clear the entries.
+ * Free the pages of every garbage entry, then clear the entries.
  *
- * Safe to repeat, and safe after VACUUM recycled some of an entry's pages
- * (see SegvecGarbage): a page is marked only if it still carries the
- * entry's kind and identity.  A chain is walked from its first page while
- * the pages match; the first one that does not ends it (a page already
- * marked by an earlier, interrupted pass, or the new head): pages of the
- * chain past that point are unreachable, and VACUUM's cleanup scan marks
- * them by their kind.  Caller holds the compaction lock, which is what lets
- * it clear the list: VACUUM's cleanup and compactions both call this, and
- * no one else touches the list.
+ * A chain's pages (a frozen mutable prefix; a manifest chain the
+ * free-extent list had no room for) go to the free-extent list, in the
+ * same WAL record that clears the entries, with the entry's xid: reused
+ * once no scan can read them.  An extent's pages (a dropped segment the
+ * list had no room for), and chain pages when the list is full, are
+ * marked deleted instead, for VACUUM to recycle page by page.
+ *
+ * Safe to repeat, and safe after some of an entry's pages were reused (see
+ * SegvecGarbage): a page is freed only if it still carries the entry's
+ * kind and identity and is not on the free-extent list already.  A chain
+ * is walked from its first page while the pages match; the first one that
+ * does not ends it (a page already marked by an earlier, interrupted pass,
+ * or the new head): pages of the chain past that point are unreachable,
+ * and VACUUM's cleanup scan marks them by their kind.  Caller holds the
+ * compaction lock, which is what lets it clear the list: VACUUM's cleanup
+ * and compactions both call this, and no one else touches the list (or
+ * frees pages onto the free-extent list).
  */
 void
 SegvecProcessGarbage(Relation index)
@@ -196,20 +204,29 @@ SegvecProcessGarbage(Relation index)
 	Buffer		metabuf;
 	SegvecMetaPage meta;
 	SegvecGarbage garbage[SEGVEC_MAX_GARBAGE];
+	SegvecFreeExtent *free = palloc(sizeof(SegvecFreeExtent) * SEGVEC_MAX_FREE_EXTENTS);
+	uint32		nfree;
 	uint32		ngarbage;
 	uint32		i;
 	GenericXLogState *state;
+	BlockNumber *pages = NULL;
+	int			npages = 0,
+				maxpages = 0;
+	uint64		maxxid = 0;
 
 	metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	meta = SegvecPageGetMeta(BufferGetPage(metabuf));
 	ngarbage = meta->ngarbage;
 	memcpy(garbage, meta->garbage, sizeof(SegvecGarbage) * ngarbage);
+	nfree = meta->nfree;
+	memcpy(free, meta->free, sizeof(SegvecFreeExtent) * nfree);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
 	if (ngarbage == 0)
 	{
 		ReleaseBuffer(metabuf);
+		pfree(free);
 		return;
 	}
 
@@ -234,9 +251,21 @@ SegvecProcessGarbage(Relation index)
 			buf = ReadBuffer(index, blkno);
 			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 			next = SegvecPageGetOpaque(BufferGetPage(buf))->nextblkno;
-			matches = garbage_page_matches(BufferGetPage(buf), g);
+			matches = garbage_page_matches(BufferGetPage(buf), g) &&
+				!SegvecBlockIsFree(free, nfree, blkno);
 
-			if (matches)
+			if (matches && g->kind == SEGVEC_GARBAGE_CHAIN)
+			{
+				if (npages >= maxpages)
+				{
+					maxpages = Max(64, maxpages * 2);
+					pages = pages ? repalloc(pages, sizeof(BlockNumber) * maxpages) :
+						palloc(sizeof(BlockNumber) * maxpages);
+				}
+				pages[npages++] = blkno;
+				maxxid = Max(maxxid, g->xid);
+			}
+			else if (matches)
 				(void) SegvecMarkPageDeleted(index, buf, g->xid);
 			UnlockReleaseBuffer(buf);
 
@@ -252,14 +281,38 @@ SegvecProcessGarbage(Relation index)
 		}
 	}
 
-	/* clear the entries we handled (no one else adds any: we hold the lock) */
+	/*
+	 * Clear the entries we handled (no one else adds any: we hold the
+	 * lock), putting the chains' pages on the free-extent list in the same
+	 * record; if it has no room, mark them deleted first.
+	 */
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	state = GenericXLogStart(index);
 	meta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	if (npages > 0 && !SegvecFreePagesAdd(meta, pages, npages, maxxid))
+	{
+		GenericXLogAbort(state);
+		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+		for (i = 0; i < npages; i++)
+		{
+			Buffer		buf = ReadBuffer(index, pages[i]);
+
+			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			(void) SegvecMarkPageDeleted(index, buf, maxxid);
+			UnlockReleaseBuffer(buf);
+		}
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		state = GenericXLogStart(index);
+		meta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	}
 	meta->ngarbage = 0;
 	SegvecMetaFreeze(meta);
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
+
+	if (pages)
+		pfree(pages);
+	pfree(free);
 }
 
 /* Record a garbage entry in the writable metapage copy */
@@ -282,61 +335,71 @@ add_garbage(SegvecMetaPage meta, uint16 kind, uint16 pageflag,
 	g->xid = xid;
 }
 
+/* What fill_manifest_page needs */
+typedef struct ManifestWriter
+{
+	SegvecSegment *segs;
+	uint32		nsegs;
+	uint32		npages;
+	uint32		gen;
+	BlockNumber start;
+} ManifestWriter;
+
+/* SegvecFillPageFn: page k of a manifest overflow chain */
+static void
+fill_manifest_page(Page page, uint32 k, void *arg)
+{
+	ManifestWriter *w = (ManifestWriter *) arg;
+	SegvecPageOpaque opaque;
+	uint32		first = k * SEGVEC_MANIFEST_PER_PAGE;
+	uint32		n = Min((uint32) SEGVEC_MANIFEST_PER_PAGE, w->nsegs - first);
+
+	SegvecInitPage(page, SEGVEC_PAGE_MANIFEST);
+	opaque = SegvecPageGetOpaque(page);
+	opaque->seqno = w->gen;
+	opaque->next_docno = n;		/* descriptors on this page */
+	opaque->nextblkno = k + 1 < w->npages ? w->start + k + 1 : InvalidBlockNumber;
+	memcpy(PageGetContents(page), w->segs + first, sizeof(SegvecSegment) * n);
+	((PageHeader) page)->pd_lower = ((PageHeader) page)->pd_upper;
+}
+
+/* Pages of a manifest overflow chain holding nsegs descriptors */
+static uint32
+manifest_chain_pages(uint32 nsegs)
+{
+	return (nsegs + SEGVEC_MANIFEST_PER_PAGE - 1) / SEGVEC_MANIFEST_PER_PAGE;
+}
+
 /*
  * Write segs[0 .. nsegs) as a new manifest overflow chain of generation
- * gen, in fresh pages logged as full images; returns its first block.
- * Nothing points at the chain until the install record.
+ * gen: one extent (its pages also linked by nextblkno), logged as full
+ * images; returns its first block.  Nothing points at the chain until the
+ * install record.
  */
 static BlockNumber
 write_manifest_chain(Relation index, SegvecSegment *segs, uint32 nsegs,
 					 uint32 gen)
 {
-	uint32		npages = (nsegs + SEGVEC_MANIFEST_PER_PAGE - 1) /
-		SEGVEC_MANIFEST_PER_PAGE;
-	Buffer	   *bufs = palloc(sizeof(Buffer) * npages);
-	uint32		k;
-	BlockNumber head;
+	ManifestWriter w;
 
-	for (k = 0; k < npages; k++)
-		bufs[k] = SegvecNewBuffer(index);
-
-	for (k = 0; k < npages; k++)
-	{
-		Page		page = BufferGetPage(bufs[k]);
-		SegvecPageOpaque opaque;
-		uint32		first = k * SEGVEC_MANIFEST_PER_PAGE;
-		uint32		n = Min((uint32) SEGVEC_MANIFEST_PER_PAGE, nsegs - first);
-
-		START_CRIT_SECTION();
-		SegvecInitPage(page, SEGVEC_PAGE_MANIFEST);
-		opaque = SegvecPageGetOpaque(page);
-		opaque->seqno = gen;
-		opaque->next_docno = n;	/* descriptors on this page */
-		opaque->nextblkno = k + 1 < npages ?
-			BufferGetBlockNumber(bufs[k + 1]) : InvalidBlockNumber;
-		memset(PageGetContents(page), 0, SEGVEC_SEGPAGE_USABLE);
-		memcpy(PageGetContents(page), segs + first, sizeof(SegvecSegment) * n);
-		((PageHeader) page)->pd_lower = ((PageHeader) page)->pd_upper;
-		MarkBufferDirty(bufs[k]);
-		if (RelationNeedsWAL(index))
-			log_newpage_buffer(bufs[k], true);
-		END_CRIT_SECTION();
-	}
-	head = BufferGetBlockNumber(bufs[0]);
-	for (k = 0; k < npages; k++)
-		UnlockReleaseBuffer(bufs[k]);
-	pfree(bufs);
-	return head;
+	w.segs = segs;
+	w.nsegs = nsegs;
+	w.npages = manifest_chain_pages(nsegs);
+	w.gen = gen;
+	w.start = SegvecAllocExtent(index, w.npages);
+	SegvecFillExtent(index, w.start, w.npages, fill_manifest_page, &w);
+	return w.start;
 }
 
 /*
  * Install: in one WAL record on the metapage, remove the segments numbered
  * in drop[], add the segments in add[] (numbered by whoever wrote them),
- * record the dropped segments' extents as garbage, and if new_head is
- * valid, move the mutable segment's head there, recording the chain before
- * it as garbage.  When the new manifest has more than SEGVEC_META_SEGMENTS
- * segments, the rest go to a new overflow chain, written before the record
- * (unreachable until it), and the old chain becomes garbage.  Caller holds
+ * put the dropped segments' extents on the free-extent list, and if
+ * new_head is valid, move the mutable segment's head there, recording the
+ * chain before it as garbage.  When the new manifest has more than
+ * SEGVEC_META_SEGMENTS segments, the rest go to a new overflow chain (an
+ * extent), written before the record (unreachable until it), and the old
+ * chain's extent is freed.  Caller holds
  * the compaction lock, so the manifest (tombstone counts included) does not
  * change between our read of it and the record.
  */
@@ -398,23 +461,31 @@ install(Relation index, SegvecSegment *add, int nadd,
 	state = GenericXLogStart(index);
 	meta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 
-	/* dropped segments: their extents are garbage */
+	/*
+	 * Dropped segments: their extents go to the free-extent list (or, if it
+	 * is full, to the garbage list, to be recycled page by page).
+	 */
 	for (i = 0; i < info->nsegments; i++)
 	{
 		SegvecSegment *seg = &info->segments[i];
 
 		for (j = 0; j < ndrop; j++)
-			if (seg->segno == drop[j])
+			if (seg->segno == drop[j] &&
+				!SegvecFreeExtentAdd(meta, seg->start, seg->npages, xid))
 				add_garbage(meta, SEGVEC_GARBAGE_EXTENT, SEGVEC_PAGE_SEGMENT,
 							seg->start, seg->npages,
 							seg->segno, (uint64) seg->segno + 1, xid);
 	}
 
-	/* the manifest */
+	/* the manifest; the old overflow chain (one extent) is freed likewise */
 	meta->nsegments = nsegs;
 	memcpy(meta->segments, segs,
 		   sizeof(SegvecSegment) * Min(nsegs, SEGVEC_META_SEGMENTS));
-	if (old_chain != InvalidBlockNumber)
+	if (old_chain != InvalidBlockNumber &&
+		!SegvecFreeExtentAdd(meta, old_chain,
+							 manifest_chain_pages(info->nsegments -
+												  SEGVEC_META_SEGMENTS),
+							 xid))
 		add_garbage(meta, SEGVEC_GARBAGE_CHAIN, SEGVEC_PAGE_MANIFEST,
 					old_chain, 0, old_gen, (uint64) old_gen + 1, xid);
 	if (new_chain != InvalidBlockNumber)
@@ -438,6 +509,12 @@ install(Relation index, SegvecSegment *add, int nadd,
 	/* doc ids given out by a build */
 	if (new_head == InvalidBlockNumber && new_head_seqno > meta->next_seqno)
 		meta->next_seqno = new_head_seqno;
+
+	/* the counters that ft.storage_stats shows */
+	if (ndrop > 0)
+		meta->nmerges++;
+	if (new_head != InvalidBlockNumber)
+		meta->ncompactions++;
 
 	/* drop the frozen prefix of the mutable segment */
 	if (new_head != InvalidBlockNumber && new_head != meta->mutable_head)

@@ -392,7 +392,7 @@ ft_index_stats(PG_FUNCTION_ARGS)
 	appendStringInfoChar(&segs, ']');
 
 	bstats = palloc(sizeof(KeymapBucketStat) * SEGVEC_KEYMAP_BUCKETS);
-	KeymapBucketStats(index, bstats, &epoch);
+	KeymapBucketStats(index, bstats, &epoch, false);
 	for (i = 0; i < SEGVEC_KEYMAP_BUCKETS; i++)
 		if (bstats[i].changes > 0)
 			changed++;
@@ -424,11 +424,11 @@ ft_index_stats(PG_FUNCTION_ARGS)
 }
 
 /*
- * ft.keymap_buckets(index regclass) -> (bucket int, snapshot_block bigint,
- *	 snapshot_pages int, snapshot_entries int, changes int)
+ * ft.keymap_buckets(index regclass) -> (bucket int, snapshot_entries bigint,
+ *	 changes int)
  *
- * One row per keymap bucket: where its snapshot run is, and how many
- * changes it has had since.  Needs ownership of the table or
+ * One row per keymap bucket: the entries the snapshot's runs hold for it,
+ * and how many changes it has had since.  Needs ownership of the table or
  * pg_read_all_stats.
  */
 PG_FUNCTION_INFO_V1(ft_keymap_buckets);
@@ -446,18 +446,15 @@ ft_keymap_buckets(PG_FUNCTION_ARGS)
 	index = SegvecOpenIndex(relid, AccessShareLock, false);
 	SegvecCheckStatsPrivilege(index);
 	bstats = palloc(sizeof(KeymapBucketStat) * SEGVEC_KEYMAP_BUCKETS);
-	KeymapBucketStats(index, bstats, &epoch);
+	KeymapBucketStats(index, bstats, &epoch, true);
 	for (b = 0; b < SEGVEC_KEYMAP_BUCKETS; b++)
 	{
-		Datum		values[5];
-		bool		nulls[5] = {false, false, false, false, false};
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
 
 		values[0] = Int32GetDatum(b);
-		values[1] = Int64GetDatum((int64) bstats[b].snapshot_start);
-		nulls[1] = bstats[b].snapshot_start == InvalidBlockNumber;
-		values[2] = Int32GetDatum((int32) bstats[b].snapshot_pages);
-		values[3] = Int32GetDatum((int32) bstats[b].snapshot_entries);
-		values[4] = Int32GetDatum((int32) bstats[b].changes);
+		values[1] = Int64GetDatum((int64) bstats[b].snapshot_entries);
+		values[2] = Int32GetDatum((int32) bstats[b].changes);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	relation_close(index, AccessShareLock);
@@ -482,8 +479,134 @@ ft_snapshot(PG_FUNCTION_ARGS)
 	heap = relation_open(SegvecIndexGetHeap(relid), AccessShareLock);
 	index = SegvecOpenIndex(relid, RowExclusiveLock, true);
 	SegvecKeymapSnapshot(index);
-	KeymapBucketStats(index, bstats, &epoch);
+	KeymapBucketStats(index, bstats, &epoch, false);
 	relation_close(index, RowExclusiveLock);
 	relation_close(heap, AccessShareLock);
 	PG_RETURN_INT32((int32) epoch);
+}
+
+/*
+ * ft.keymap_runs(index regclass) -> (run int, tier int, block bigint,
+ *	 pages int, entries bigint, removes bigint)
+ *
+ * The runs of the keymap snapshot, oldest first.  Needs ownership of the
+ * table or pg_read_all_stats.
+ */
+PG_FUNCTION_INFO_V1(ft_keymap_runs);
+Datum
+ft_keymap_runs(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	index;
+	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+	uint32		r;
+
+	InitMaterializedSRF(fcinfo, 0);
+	index = SegvecOpenIndex(relid, AccessShareLock, false);
+	SegvecCheckStatsPrivilege(index);
+	SegvecGetMetaInfo(index, info);
+	for (r = 0; r < info->keymap_nruns; r++)
+	{
+		SegvecKeymapRun *run = &info->keymap_runs[r];
+		Datum		values[6];
+		bool		nulls[6] = {false, false, false, false, false, false};
+
+		values[0] = Int32GetDatum((int32) run->runno);
+		values[1] = Int32GetDatum(KeymapRunTier(run));
+		values[2] = Int64GetDatum((int64) run->start);
+		values[3] = Int32GetDatum((int32) run->npages);
+		values[4] = Int64GetDatum((int64) run->nentries);
+		values[5] = Int64GetDatum((int64) run->nremoves);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	SegvecFreeMetaInfo(info);
+	relation_close(index, AccessShareLock);
+	return (Datum) 0;
+}
+
+/*
+ * ft.storage_stats(index regclass): the index's lifecycle counters and its
+ * free space (see the SQL definition for the columns).  Needs ownership of
+ * the table or pg_read_all_stats.
+ */
+PG_FUNCTION_INFO_V1(ft_storage_stats);
+Datum
+ft_storage_stats(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Relation	index;
+	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+	TupleDesc	tupdesc;
+	Datum		values[12];
+	bool		nulls[12];
+	int64		free_pages = 0;
+	int64		run_pages = 0;
+	int64		segment_pages = 0;
+	int64		mutable_pages = 0;
+	int64		delta_pages = 0;
+	int64		recyclable_pages = 0;
+	BlockNumber nblocks,
+				blkno;
+	BufferAccessStrategy strategy;
+	uint32		i;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	index = SegvecOpenIndex(relid, AccessShareLock, false);
+	SegvecCheckStatsPrivilege(index);
+	SegvecGetMetaInfo(index, info);
+	for (i = 0; i < info->nfree; i++)
+		free_pages += info->free[i].npages;
+	for (i = 0; i < info->keymap_nruns; i++)
+		run_pages += info->keymap_runs[i].npages;
+
+	/* what the other pages are, from their flags (a pass over the index) */
+	strategy = GetAccessStrategy(BAS_BULKREAD);
+	nblocks = RelationGetNumberOfBlocks(index);
+	for (blkno = SEGVEC_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
+	{
+		Buffer		buf;
+		Page		page;
+		uint16		flags;
+
+		CHECK_FOR_INTERRUPTS();
+		if (SegvecBlockIsFree(info->free, info->nfree, blkno))
+			continue;
+		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
+								 strategy);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		flags = PageIsNew(page) ? 0 : SegvecPageGetOpaque(page)->flags;
+		UnlockReleaseBuffer(buf);
+		if (flags == 0 || (flags & SEGVEC_PAGE_DELETED))
+			recyclable_pages++;
+		else if (flags & SEGVEC_PAGE_MUTABLE)
+			mutable_pages++;
+		else if (flags & SEGVEC_PAGE_KEYMAP_DELTA)
+			delta_pages++;
+		else if (flags & SEGVEC_PAGE_SEGMENT)
+			segment_pages++;
+	}
+	FreeAccessStrategy(strategy);
+
+	memset(nulls, 0, sizeof(nulls));
+	values[0] = Int64GetDatum((int64) info->ncompactions);
+	values[1] = Int64GetDatum((int64) info->nmerges);
+	values[2] = Int64GetDatum((int64) info->nrun_merges);
+	values[3] = Int32GetDatum((int32) info->keymap_nruns);
+	values[4] = Int64GetDatum(run_pages);
+	values[5] = Int32GetDatum((int32) info->nfree);
+	values[6] = Int64GetDatum(free_pages);
+	values[7] = Int64GetDatum(segment_pages);
+	values[8] = Int64GetDatum(mutable_pages);
+	values[9] = Int64GetDatum(delta_pages);
+	values[10] = Int64GetDatum(recyclable_pages);
+	values[11] = Int64GetDatum((int64) nblocks);
+
+	SegvecFreeMetaInfo(info);
+	relation_close(index, AccessShareLock);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc),
+													  values, nulls)));
 }

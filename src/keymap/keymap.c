@@ -2,8 +2,8 @@
  *
  * keymap.c
  *	  The keymap of an index with an id key: key_hash -> (doc id, vector
- *	  checksum), in 256 buckets, with bucket-scoped copy-on-write
- *	  snapshots.
+ *	  checksum), as a few sorted runs plus the changes since, in 16
+ *	  bucket chains.
  *
  * An entry is added when a doc is appended (after the doc, in its own WAL
  * record) and removed by VACUUM before the doc is (in its own WAL record),
@@ -15,23 +15,48 @@
  *
  * Changes go to the bucket's delta chain: the head page is found in the
  * metapage (delta_head[b]) and stays exclusively locked while a change is
- * appended, after checking under it that the metapage still names it.  A
- * snapshot (SegvecKeymapSnapshot), under the compaction lock:
+ * appended, after checking under it that the metapage still names it.
+ *
+ * The snapshot is a list of runs, oldest first, in the metapage.  A run is
+ * an extent of entries sorted by (key hash, doc id) over all buckets, with
+ * at most one entry per doc id: an add, or a remove (KEYMAP_DOCID_REMOVED)
+ * that cancels the doc's entry in an older run.  For a doc id the newest
+ * change wins: head chain, frozen chain, then the runs newest first.
+ *
+ * A snapshot (SegvecKeymapSnapshot), under the compaction lock:
  *	1. freezes the delta chains: delta_frozen[b] = delta_head[b],
  *	   delta_head[b] = invalid, in one metapage record; then takes and
  *	   drops each frozen head's lock, so appends that began before the
  *	   freeze have finished;
- *	2. for each bucket that had changes, merges its run with its frozen
- *	   changes into a new sorted run; all new runs go into one fresh
- *	   extent (full-page WAL images);
- *	3. installs, in one metapage record, the new runs in the snapshot
- *	   directory and clears delta_frozen[] (buckets without changes keep
- *	   pointing at the pages they had);
- *	4. marks the old runs and frozen chains deleted, to be recycled once
- *	   no scan can still read them.  A crash before 4 leaves them
- *	   unreachable; VACUUM's sweep of unreachable pages collects them.
- * Readers combine run + frozen chain + head chain, so they see every
- * change at every point.
+ *	2. folds the frozen changes (the last change of each doc id) into one
+ *	   sorted run, written to a new extent (first fit from the free-extent
+ *	   list; full-page WAL images): its cost follows the number of changes,
+ *	   not the size of the keymap;
+ *	3. installs, in one metapage record, the new run at the newest end of
+ *	   the list and clears delta_frozen[] (every older run is shared);
+ *	   and, in the same record, puts the frozen chains' pages on the
+ *	   free-extent list, to be reused once no scan can still read them
+ *	   (marked deleted instead if the list is full);
+ *	4. merges runs by the tiered policy, each merge installed by one
+ *	   metapage record that replaces its inputs (contiguous in age) by the
+ *	   merged run and puts their extents on the free-extent list.
+ *
+ * Tiered policy: a run's tier is floor(log4(pages)).  The newest four runs
+ * of one tier are merged, and so is a newest run that outgrew the run
+ * before it; so tiers never increase from the oldest run to the newest and
+ * no tier holds more than three runs: a keymap of P pages has at most
+ * 3 * (floor(log4(P)) + 1) runs (15 for 200,000 entries), and never more
+ * than SEGVEC_KEYMAP_MAX_RUNS (the newest two are merged first).  Each
+ * entry is rewritten once per tier, as in an LSM tree.  A merge streams:
+ * one page of each input in memory, a pass to count, a pass to write.  It
+ * drops removes only when the oldest run takes part.
+ *
+ * A lookup reads the bucket's chains and, per run, a binary search over
+ * its pages by their first keys: O(log pages) page reads per run.  Run
+ * pages never change after install and are read with a pin only; each
+ * carries its run's number and stamp (KeymapRunStamp), checked by every
+ * read, so that a standby query whose run was reused by the primary is
+ * cancelled (40001) rather than answered from another page.
  *
  * src/keymap/keymap.c
  *
@@ -43,7 +68,9 @@
 
 #include "access/generic_xlog.h"
 #include "access/transam.h"
+#include "access/xlog.h"
 #include "access/xloginsert.h"
+#include "lib/binaryheap.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -130,6 +157,22 @@ meta_delta_head(Relation index, int bucket)
 }
 
 /*
+ * A new keymap change page, exclusively locked: from the free-extent list
+ * when it has a reusable page (taken on meta, the writable copy of the
+ * metapage in the caller's record, which the caller holds exclusively),
+ * else from the free space map or the end of the relation.
+ */
+static Buffer
+new_change_page(Relation index, SegvecMetaPage meta)
+{
+	BlockNumber blkno = SegvecFreePageTake(meta);
+
+	if (blkno != InvalidBlockNumber)
+		return SegvecLockFreePage(index, blkno);
+	return SegvecNewBuffer(index);
+}
+
+/*
  * Append a change to its bucket's delta chain.
  */
 static void
@@ -159,11 +202,15 @@ delta_append(Relation index, const KeymapDelta *rec)
 				UnlockReleaseBuffer(metabuf);
 				continue;
 			}
-			/* an unused page: nobody else can lock it, so no deadlock */
-			newbuf = SegvecNewBuffer(index);
+			/*
+			 * An unused page, from the free-extent list (taken in this
+			 * record) or the free space map: nobody else can lock it, so
+			 * no deadlock.
+			 */
 			state = GenericXLogStart(index);
-			page = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
 			meta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+			newbuf = new_change_page(index, meta);
+			page = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
 			SegvecInitPage(page, SEGVEC_PAGE_KEYMAP_DELTA);
 			if (PageAddItem(page, (Item) rec, sizeof(KeymapDelta),
 							InvalidOffsetNumber, false, false) == InvalidOffsetNumber)
@@ -208,9 +255,15 @@ delta_append(Relation index, const KeymapDelta *rec)
 		}
 		else
 		{
-			Buffer		newbuf = SegvecNewBuffer(index);
-			Page		last = GenericXLogRegisterBuffer(state, buf, 0);
+			/* lock order: change pages, then the metapage */
+			Buffer		metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+			Buffer		newbuf;
+			Page		last;
 
+			LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+			newbuf = new_change_page(index,
+									 SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0)));
+			last = GenericXLogRegisterBuffer(state, buf, 0);
 			page = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
 			SegvecInitPage(page, SEGVEC_PAGE_KEYMAP_DELTA);
 			if (PageAddItem(page, (Item) rec, sizeof(KeymapDelta),
@@ -219,6 +272,7 @@ delta_append(Relation index, const KeymapDelta *rec)
 			SegvecPageGetOpaque(last)->nextblkno = BufferGetBlockNumber(newbuf);
 			GenericXLogFinish(state);
 			UnlockReleaseBuffer(newbuf);
+			UnlockReleaseBuffer(metabuf);
 		}
 		if (buf != headbuf)
 			UnlockReleaseBuffer(buf);
@@ -296,7 +350,114 @@ KeymapRemoveDoc(Relation index, const SegvecDocInfo *doc)
 }
 
 /* ----------------
- * Reading
+ * Runs: stamps and page reads
+ * ----------------
+ */
+
+/*
+ * KeymapRunStamp: the stamp of run's pages, from its identity (run number
+ * and size); never 0.  A page of a reused extent carries another kind or
+ * another stamp.
+ */
+uint32
+KeymapRunStamp(const SegvecKeymapRun *run)
+{
+	uint64		key[2];
+	uint32		h;
+
+	key[0] = run->runno;
+	key[1] = run->nentries;
+	h = (uint32) XXH3_64bits(key, sizeof(key));
+	return h != 0 ? h : 1;
+}
+
+/*
+ * Error unless page is page p of run.  On a hot standby the primary may
+ * have reused the run's extent (its horizon ignores standby queries unless
+ * hot_standby_feedback is on): the query is cancelled like a recovery
+ * conflict, as segment pages' checks do (graph/segpage.c).
+ */
+static void
+check_run_page(Relation index, const SegvecKeymapRun *run, Page page,
+			   BlockNumber blkno)
+{
+	SegvecPageOpaque opaque = SegvecPageGetOpaque(page);
+
+	if (!PageIsNew(page) &&
+		opaque->page_id == SEGVEC_PAGE_ID &&
+		(opaque->flags & SEGVEC_PAGE_KEYMAP_RUN) != 0 &&
+		opaque->stamp == run->stamp &&
+		opaque->seqno == run->runno)
+		return;
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("canceling statement due to conflict with recovery"),
+				 errdetail("Block %u of index \"%s\" was reused by the primary while this query was reading keymap run %u, which it belonged to.",
+						   blkno, RelationGetRelationName(index), run->runno),
+				 errhint("Set hot_standby_feedback = on so that the primary keeps the pages that queries on this standby read.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("segvec index \"%s\": block %u is not a page of keymap run %u",
+					RelationGetRelationName(index), blkno, run->runno)));
+}
+
+/*
+ * Copy page p of run into out (KEYMAP_ENTRIES_PER_PAGE entries of room, or
+ * NULL to copy only the first entry into *first); returns the entries on
+ * the page.  Runs never change after install, so on a primary a pin is
+ * enough; on a standby the page is read under a share lock and its stamp
+ * checked under it (replay rewrites a page under an exclusive lock, so the
+ * copy is of the page that passed the check).
+ */
+static uint32
+read_run_page(Relation index, const SegvecKeymapRun *run, uint32 p,
+			  KeymapEntry *out, KeymapEntry *first)
+{
+	BlockNumber blkno = run->start + p;
+	Buffer		buf = ReadBuffer(index, blkno);
+	bool		standby = RecoveryInProgress();
+	Page		page;
+	uint32		n;
+
+	if (standby)
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	check_run_page(index, run, page, blkno);
+	n = Min(SegvecPageGetOpaque(page)->next_docno,
+			(uint32) KEYMAP_ENTRIES_PER_PAGE);
+	if (out)
+		memcpy(out, PageGetContents(page), sizeof(KeymapEntry) * n);
+	else if (n > 0)
+		memcpy(first, PageGetContents(page), sizeof(KeymapEntry));
+	if (standby)
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	ReleaseBuffer(buf);
+	return n;
+}
+
+/* Sort order of run entries: key hash, then doc id (the remove bit aside) */
+static inline int
+run_cmp(const KeymapEntry *a, const KeymapEntry *b)
+{
+	uint64		da = a->docid & ~KEYMAP_DOCID_REMOVED;
+	uint64		db = b->docid & ~KEYMAP_DOCID_REMOVED;
+
+	if (a->key_hash != b->key_hash)
+		return a->key_hash < b->key_hash ? -1 : 1;
+	if (da != db)
+		return da < db ? -1 : 1;
+	return 0;
+}
+
+/* ----------------
+ * Reading: sources of entries, newest first
+ *
+ * What the keymap holds for a doc id is decided by the newest change to
+ * it: the head chain (its later items newest), then the frozen chain, then
+ * the runs from the newest to the oldest.  Doc ids are never reused, but a
+ * doc's entry can be removed and added again (ft.verify's repair), so the
+ * order matters, not only the set of adds and removes.
  * ----------------
  */
 
@@ -321,10 +482,41 @@ array_add(EntryArray *a, const KeymapEntry *e)
 	a->items[a->n++] = *e;
 }
 
-/* Read a delta chain's adds and removes (optionally only for one key) */
+/*
+ * Error unless page (share locked) is a keymap change page.  A change
+ * chain a reader found in the directory is reused only once no snapshot
+ * that could have read that directory is left, but a hot standby's queries
+ * do not hold the primary's horizon back: there the query is cancelled
+ * like a recovery conflict (as for run pages).
+ */
+static void
+check_change_page(Relation index, Page page, BlockNumber blkno)
+{
+	if (!PageIsNew(page) &&
+		SegvecPageGetOpaque(page)->page_id == SEGVEC_PAGE_ID &&
+		(SegvecPageGetOpaque(page)->flags & SEGVEC_PAGE_KEYMAP_DELTA) != 0)
+		return;
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("canceling statement due to conflict with recovery"),
+				 errdetail("Block %u of index \"%s\" was reused by the primary while this query was reading keymap changes on it.",
+						   blkno, RelationGetRelationName(index)),
+				 errhint("Set hot_standby_feedback = on so that the primary keeps the pages that queries on this standby read.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("segvec index \"%s\": block %u is not a keymap change page",
+					RelationGetRelationName(index), blkno)));
+}
+
+/*
+ * Append a delta chain's changes, in chain order, to out (a remove as an
+ * entry with KEYMAP_DOCID_REMOVED), optionally only those of one key;
+ * counts its items into *nchanges.
+ */
 static void
 read_chain(Relation index, BlockNumber blkno, bool onekey, uint64 key,
-		   EntryArray *adds, EntryArray *removes, uint32 *nchanges)
+		   EntryArray *out, uint32 *nchanges)
 {
 	while (blkno != InvalidBlockNumber)
 	{
@@ -335,105 +527,217 @@ read_chain(Relation index, BlockNumber blkno, bool onekey, uint64 key,
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
+		check_change_page(index, page, blkno);
 		maxoff = PageGetMaxOffsetNumber(page);
 		if (nchanges)
 			*nchanges += maxoff;
-		for (off = FirstOffsetNumber; off <= maxoff; off++)
+		for (off = FirstOffsetNumber; out && off <= maxoff; off++)
 		{
 			KeymapDelta *rec = (KeymapDelta *) PageGetItem(page,
 														   PageGetItemId(page, off));
+			KeymapEntry e = rec->entry;
 
-			if (onekey && rec->entry.key_hash != key)
+			if (onekey && e.key_hash != key)
 				continue;
-			if (rec->op == KEYMAP_OP_ADD)
-			{
-				if (adds)
-					array_add(adds, &rec->entry);
-			}
-			else if (removes)
-				array_add(removes, &rec->entry);
+			if (rec->op == KEYMAP_OP_REMOVE)
+				e.docid |= KEYMAP_DOCID_REMOVED;
+			array_add(out, &e);
 		}
 		blkno = SegvecPageGetOpaque(page)->nextblkno;
 		UnlockReleaseBuffer(buf);
 	}
 }
 
-/* Read a bucket's snapshot run (optionally only one key) */
-static void
-read_run(Relation index, const SegvecBucketRun *run, bool onekey, uint64 key,
-		 EntryArray *out)
+/*
+ * Fold changes given in the order they were made into run form: sorted by
+ * (key hash, doc id), one entry per doc id, the last change winning; with
+ * drop_removes, removes are left out too.  Changes to one doc id are in
+ * one bucket, so their chain order is their time order.
+ */
+typedef struct SeqEntry
 {
-	uint32		done = 0;
-	uint32		p;
+	KeymapEntry e;
+	int64		seq;
+} SeqEntry;
 
-	for (p = 0; p < run->npages && done < run->nentries; p++)
+static int
+seq_cmp(const void *a, const void *b)
+{
+	const SeqEntry *sa = (const SeqEntry *) a;
+	const SeqEntry *sb = (const SeqEntry *) b;
+	int			c = run_cmp(&sa->e, &sb->e);
+
+	if (c != 0)
+		return c;
+	return sa->seq < sb->seq ? -1 : sa->seq > sb->seq ? 1 : 0;
+}
+
+static void
+fold_changes(EntryArray *a, bool drop_removes)
+{
+	SeqEntry   *tmp;
+	int64		i,
+				k = 0;
+
+	if (a->n == 0)
+		return;
+	tmp = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(SeqEntry) * a->n);
+	for (i = 0; i < a->n; i++)
 	{
-		Buffer		buf = ReadBuffer(index, run->start + p);
-		KeymapEntry *entries = (KeymapEntry *) PageGetContents(BufferGetPage(buf));
-		uint32		n = Min((uint32) KEYMAP_ENTRIES_PER_PAGE, run->nentries - done);
-		uint32		i;
-
-		/* runs never change after install: a pin is enough */
-		if (onekey && n > 0 && (entries[0].key_hash > key ||
-								entries[n - 1].key_hash < key))
-		{
-			done += n;
-			ReleaseBuffer(buf);
-			continue;
-		}
-		for (i = 0; i < n; i++)
-			if (!onekey || entries[i].key_hash == key)
-				array_add(out, &entries[i]);
-		done += n;
-		ReleaseBuffer(buf);
+		tmp[i].e = a->items[i];
+		tmp[i].seq = i;
 	}
+	qsort(tmp, a->n, sizeof(SeqEntry), seq_cmp);
+	for (i = 0; i < a->n; i++)
+	{
+		/* the last change of each doc id */
+		if (i + 1 < a->n && run_cmp(&tmp[i].e, &tmp[i + 1].e) == 0)
+			continue;
+		if (drop_removes && (tmp[i].e.docid & KEYMAP_DOCID_REMOVED))
+			continue;
+		a->items[k++] = tmp[i].e;
+	}
+	a->n = k;
+	pfree(tmp);
+}
+
+/* One sorted source of a merge: an array in memory, or a run read a page at a time */
+typedef struct KeySource
+{
+	int			age;			/* 0 is the newest */
+	const KeymapEntry *mem;		/* an array source (run is NULL) */
+	int64		nmem;
+	const SegvecKeymapRun *run; /* a run source */
+	uint32		nextpage;
+	KeymapEntry *page;
+	uint32		npage;
+	int64		pos;
+	KeymapEntry cur;
+} KeySource;
+
+/* Move src to its next entry; false at its end */
+static bool
+source_next(Relation index, KeySource *src)
+{
+	if (src->run == NULL)
+	{
+		if (src->pos >= src->nmem)
+			return false;
+		src->cur = src->mem[src->pos++];
+		return true;
+	}
+	while (src->pos >= src->npage)
+	{
+		if (src->nextpage >= src->run->npages)
+			return false;
+		src->npage = read_run_page(index, src->run, src->nextpage++,
+								   src->page, NULL);
+		src->pos = 0;
+	}
+	src->cur = src->page[src->pos++];
+	return true;
+}
+
+/* A merge of sources: entries in (key hash, doc id) order, the newest wins */
+typedef struct KeyMerge
+{
+	Relation	index;
+	KeySource  *src;
+	int			nsrc;
+	binaryheap *heap;
+	bool		drop_removes;
+} KeyMerge;
+
+/* binaryheap is a max-heap: the smallest key, then the newest source, first */
+static int
+heap_cmp(Datum a, Datum b, void *arg)
+{
+	KeySource  *sa = (KeySource *) DatumGetPointer(a);
+	KeySource  *sb = (KeySource *) DatumGetPointer(b);
+	int			c = run_cmp(&sa->cur, &sb->cur);
+
+	if (c != 0)
+		return -c;
+	return sb->age - sa->age;
+}
+
+static void
+merge_begin(KeyMerge *m, Relation index, KeySource *src, int nsrc,
+			bool drop_removes)
+{
+	int			i;
+
+	m->index = index;
+	m->src = src;
+	m->nsrc = nsrc;
+	m->drop_removes = drop_removes;
+	m->heap = binaryheap_allocate(Max(nsrc, 1), heap_cmp, NULL);
+	for (i = 0; i < nsrc; i++)
+	{
+		src[i].pos = 0;
+		src[i].nextpage = 0;
+		src[i].npage = 0;
+		if (src[i].run && src[i].page == NULL)
+			src[i].page = palloc(sizeof(KeymapEntry) * KEYMAP_ENTRIES_PER_PAGE);
+		if (source_next(index, &src[i]))
+			binaryheap_add_unordered(m->heap, PointerGetDatum(&src[i]));
+	}
+	binaryheap_build(m->heap);
+}
+
+/* Advance the first source of the heap */
+static void
+merge_advance_first(KeyMerge *m)
+{
+	KeySource  *s = (KeySource *) DatumGetPointer(binaryheap_first(m->heap));
+
+	if (source_next(m->index, s))
+		binaryheap_replace_first(m->heap, PointerGetDatum(s));
+	else
+		(void) binaryheap_remove_first(m->heap);
 }
 
 /*
- * The current entries of one bucket: run + frozen chain + head chain, with
- * the removes applied; sorted by (key_hash, docid).
+ * The next entry of the merge (a remove carries KEYMAP_DOCID_REMOVED, unless
+ * drop_removes leaves removes out); false at the end.
  */
-static void
-resolve_bucket(Relation index, const SegvecBucketRun *run, BlockNumber frozen,
-			   BlockNumber head, bool onekey, uint64 key, EntryArray *out)
+static bool
+merge_next(KeyMerge *m, KeymapEntry *out)
 {
-	EntryArray	removes = {0};
-	int64		i,
-				j,
-				k;
-
-	read_run(index, run, onekey, key, out);
-	read_chain(index, frozen, onekey, key, out, &removes, NULL);
-	read_chain(index, head, onekey, key, out, &removes, NULL);
-
-	if (out->n > 1)
-		qsort(out->items, out->n, sizeof(KeymapEntry), entry_cmp);
-	if (removes.n > 1)
-		qsort(removes.items, removes.n, sizeof(KeymapEntry), entry_cmp);
-
-	/* merge out minus removes, dropping duplicates */
-	j = 0;
-	k = 0;
-	for (i = 0; i < out->n; i++)
+	for (;;)
 	{
-		while (j < removes.n && entry_cmp(&removes.items[j], &out->items[i]) < 0)
-			j++;
-		if (j < removes.n && entry_cmp(&removes.items[j], &out->items[i]) == 0)
+		KeymapEntry e;
+
+		if (binaryheap_empty(m->heap))
+			return false;
+		e = ((KeySource *) DatumGetPointer(binaryheap_first(m->heap)))->cur;
+		merge_advance_first(m);
+		/* older changes of the same doc id are shadowed */
+		while (!binaryheap_empty(m->heap) &&
+			   run_cmp(&((KeySource *) DatumGetPointer(binaryheap_first(m->heap)))->cur,
+					   &e) == 0)
+			merge_advance_first(m);
+		if (m->drop_removes && (e.docid & KEYMAP_DOCID_REMOVED))
 			continue;
-		if (k > 0 && entry_cmp(&out->items[k - 1], &out->items[i]) == 0)
-			continue;
-		out->items[k++] = out->items[i];
+		*out = e;
+		return true;
 	}
-	out->n = k;
-	if (removes.items)
-		pfree(removes.items);
+}
+
+static void
+merge_end(KeyMerge *m)
+{
+	binaryheap_free(m->heap);
+	m->heap = NULL;
 }
 
 /* A copy of the keymap part of the metapage */
 typedef struct KeymapDir
 {
 	uint32		epoch;
-	SegvecBucketRun snapshot[SEGVEC_KEYMAP_BUCKETS];
+	uint32		nruns;
+	uint32		next_runno;
+	SegvecKeymapRun runs[SEGVEC_KEYMAP_MAX_RUNS];
 	BlockNumber delta_head[SEGVEC_KEYMAP_BUCKETS];
 	BlockNumber delta_frozen[SEGVEC_KEYMAP_BUCKETS];
 } KeymapDir;
@@ -446,35 +750,122 @@ read_dir(Relation index, KeymapDir *dir)
 
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	meta = SegvecPageGetMeta(BufferGetPage(metabuf));
+	SegvecCheckMetaPage(index, meta);
 	dir->epoch = meta->keymap_epoch;
-	memcpy(dir->snapshot, meta->snapshot, sizeof(dir->snapshot));
+	dir->nruns = meta->keymap_nruns;
+	dir->next_runno = meta->keymap_next_runno;
+	memcpy(dir->runs, meta->keymap_runs, sizeof(SegvecKeymapRun) * dir->nruns);
 	memcpy(dir->delta_head, meta->delta_head, sizeof(dir->delta_head));
 	memcpy(dir->delta_frozen, meta->delta_frozen, sizeof(dir->delta_frozen));
 	UnlockReleaseBuffer(metabuf);
 }
 
+/* The frozen chain of bucket b, as the metapage names it */
+static void
+read_dir_frozen(Relation index, int b, BlockNumber *frozen)
+{
+	Buffer		metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	*frozen = SegvecPageGetMeta(BufferGetPage(metabuf))->delta_frozen[b];
+	UnlockReleaseBuffer(metabuf);
+}
+
+/*
+ * The entries of run with this key hash (adds and removes), appended to
+ * out: a binary search over the run's pages by their first entries, then
+ * the pages that hold the key (usually one).
+ */
+static void
+run_lookup(Relation index, const SegvecKeymapRun *run, uint64 key,
+		   EntryArray *out)
+{
+	KeymapEntry *page = palloc(sizeof(KeymapEntry) * KEYMAP_ENTRIES_PER_PAGE);
+	uint32		lo = 0,
+				hi;
+	uint32		p;
+
+	if (run->npages == 0)
+		return;
+	/* the last page whose first key is below key (or page 0) */
+	hi = run->npages - 1;
+	while (lo < hi)
+	{
+		uint32		mid = lo + (hi - lo + 1) / 2;
+		KeymapEntry first;
+
+		if (read_run_page(index, run, mid, NULL, &first) > 0 &&
+			first.key_hash < key)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	for (p = lo; p < run->npages; p++)
+	{
+		uint32		n = read_run_page(index, run, p, page, NULL);
+		uint32		i;
+
+		for (i = 0; i < n; i++)
+			if (page[i].key_hash == key)
+				array_add(out, &page[i]);
+		if (n == 0 || page[n - 1].key_hash > key)
+			break;
+	}
+	pfree(page);
+}
+
 /*
  * KeymapLookup: the current entries with this key hash (palloc'd array in
- * *result); returns their count.
+ * *result); returns their count.  Reads the bucket's chains and, in each
+ * run, O(log pages) pages.
  */
 int
 KeymapLookup(Relation index, uint64 key_hash, KeymapEntry **result)
 {
 	KeymapDir  *dir = palloc(sizeof(KeymapDir));
+	EntryArray	changes = {0};
 	EntryArray	out = {0};
+	EntryArray	decided = {0};
 	int			b = KEYMAP_BUCKET(key_hash);
+	int64		i,
+				j;
+	int			r;
 
 	read_dir(index, dir);
-	resolve_bucket(index, &dir->snapshot[b], dir->delta_frozen[b],
-				   dir->delta_head[b], true, key_hash, &out);
+
+	/* newest first: the chains (later items first), then the runs */
+	read_chain(index, dir->delta_frozen[b], true, key_hash, &changes, NULL);
+	read_chain(index, dir->delta_head[b], true, key_hash, &changes, NULL);
+	for (i = changes.n - 1; i >= 0; i--)
+		array_add(&decided, &changes.items[i]);
+	for (r = (int) dir->nruns - 1; r >= 0; r--)
+		run_lookup(index, &dir->runs[r], key_hash, &decided);
+
+	/* the first (newest) change of each doc id decides */
+	for (i = 0; i < decided.n; i++)
+	{
+		bool		seen = false;
+
+		for (j = 0; j < i && !seen; j++)
+			seen = run_cmp(&decided.items[j], &decided.items[i]) == 0;
+		if (!seen && !(decided.items[i].docid & KEYMAP_DOCID_REMOVED))
+			array_add(&out, &decided.items[i]);
+	}
+	if (out.n > 1)
+		qsort(out.items, out.n, sizeof(KeymapEntry), entry_cmp);
+
+	if (changes.items)
+		pfree(changes.items);
+	if (decided.items)
+		pfree(decided.items);
 	pfree(dir);
 	*result = out.items;
 	return (int) out.n;
 }
 
 /*
- * KeymapForEach: call callback for every current entry, bucket by bucket
- * (memory: one bucket at a time).
+ * KeymapForEach: call callback for every current entry, in (key hash, doc
+ * id) order.  Memory: the changes since the snapshot, and a page per run.
  */
 void
 KeymapForEach(Relation index,
@@ -482,31 +873,60 @@ KeymapForEach(Relation index,
 			  void *arg)
 {
 	KeymapDir  *dir = palloc(sizeof(KeymapDir));
-	int			b;
+	EntryArray	head = {0};
+	EntryArray	frozen = {0};
+	KeySource  *src;
+	KeyMerge	m;
+	KeymapEntry e;
+	int			nsrc = 0;
+	int			b,
+				r;
+	int64		n = 0;
 
 	read_dir(index, dir);
 	for (b = 0; b < SEGVEC_KEYMAP_BUCKETS; b++)
 	{
-		EntryArray	out = {0};
-		int64		i;
-
-		CHECK_FOR_INTERRUPTS();
-		resolve_bucket(index, &dir->snapshot[b], dir->delta_frozen[b],
-					   dir->delta_head[b], false, 0, &out);
-		for (i = 0; i < out.n; i++)
-			callback(&out.items[i], arg);
-		if (out.items)
-			pfree(out.items);
+		read_chain(index, dir->delta_head[b], false, 0, &head, NULL);
+		read_chain(index, dir->delta_frozen[b], false, 0, &frozen, NULL);
 	}
+	fold_changes(&head, false);
+	fold_changes(&frozen, false);
+
+	src = palloc0(sizeof(KeySource) * (dir->nruns + 2));
+	src[nsrc].mem = head.items;
+	src[nsrc].nmem = head.n;
+	src[nsrc].age = nsrc;
+	nsrc++;
+	src[nsrc].mem = frozen.items;
+	src[nsrc].nmem = frozen.n;
+	src[nsrc].age = nsrc;
+	nsrc++;
+	for (r = (int) dir->nruns - 1; r >= 0; r--)
+	{
+		src[nsrc].run = &dir->runs[r];
+		src[nsrc].age = nsrc;
+		nsrc++;
+	}
+	merge_begin(&m, index, src, nsrc, true);
+	while (merge_next(&m, &e))
+	{
+		if ((++n & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		callback(&e, arg);
+	}
+	merge_end(&m);
 	pfree(dir);
 }
 
 /*
- * KeymapBucketStats: per bucket, its snapshot run and the number of changes
- * recorded since (stats has SEGVEC_KEYMAP_BUCKETS elements).
+ * KeymapBucketStats: per bucket (stats has SEGVEC_KEYMAP_BUCKETS elements)
+ * the changes recorded since the snapshot and, with count_entries, the
+ * entries its runs hold (a pass over every run); *epoch is the number of
+ * snapshots installed.
  */
 void
-KeymapBucketStats(Relation index, KeymapBucketStat *stats, uint32 *epoch)
+KeymapBucketStats(Relation index, KeymapBucketStat *stats, uint32 *epoch,
+				  bool count_entries)
 {
 	KeymapDir  *dir = palloc(sizeof(KeymapDir));
 	int			b;
@@ -515,14 +935,34 @@ KeymapBucketStats(Relation index, KeymapBucketStat *stats, uint32 *epoch)
 	*epoch = dir->epoch;
 	for (b = 0; b < SEGVEC_KEYMAP_BUCKETS; b++)
 	{
-		stats[b].snapshot_start = dir->snapshot[b].start;
-		stats[b].snapshot_pages = dir->snapshot[b].npages;
-		stats[b].snapshot_entries = dir->snapshot[b].nentries;
+		stats[b].snapshot_entries = 0;
 		stats[b].changes = 0;
-		read_chain(index, dir->delta_frozen[b], false, 0, NULL, NULL,
+		read_chain(index, dir->delta_frozen[b], false, 0, NULL,
 				   &stats[b].changes);
-		read_chain(index, dir->delta_head[b], false, 0, NULL, NULL,
+		read_chain(index, dir->delta_head[b], false, 0, NULL,
 				   &stats[b].changes);
+	}
+	if (count_entries && dir->nruns > 0)
+	{
+		KeySource  *src = palloc0(sizeof(KeySource) * dir->nruns);
+		KeyMerge	m;
+		KeymapEntry e;
+		int			r;
+		int64		n = 0;
+
+		for (r = 0; r < (int) dir->nruns; r++)
+		{
+			src[r].run = &dir->runs[dir->nruns - 1 - r];
+			src[r].age = r;
+		}
+		merge_begin(&m, index, src, dir->nruns, true);
+		while (merge_next(&m, &e))
+		{
+			if ((++n & 1023) == 0)
+				CHECK_FOR_INTERRUPTS();
+			stats[KEYMAP_BUCKET(e.key_hash)].snapshot_entries++;
+		}
+		merge_end(&m);
 	}
 	pfree(dir);
 }
@@ -532,132 +972,313 @@ KeymapBucketStats(Relation index, KeymapBucketStat *stats, uint32 *epoch)
  * ----------------
  */
 
-/* What fill_run_page needs: the runs and where each one's pages start */
+/* Where fill_run_page gets a run's entries: an array or a merge */
 typedef struct RunWriter
 {
-	KeymapEntry **runs;
-	int64	   *nentries;
-	int			bucket_of[SEGVEC_KEYMAP_BUCKETS];	/* by run order */
-	uint32		first_page[SEGVEC_KEYMAP_BUCKETS];	/* by run order */
-	int			nruns;
-	int			cur;			/* run that page k belongs to */
+	const KeymapEntry *mem;
+	KeyMerge   *merge;
+	int64		pos;
+	int64		nentries;
+	SegvecKeymapRun *run;
 } RunWriter;
 
-/* SegvecFillPageFn: page k of the extent, k in increasing order */
+/* SegvecFillPageFn: page k of a run, k in increasing order */
 static void
 fill_run_page(Page page, uint32 k, void *arg)
 {
 	RunWriter  *w = (RunWriter *) arg;
-	int			b;
-	uint32		first,
-				n;
-
-	while (w->cur + 1 < w->nruns && w->first_page[w->cur + 1] <= k)
-		w->cur++;
-	b = w->bucket_of[w->cur];
-	first = (k - w->first_page[w->cur]) * KEYMAP_ENTRIES_PER_PAGE;
-	n = Min((uint32) KEYMAP_ENTRIES_PER_PAGE, w->nentries[b] - first);
+	KeymapEntry *entries;
+	SegvecPageOpaque opaque;
+	uint32		n = 0;
 
 	SegvecInitPage(page, SEGVEC_PAGE_KEYMAP_RUN);
-	memcpy(PageGetContents(page), w->runs[b] + first, sizeof(KeymapEntry) * n);
+	entries = (KeymapEntry *) PageGetContents(page);
+	while (n < KEYMAP_ENTRIES_PER_PAGE && w->pos < w->nentries)
+	{
+		if (w->mem)
+			entries[n] = w->mem[w->pos];
+		else if (!merge_next(w->merge, &entries[n]))
+			elog(ERROR, "keymap run merge ended early");
+		n++;
+		w->pos++;
+	}
+	opaque = SegvecPageGetOpaque(page);
+	opaque->seqno = w->run->runno;	/* identity */
+	opaque->stamp = w->run->stamp;
+	opaque->next_docno = n;		/* entries on this page */
 	((PageHeader) page)->pd_lower = ((PageHeader) page)->pd_upper;
 }
 
 /*
- * Write runs[b] (nentries[b] sorted entries, for buckets with write[b]) as
- * one new extent at the end of the relation; fills newrun[b].
+ * Write a run of nentries entries (nremoves of them removes) numbered
+ * runno, from mem or from a merge (begun; it is ended here), into a new
+ * extent (SegvecAllocExtent: first fit from the free-extent list); fills
+ * *run.  Nothing points at it until its install.
  */
 static void
-write_runs(Relation index, KeymapEntry **runs, int64 *nentries, bool *write,
-		   SegvecBucketRun *newrun)
+write_run(Relation index, uint32 runno, const KeymapEntry *mem, KeyMerge *merge,
+		  int64 nentries, int64 nremoves, SegvecKeymapRun *run)
 {
-	RunWriter  *w = palloc0(sizeof(RunWriter));
-	uint32		total = 0;
-	BlockNumber start;
-	int			b;
-	int			r;
+	RunWriter	w;
 
-	w->runs = runs;
-	w->nentries = nentries;
-	for (b = 0; b < SEGVEC_KEYMAP_BUCKETS; b++)
-	{
-		if (!write[b])
-			continue;
-		newrun[b].npages = (nentries[b] + KEYMAP_ENTRIES_PER_PAGE - 1) /
-			KEYMAP_ENTRIES_PER_PAGE;
-		newrun[b].nentries = nentries[b];
-		newrun[b].start = InvalidBlockNumber;
-		if (newrun[b].npages == 0)
-			continue;
-		w->bucket_of[w->nruns] = b;
-		w->first_page[w->nruns] = total;
-		w->nruns++;
-		total += newrun[b].npages;
-	}
-	if (total > 0)
-	{
-		start = SegvecWriteExtent(index, total, fill_run_page, w);
-		for (r = 0; r < w->nruns; r++)
-			newrun[w->bucket_of[r]].start = start + w->first_page[r];
-	}
-	pfree(w);
+	memset(run, 0, sizeof(SegvecKeymapRun));
+	run->runno = runno;
+	run->nentries = nentries;
+	run->nremoves = nremoves;
+	run->npages = (nentries + KEYMAP_ENTRIES_PER_PAGE - 1) / KEYMAP_ENTRIES_PER_PAGE;
+	run->stamp = KeymapRunStamp(run);
+	run->start = SegvecAllocExtent(index, run->npages);
+
+	w.mem = mem;
+	w.merge = merge;
+	w.pos = 0;
+	w.nentries = nentries;
+	w.run = run;
+	SegvecFillExtent(index, run->start, run->npages, fill_run_page, &w);
+	if (merge)
+		merge_end(merge);
 }
 
 /*
- * Install new runs for the buckets in write[], clearing their frozen
- * chains, in one metapage WAL record; then mark what they replaced deleted.
+ * Install, in one metapage WAL record: runs [first, first + nreplace) of
+ * the directory are replaced by newrun (or removed, when newrun is NULL or
+ * empty), their extents going to the free-extent list; with clear[],
+ * those buckets' frozen chains are dropped from the directory, their pages
+ * going to the free-extent list too; a snapshot advances the epoch.
+ * What the list had no room for is marked deleted after the record.
+ * Caller holds the compaction lock.
  */
 static void
-install_runs(Relation index, bool *write, SegvecBucketRun *newrun,
-			 bool clear_frozen)
+install_runs(Relation index, int first, int nreplace,
+			 const SegvecKeymapRun *newrun, const bool *clear,
+			 bool snapshot, bool count_merge)
 {
 	Buffer		metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
 	GenericXLogState *state;
 	SegvecMetaPage meta;
-	SegvecBucketRun *oldrun = palloc(sizeof(SegvecBucketRun) * SEGVEC_KEYMAP_BUCKETS);
+	SegvecKeymapRun old[SEGVEC_KEYMAP_MAX_RUNS];
+	bool		leaked[SEGVEC_KEYMAP_MAX_RUNS];
 	BlockNumber *oldfrozen = palloc(sizeof(BlockNumber) * SEGVEC_KEYMAP_BUCKETS);
-	uint64		xid;
-	int			b;
+	uint64		xid = U64FromFullTransactionId(ReadNextFullTransactionId());
+	bool		add = newrun != NULL && newrun->nentries > 0;
+	bool		chains_freed = false;
+	BlockNumber *chainpages = NULL;
+	int			nchainpages = 0,
+				maxchainpages = 0;
+	int			i,
+				b;
+
+	/*
+	 * The frozen chains' pages (nobody appends to them any more, and a
+	 * snapshot holds the compaction lock), to be freed with the install
+	 */
+	for (b = 0; clear && b < SEGVEC_KEYMAP_BUCKETS; b++)
+	{
+		BlockNumber blkno;
+
+		if (!clear[b])
+			continue;
+		read_dir_frozen(index, b, &blkno);
+		while (blkno != InvalidBlockNumber)
+		{
+			Buffer		buf = ReadBuffer(index, blkno);
+
+			if (nchainpages >= maxchainpages)
+			{
+				maxchainpages = Max(64, maxchainpages * 2);
+				chainpages = chainpages ?
+					repalloc(chainpages, sizeof(BlockNumber) * maxchainpages) :
+					palloc(sizeof(BlockNumber) * maxchainpages);
+			}
+			chainpages[nchainpages++] = blkno;
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			blkno = SegvecPageGetOpaque(BufferGetPage(buf))->nextblkno;
+			UnlockReleaseBuffer(buf);
+		}
+	}
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	state = GenericXLogStart(index);
 	meta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-	for (b = 0; b < SEGVEC_KEYMAP_BUCKETS; b++)
+
+	Assert(first >= 0 && first + nreplace <= (int) meta->keymap_nruns);
+	Assert(meta->keymap_nruns - nreplace + (add ? 1 : 0) <= SEGVEC_KEYMAP_MAX_RUNS);
+	memcpy(old, &meta->keymap_runs[first], sizeof(SegvecKeymapRun) * nreplace);
+	memcpy(oldfrozen, meta->delta_frozen, sizeof(BlockNumber) * SEGVEC_KEYMAP_BUCKETS);
+
+	/* the directory: the replaced runs out, the new run in their place */
+	memmove(&meta->keymap_runs[first + (add ? 1 : 0)],
+			&meta->keymap_runs[first + nreplace],
+			sizeof(SegvecKeymapRun) * (meta->keymap_nruns - first - nreplace));
+	if (add)
+		meta->keymap_runs[first] = *newrun;
+	meta->keymap_nruns = meta->keymap_nruns - nreplace + (add ? 1 : 0);
+	if (newrun != NULL)
+		meta->keymap_next_runno = Max(meta->keymap_next_runno, newrun->runno + 1);
+
+	for (i = 0; i < nreplace; i++)
+		leaked[i] = !SegvecFreeExtentAdd(meta, old[i].start, old[i].npages, xid);
+
+	if (clear)
 	{
-		oldrun[b] = meta->snapshot[b];
-		oldfrozen[b] = meta->delta_frozen[b];
-		if (!write[b])
-			continue;
-		meta->snapshot[b] = newrun[b];
-		if (clear_frozen)
-			meta->delta_frozen[b] = InvalidBlockNumber;
+		for (b = 0; b < SEGVEC_KEYMAP_BUCKETS; b++)
+			if (clear[b])
+				meta->delta_frozen[b] = InvalidBlockNumber;
+		chains_freed = SegvecFreePagesAdd(meta, chainpages, nchainpages, xid);
 	}
-	meta->keymap_epoch++;
+	if (snapshot)
+		meta->keymap_epoch++;
+	if (count_merge)
+		meta->nrun_merges++;
+	SegvecMetaFreeze(meta);
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
 
-	xid = U64FromFullTransactionId(ReadNextFullTransactionId());
-	for (b = 0; b < SEGVEC_KEYMAP_BUCKETS; b++)
+	/* what is unreachable now and not on the free list */
+	for (i = 0; i < nreplace; i++)
+		if (leaked[i])
+			(void) SegvecMarkPagesDeleted(index, old[i].start, InvalidBlockNumber,
+										  old[i].npages, false, xid);
+	if (clear && !chains_freed)
 	{
-		if (!write[b])
-			continue;
-		if (oldrun[b].start != InvalidBlockNumber && oldrun[b].npages > 0 &&
-			oldrun[b].start != newrun[b].start)
-			(void) SegvecMarkPagesDeleted(index, oldrun[b].start,
-										  InvalidBlockNumber, oldrun[b].npages,
-										  false, xid);
-		if (clear_frozen && oldfrozen[b] != InvalidBlockNumber)
-			(void) SegvecMarkPagesDeleted(index, oldfrozen[b],
-										  InvalidBlockNumber, 0, true, xid);
+		for (b = 0; b < SEGVEC_KEYMAP_BUCKETS; b++)
+			if (clear[b] && oldfrozen[b] != InvalidBlockNumber)
+				(void) SegvecMarkPagesDeleted(index, oldfrozen[b],
+											  InvalidBlockNumber, 0, true, xid);
 	}
-	pfree(oldrun);
 	pfree(oldfrozen);
+	if (chainpages)
+		pfree(chainpages);
+}
+
+/* Tier of a run: floor(log4(pages)), pages counted from 1 */
+static int
+run_tier(const SegvecKeymapRun *run)
+{
+	uint32		p = Max(run->npages, 1);
+	int			t = 0;
+
+	while (p >= 4)
+	{
+		p /= 4;
+		t++;
+	}
+	return t;
+}
+
+int
+KeymapRunTier(const SegvecKeymapRun *run)
+{
+	return run_tier(run);
+}
+
+#define KEYMAP_MERGE_FACTOR		4
+
+/*
+ * Which newest runs to merge next by the tiered policy (see the file
+ * header): sets *first and returns how many (0: none).
+ */
+static int
+choose_run_merge(const KeymapDir *dir, int *first)
+{
+	int			n = (int) dir->nruns;
+	int			i;
+
+	if (n < 2)
+		return 0;
+	/* the newest run outgrew the one before it */
+	if (run_tier(&dir->runs[n - 1]) > run_tier(&dir->runs[n - 2]))
+	{
+		*first = n - 2;
+		return 2;
+	}
+	/* the newest KEYMAP_MERGE_FACTOR runs share a tier */
+	if (n >= KEYMAP_MERGE_FACTOR)
+	{
+		int			t = run_tier(&dir->runs[n - 1]);
+		bool		same = true;
+
+		for (i = n - KEYMAP_MERGE_FACTOR; i < n - 1; i++)
+			if (run_tier(&dir->runs[i]) != t)
+				same = false;
+		if (same)
+		{
+			*first = n - KEYMAP_MERGE_FACTOR;
+			return KEYMAP_MERGE_FACTOR;
+		}
+	}
+	/* room for the next snapshot's run */
+	if (n >= SEGVEC_KEYMAP_MAX_RUNS)
+	{
+		*first = n - 2;
+		return 2;
+	}
+	return 0;
+}
+
+/*
+ * Merge runs [first, first + count) of the directory into one run (a
+ * streaming merge, a page per input in memory: a pass to count, a pass to
+ * write) and install it in their place.  Removes are kept unless the
+ * oldest run takes part (then nothing older can hold what they cancel).
+ */
+static void
+merge_runs(Relation index, KeymapDir *dir, int first, int count)
+{
+	KeySource  *src = palloc0(sizeof(KeySource) * count);
+	KeyMerge	m;
+	KeymapEntry e;
+	SegvecKeymapRun newrun;
+	int64		n = 0,
+				nremoves = 0;
+	bool		drop_removes = first == 0;
+	int			i;
+
+	for (i = 0; i < count; i++)
+	{
+		src[i].run = &dir->runs[first + count - 1 - i];
+		src[i].age = i;
+	}
+	merge_begin(&m, index, src, count, drop_removes);
+	while (merge_next(&m, &e))
+	{
+		if ((++n & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (e.docid & KEYMAP_DOCID_REMOVED)
+			nremoves++;
+	}
+	merge_end(&m);
+
+	merge_begin(&m, index, src, count, drop_removes);
+	write_run(index, dir->next_runno, NULL, &m, n, nremoves, &newrun);
+	install_runs(index, first, count, &newrun, NULL, false, true);
+	for (i = 0; i < count; i++)
+		if (src[i].page)
+			pfree(src[i].page);
+	pfree(src);
+}
+
+/* Merge runs until the tiered policy is satisfied.  Caller holds the compaction lock. */
+static void
+maintain_runs(Relation index, KeymapDir *dir)
+{
+	for (;;)
+	{
+		int			first = 0;
+		int			count;
+
+		CHECK_FOR_INTERRUPTS();
+		read_dir(index, dir);
+		count = choose_run_merge(dir, &first);
+		if (count == 0)
+			break;
+		merge_runs(index, dir, first, count);
+	}
 }
 
 /*
  * SegvecKeymapSnapshot: write a new keymap snapshot (see the file header).
- * Takes the compaction lock; a no-op for an index without an id key or
- * without changes.
+ * Takes the compaction lock; a no-op for an index without an id key.
  */
 void
 SegvecKeymapSnapshot(Relation index)
@@ -666,9 +1287,6 @@ SegvecKeymapSnapshot(Relation index)
 				oldctx;
 	KeymapDir  *dir;
 	bool	   *write;
-	KeymapEntry **runs;
-	int64	   *nentries;
-	SegvecBucketRun *newrun;
 	int			b;
 	int			nchanged = 0;
 
@@ -680,9 +1298,6 @@ SegvecKeymapSnapshot(Relation index)
 	oldctx = MemoryContextSwitchTo(ctx);
 	dir = palloc(sizeof(KeymapDir));
 	write = palloc0(sizeof(bool) * SEGVEC_KEYMAP_BUCKETS);
-	runs = palloc0(sizeof(KeymapEntry *) * SEGVEC_KEYMAP_BUCKETS);
-	nentries = palloc0(sizeof(int64) * SEGVEC_KEYMAP_BUCKETS);
-	newrun = palloc0(sizeof(SegvecBucketRun) * SEGVEC_KEYMAP_BUCKETS);
 
 	LockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
 
@@ -718,6 +1333,11 @@ SegvecKeymapSnapshot(Relation index)
 
 	if (nchanged > 0)
 	{
+		EntryArray	changes = {0};
+		SegvecKeymapRun newrun;
+		int64		nremoves = 0;
+		int64		i;
+
 		read_dir(index, dir);
 
 		/* appends that got the head before the freeze are done after this */
@@ -732,24 +1352,35 @@ SegvecKeymapSnapshot(Relation index)
 			UnlockReleaseBuffer(buf);
 		}
 
-		/* 2. new runs */
+		/* 2. the frozen changes, folded, as a new run */
 		for (b = 0; b < SEGVEC_KEYMAP_BUCKETS; b++)
 		{
-			EntryArray	out = {0};
-
-			if (!write[b])
-				continue;
 			CHECK_FOR_INTERRUPTS();
-			resolve_bucket(index, &dir->snapshot[b], dir->delta_frozen[b],
-						   InvalidBlockNumber, false, 0, &out);
-			runs[b] = out.items;
-			nentries[b] = out.n;
+			if (write[b])
+				read_chain(index, dir->delta_frozen[b], false, 0, &changes, NULL);
 		}
-		write_runs(index, runs, nentries, write, newrun);
+		fold_changes(&changes, dir->nruns == 0);
+		for (i = 0; i < changes.n; i++)
+			if (changes.items[i].docid & KEYMAP_DOCID_REMOVED)
+				nremoves++;
 
-		/* 3. install, 4. mark the replaced pages deleted */
-		install_runs(index, write, newrun, true);
+		/* room for it in the directory */
+		if (dir->nruns >= SEGVEC_KEYMAP_MAX_RUNS)
+		{
+			merge_runs(index, dir, dir->nruns - 2, 2);
+			read_dir(index, dir);
+		}
+		if (changes.n > 0)
+			write_run(index, dir->next_runno, changes.items, NULL, changes.n,
+					  nremoves, &newrun);
+
+		/* 3. install, freeing the frozen chains */
+		install_runs(index, dir->nruns, 0, changes.n > 0 ? &newrun : NULL,
+					 write, true, false);
 	}
+
+	/* 4. merge runs by the tiered policy */
+	maintain_runs(index, dir);
 
 	UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
 	MemoryContextSwitchTo(oldctx);
@@ -758,32 +1389,21 @@ SegvecKeymapSnapshot(Relation index)
 
 /*
  * KeymapWriteInitialSnapshot: the keymap of a freshly built index, as its
- * first snapshot (entries in any order; sorted here).
+ * first snapshot: one run (entries in any order; sorted here).
  */
 void
 KeymapWriteInitialSnapshot(Relation index, KeymapEntry *entries, int64 n)
 {
-	bool	   *write = palloc0(sizeof(bool) * SEGVEC_KEYMAP_BUCKETS);
-	KeymapEntry **runs = palloc0(sizeof(KeymapEntry *) * SEGVEC_KEYMAP_BUCKETS);
-	int64	   *nentries = palloc0(sizeof(int64) * SEGVEC_KEYMAP_BUCKETS);
-	SegvecBucketRun *newrun = palloc0(sizeof(SegvecBucketRun) * SEGVEC_KEYMAP_BUCKETS);
-	int64		i;
-	int			b;
+	KeymapDir  *dir;
+	SegvecKeymapRun run;
 
 	if (n == 0)
 		return;
 	if (n > 1)
 		qsort(entries, n, sizeof(KeymapEntry), entry_cmp);
-	for (i = 0; i < n; i++)
-	{
-		b = KEYMAP_BUCKET(entries[i].key_hash);
-		if (!write[b])
-		{
-			write[b] = true;
-			runs[b] = &entries[i];
-		}
-		nentries[b]++;
-	}
-	write_runs(index, runs, nentries, write, newrun);
-	install_runs(index, write, newrun, false);
+	dir = palloc(sizeof(KeymapDir));
+	read_dir(index, dir);
+	write_run(index, dir->next_runno, entries, NULL, n, 0, &run);
+	install_runs(index, dir->nruns, 0, &run, NULL, true, false);
+	pfree(dir);
 }

@@ -4,12 +4,13 @@
  *	  The keymap: key_hash -> (doc id, vector checksum) for an index that
  *	  carries its table's id column (INCLUDE (id)).
  *
- * 256 buckets, chosen by key_hash >> 56.  A bucket's durable form is its
- * run in the current keymap snapshot (entries sorted by key hash and doc
- * id) plus its changes since (a chain of delta pages: adds and removes).
- * A new snapshot rewrites only the buckets that have changes and shares
- * the other buckets' pages; it is installed with one metapage WAL record.
- * The page formats are in store/format.h; see src/README.md, "Keymap".
+ * The keymap's durable form is its snapshot, a few sorted runs (entries
+ * sorted by key hash and doc id, the newest change of a doc id winning),
+ * plus the changes since, in 16 delta chains (buckets, chosen by
+ * key_hash >> 60).  A new snapshot writes the changes as one new run and
+ * shares every existing run; runs merge by a tiered policy.  Each install
+ * is one metapage WAL record.  The page formats are in store/format.h;
+ * see src/README.md, "Keymap".
  * The keymap calls storage and the kernels.
  *
  * src/keymap/keymap.h
@@ -28,9 +29,7 @@
 /* Per-bucket figures, for ft.keymap_buckets and ft.info */
 typedef struct KeymapBucketStat
 {
-	BlockNumber snapshot_start;
-	uint32		snapshot_pages;
-	uint32		snapshot_entries;
+	uint64		snapshot_entries;	/* current entries in the runs */
 	uint32		changes;		/* delta records since the snapshot */
 } KeymapBucketStat;
 
@@ -53,7 +52,9 @@ extern void KeymapForEach(Relation index,
 						  void (*callback) (const KeymapEntry *entry, void *arg),
 						  void *arg);
 extern void KeymapBucketStats(Relation index, KeymapBucketStat *stats,
-							  uint32 *epoch);
+							  uint32 *epoch, bool count_entries);
+extern uint32 KeymapRunStamp(const SegvecKeymapRun *run);
+extern int	KeymapRunTier(const SegvecKeymapRun *run);
 
 /* snapshots */
 extern void SegvecKeymapSnapshot(Relation index);

@@ -38,13 +38,6 @@ CREATE FUNCTION ft.get(index regclass, id text)
 	AS 'MODULE_PATHNAME', 'ft_get'
 	LANGUAGE C STRICT;
 
-/* ft.keymap_buckets(index): each keymap bucket's snapshot run and changes */
-CREATE FUNCTION ft.keymap_buckets(index regclass)
-	RETURNS TABLE (bucket int, snapshot_block bigint, snapshot_pages int,
-				   snapshot_entries int, changes int)
-	AS 'MODULE_PATHNAME', 'ft_keymap_buckets'
-	LANGUAGE C STRICT;
-
 /* ft.snapshot(index): write a keymap snapshot now; returns its epoch */
 CREATE FUNCTION ft.snapshot(index regclass) RETURNS int
 	AS 'MODULE_PATHNAME', 'ft_snapshot'

@@ -123,7 +123,7 @@ typedef struct SegvecSegment
  * ----------------
  */
 #define SEGVEC_MAGIC			0x53475643	/* "SGVC" */
-#define SEGVEC_VERSION			2
+#define SEGVEC_VERSION			3
 
 /*
  * Options frozen into the metapage at build time (the reloptions can be
@@ -179,16 +179,52 @@ typedef struct SegvecGarbage
 #define SEGVEC_MANIFEST_PER_PAGE \
 	((int) (SEGVEC_SEGPAGE_USABLE / sizeof(SegvecSegment)))
 
-/* The keymap: 256 buckets chosen by key_hash >> 56 (see keymap/keymap.h) */
-#define SEGVEC_KEYMAP_BUCKETS	256
+/*
+ * The keymap's changes since its snapshot: 16 buckets chosen by
+ * key_hash >> 60, each a chain of delta pages (see keymap/keymap.h).  Few
+ * buckets, so that a few changes take few pages; enough that concurrent
+ * inserts seldom wait for each other's head page.
+ */
+#define SEGVEC_KEYMAP_BUCKETS	16
 
-/* A bucket's sorted run in the current keymap snapshot */
-typedef struct SegvecBucketRun
+/*
+ * A sorted run of the keymap: npages consecutive KEYMAP_RUN pages of
+ * KeymapEntry, sorted by (key hash, doc id) across all buckets, at most one
+ * entry per doc id; an entry whose doc id carries KEYMAP_DOCID_REMOVED
+ * cancels the doc's entry in an older run.  The keymap snapshot is the list
+ * of runs, oldest first (see keymap/keymap.c).
+ */
+typedef struct SegvecKeymapRun
 {
-	BlockNumber start;			/* first page, or InvalidBlockNumber */
+	BlockNumber start;			/* first page */
 	uint32		npages;
-	uint32		nentries;
-} SegvecBucketRun;
+	uint64		nentries;		/* entries, removes included */
+	uint64		nremoves;		/* entries that are removes */
+	uint32		runno;			/* unique, increasing: identity and age */
+	uint32		stamp;			/* stamp of its pages (KeymapRunStamp) */
+} SegvecKeymapRun;
+
+/*
+ * Most runs the snapshot holds; the tiered policy keeps far fewer (see
+ * keymap/keymap.c), and a snapshot merges runs rather than exceed it.
+ */
+#define SEGVEC_KEYMAP_MAX_RUNS	40
+
+/*
+ * A free extent: blocks [start, start + npages) that no live structure
+ * uses, freed by the install whose FullTransactionId is xid.  They are
+ * reused for new extents (first fit) once xid is older than every
+ * snapshot: no scan can then still hold a manifest or keymap directory
+ * that points into them (src/README.md, "Free extents").
+ */
+typedef struct SegvecFreeExtent
+{
+	BlockNumber start;
+	uint32		npages;
+	uint64		xid;			/* FullTransactionId as uint64 */
+} SegvecFreeExtent;
+
+#define SEGVEC_MAX_FREE_EXTENTS	160
 
 typedef struct SegvecMetaPageData
 {
@@ -212,10 +248,22 @@ typedef struct SegvecMetaPageData
 								 * first SEGVEC_META_SEGMENTS, or Invalid */
 	SegvecSegment segments[SEGVEC_META_SEGMENTS];
 
-	/* keymap: snapshot directory, and the changes since, per bucket */
+	/* counters of installs, for ft.storage_stats */
+	uint64		ncompactions;	/* installs of a frozen prefix */
+	uint64		nmerges;		/* installs of a segment merge */
+	uint64		nrun_merges;	/* installs of a keymap run merge */
+
+	/* free extents, for new segments, keymap runs and manifest chains */
+	uint32		nfree;
+	uint32		free_unused;
+	SegvecFreeExtent free[SEGVEC_MAX_FREE_EXTENTS];
+
+	/* keymap: the snapshot's runs (oldest first), the changes since */
 	uint32		keymap_epoch;	/* snapshots installed so far */
+	uint32		keymap_nruns;
+	uint32		keymap_next_runno;
 	uint32		keymap_unused;
-	SegvecBucketRun snapshot[SEGVEC_KEYMAP_BUCKETS];
+	SegvecKeymapRun keymap_runs[SEGVEC_KEYMAP_MAX_RUNS];
 	BlockNumber delta_head[SEGVEC_KEYMAP_BUCKETS];	/* changes being added */
 	BlockNumber delta_frozen[SEGVEC_KEYMAP_BUCKETS];	/* being snapshotted */
 } SegvecMetaPageData;
@@ -313,7 +361,13 @@ typedef struct KeymapDelta
 #define KEYMAP_OP_ADD			1
 #define KEYMAP_OP_REMOVE		2
 
-#define KEYMAP_BUCKET(key_hash)	((int) ((key_hash) >> 56))
+/*
+ * In a run, the top bit of an entry's doc id marks a remove.  Doc ids stay
+ * below 2^63: that would take 2^47 mutable page sequence numbers.
+ */
+#define KEYMAP_DOCID_REMOVED	(UINT64CONST(1) << 63)
+
+#define KEYMAP_BUCKET(key_hash)	((int) ((key_hash) >> 60))
 #define KEYMAP_ENTRIES_PER_PAGE	((int) (SEGVEC_SEGPAGE_USABLE / sizeof(KeymapEntry)))
 
 #endif							/* SEGVEC_FORMAT_H */

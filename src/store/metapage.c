@@ -54,12 +54,12 @@ SegvecInitMetaPage(Page page, SegvecMetric metric, SegvecFrozenOptions *opts)
 	meta->nsegments = 0;
 	meta->manifest_gen = 0;
 	meta->manifest_head = InvalidBlockNumber;
+	meta->nfree = 0;
 	meta->keymap_epoch = 0;
+	meta->keymap_nruns = 0;
+	meta->keymap_next_runno = 1;
 	for (b = 0; b < SEGVEC_KEYMAP_BUCKETS; b++)
 	{
-		meta->snapshot[b].start = InvalidBlockNumber;
-		meta->snapshot[b].npages = 0;
-		meta->snapshot[b].nentries = 0;
 		meta->delta_head[b] = InvalidBlockNumber;
 		meta->delta_frozen[b] = InvalidBlockNumber;
 	}
@@ -228,7 +228,14 @@ SegvecGetMetaInfo(Relation index, SegvecMetaInfo *info)
 	info->opts = meta->opts;
 	info->mutable_pages = meta->next_seqno - meta->mutable_head_seqno;
 	info->mutable_head_seqno = meta->mutable_head_seqno;
-	memcpy(info->snapshot, meta->snapshot, sizeof(info->snapshot));
+	info->nfree = meta->nfree;
+	memcpy(info->free, meta->free, sizeof(SegvecFreeExtent) * meta->nfree);
+	info->keymap_nruns = meta->keymap_nruns;
+	memcpy(info->keymap_runs, meta->keymap_runs,
+		   sizeof(SegvecKeymapRun) * meta->keymap_nruns);
+	info->ncompactions = meta->ncompactions;
+	info->nmerges = meta->nmerges;
+	info->nrun_merges = meta->nrun_merges;
 	info->nsegments = meta->nsegments;
 	info->manifest_gen = meta->manifest_gen;
 	info->manifest_head = meta->manifest_head;

@@ -102,13 +102,16 @@ SegvecMutableLockTail(Relation index)
 /*
  * Add a new page after the locked tail *buf, in one WAL record that also
  * moves the metapage's tail.  On return *buf is the new tail, locked, and
- * the old tail is unlocked and released.  Lock order: tail, new page,
- * metapage.
+ * the old tail is unlocked and released.  The page comes from the
+ * free-extent list when it has a reusable one (taken in the same record),
+ * else from the free space map or the end of the relation.  Lock order:
+ * tail, metapage, new page (which nothing else can reach); or, when the
+ * list has none, tail, new page, metapage.
  */
 void
 SegvecMutableAppendPage(Relation index, Buffer *buf)
 {
-	Buffer		newbuf = SegvecNewBuffer(index);
+	Buffer		newbuf = InvalidBuffer;
 	Buffer		metabuf;
 	GenericXLogState *state;
 	Page		oldpage,
@@ -118,12 +121,26 @@ SegvecMutableAppendPage(Relation index, Buffer *buf)
 
 	metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	if (!SegvecFreePageAvailable(SegvecPageGetMeta(BufferGetPage(metabuf))))
+	{
+		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+		newbuf = SegvecNewBuffer(index);
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	}
 
 	state = GenericXLogStart(index);
-	oldpage = GenericXLogRegisterBuffer(state, *buf, 0);
-	newpage = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
 	metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
 	meta = SegvecPageGetMeta(metapage);
+	if (newbuf == InvalidBuffer)
+	{
+		BlockNumber blkno = SegvecFreePageTake(meta);
+
+		/* the metapage stayed locked since we looked */
+		Assert(blkno != InvalidBlockNumber);
+		newbuf = SegvecLockFreePage(index, blkno);
+	}
+	oldpage = GenericXLogRegisterBuffer(state, *buf, 0);
+	newpage = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
 
 	SegvecInitPage(newpage, SEGVEC_PAGE_MUTABLE);
 	SegvecPageGetOpaque(newpage)->seqno = meta->next_seqno++;

@@ -2,8 +2,9 @@
  *
  * page.c
  *	  Pages and extents of a segvec index: initialising a page, getting a
- *	  free one, writing a contiguous extent of fresh pages, and marking
- *	  pages deleted so that a later VACUUM recycles them.
+ *	  free one, writing a contiguous extent of fresh pages (in blocks from
+ *	  the free-extent list, extent.c, or at the end of the relation), and
+ *	  marking pages deleted so that a later VACUUM recycles them.
  *
  * A deleted page keeps its kind and its nextblkno (a scan that was on its
  * way to it carries on) and records in its opaque seqno the
@@ -49,7 +50,9 @@ SegvecInitPage(Page page, uint16 flags)
 /*
  * SegvecNewBuffer: get an exclusively locked, unused page, from the free
  * space map when it has one that is safe to reuse, else by extending the
- * relation.  The caller initialises the page and WAL-logs it.
+ * relation.  The caller initialises the page and WAL-logs it.  (Callers
+ * that hold the metapage try the free-extent list first:
+ * SegvecFreePageTake.)
  */
 Buffer
 SegvecNewBuffer(Relation index)
@@ -94,12 +97,13 @@ SegvecNewBuffer(Relation index)
 }
 
 /*
- * SegvecAllocExtent: add npages contiguous blocks at the end of the index,
- * none of them written, and return the first block number.  The caller
- * fills every one of them (RBM_ZERO_AND_LOCK, so they are not read) and
- * WAL-logs them as full page images before anything points at them
- * (SegvecWriteExtent does both; a merge fills and changes them over the
- * length of its build, then logs them: graph/graphmerge.c).
+ * SegvecAllocExtent: npages contiguous blocks for a new extent, nothing in
+ * them reachable: first fit from the free-extent list (SegvecExtentTake),
+ * else added at the end of the relation.  Returns the first block.  The
+ * caller fills them and WAL-logs them as full page images before anything
+ * points at them (SegvecFillExtent; a merge fills and changes them over the
+ * length of its build, then logs them: graph/graphmerge.c), and then
+ * installs them.
  *
  * The relation extension lock is held only while the blocks are added
  * (PostgreSQL 15 has no ExtendBufferedRelBy: one block at a time, none
@@ -117,20 +121,23 @@ SegvecNewBuffer(Relation index)
 BlockNumber
 SegvecAllocExtent(Relation index, uint32 npages)
 {
-	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKWRITE);
 	bool		needLock = !RELATION_IS_LOCAL(index);
-	BlockNumber start = InvalidBlockNumber;
+	BlockNumber start;
 	uint32		k;
 
 	if (npages == 0)
 		return InvalidBlockNumber;
+
+	start = SegvecExtentTake(index, npages);
+	if (start != InvalidBlockNumber)
+		return start;
 
 	if (needLock)
 		LockRelationForExtension(index, ExclusiveLock);
 	for (k = 0; k < npages; k++)
 	{
 		Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW,
-											 RBM_NORMAL, strategy);
+											 RBM_NORMAL, NULL);
 
 		if (k == 0)
 			start = BufferGetBlockNumber(buf);
@@ -141,45 +148,40 @@ SegvecAllocExtent(Relation index, uint32 npages)
 	}
 	if (needLock)
 		UnlockRelationForExtension(index, ExclusiveLock);
-	FreeAccessStrategy(strategy);
 	return start;
 }
 
 /*
- * SegvecWriteExtent: write npages fresh, contiguous pages (SegvecAllocExtent)
- * and return the first block number.  fill(page, k, arg) fills page k
- * (the page is zeroed first).  Each page is WAL-logged as a full page
- * image, so the extent is durable before anything points at it; nothing
- * may point at it until the caller installs it (one metapage record).
+ * SegvecFillExtent: write the npages blocks from start (from
+ * SegvecAllocExtent): fill(page, k, arg) fills page k, in increasing order,
+ * into a zeroed private page (outside any critical section, so it may read
+ * buffers and fail); the page is then copied into the buffer and logged as
+ * a full page image, so the extent is durable before anything points at
+ * it.
  */
-BlockNumber
-SegvecWriteExtent(Relation index, uint32 npages, SegvecFillPageFn fill,
-				  void *arg)
+void
+SegvecFillExtent(Relation index, BlockNumber start, uint32 npages,
+				 SegvecFillPageFn fill, void *arg)
 {
-	BufferAccessStrategy strategy;
-	BlockNumber start;
+	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKWRITE);
+	PGAlignedBlock local;
 	uint32		k;
 
-	if (npages == 0)
-		return InvalidBlockNumber;
-	start = SegvecAllocExtent(index, npages);
-
-	strategy = GetAccessStrategy(BAS_BULKWRITE);
 	for (k = 0; k < npages; k++)
 	{
 		Buffer		buf;
-		Page		page;
 
 		CHECK_FOR_INTERRUPTS();
+
+		MemSet(local.data, 0, BLCKSZ);
+		fill((Page) local.data, k, arg);
 
 		/* zeroed and locked, without reading it */
 		buf = ReadBufferExtended(index, MAIN_FORKNUM, start + k,
 								 RBM_ZERO_AND_LOCK, strategy);
 
 		START_CRIT_SECTION();
-		page = BufferGetPage(buf);
-		MemSet(page, 0, BLCKSZ);
-		fill(page, k, arg);
+		memcpy(BufferGetPage(buf), local.data, BLCKSZ);
 		MarkBufferDirty(buf);
 		if (RelationNeedsWAL(index))
 			log_newpage_buffer(buf, true);
@@ -189,6 +191,20 @@ SegvecWriteExtent(Relation index, uint32 npages, SegvecFillPageFn fill,
 	}
 
 	FreeAccessStrategy(strategy);
+}
+
+/*
+ * SegvecWriteExtent: SegvecAllocExtent and SegvecFillExtent in one; returns
+ * the first block.
+ */
+BlockNumber
+SegvecWriteExtent(Relation index, uint32 npages, SegvecFillPageFn fill,
+				  void *arg)
+{
+	BlockNumber start = SegvecAllocExtent(index, npages);
+
+	if (start != InvalidBlockNumber)
+		SegvecFillExtent(index, start, npages, fill, arg);
 	return start;
 }
 

@@ -93,7 +93,13 @@ typedef struct SegvecMetaInfo
 								 * memory context (SegvecFreeMetaInfo) */
 	uint32		manifest_gen;
 	BlockNumber manifest_head;
-	SegvecBucketRun snapshot[SEGVEC_KEYMAP_BUCKETS];
+	uint32		nfree;			/* the free-extent list */
+	SegvecFreeExtent free[SEGVEC_MAX_FREE_EXTENTS];
+	uint32		keymap_nruns;	/* the keymap snapshot's runs */
+	SegvecKeymapRun keymap_runs[SEGVEC_KEYMAP_MAX_RUNS];
+	uint64		ncompactions;	/* install counters */
+	uint64		nmerges;
+	uint64		nrun_merges;
 } SegvecMetaInfo;
 
 /*
@@ -127,6 +133,8 @@ typedef void (*SegvecDocRemovedFn) (Relation index, const SegvecDocInfo *doc,
 extern void SegvecInitPage(Page page, uint16 flags);
 extern Buffer SegvecNewBuffer(Relation index);
 extern BlockNumber SegvecAllocExtent(Relation index, uint32 npages);
+extern void SegvecFillExtent(Relation index, BlockNumber start,
+							 uint32 npages, SegvecFillPageFn fill, void *arg);
 extern BlockNumber SegvecWriteExtent(Relation index, uint32 npages,
 									 SegvecFillPageFn fill, void *arg);
 extern void SegvecPageSetDeleted(Page page, uint64 xid);
@@ -134,6 +142,18 @@ extern bool SegvecMarkPageDeleted(Relation index, Buffer buf, uint64 xid);
 extern uint32 SegvecMarkPagesDeleted(Relation index, BlockNumber first,
 									 BlockNumber stop, uint32 npages,
 									 bool chain, uint64 xid);
+
+/* extent.c: the free-extent list */
+extern bool SegvecFreeExtentAdd(SegvecMetaPage meta, BlockNumber start,
+								uint32 npages, uint64 xid);
+extern BlockNumber SegvecExtentTake(Relation index, uint32 npages);
+extern bool SegvecFreePageAvailable(SegvecMetaPage meta);
+extern BlockNumber SegvecFreePageTake(SegvecMetaPage meta);
+extern Buffer SegvecLockFreePage(Relation index, BlockNumber blkno);
+extern bool SegvecFreePagesAdd(SegvecMetaPage meta, BlockNumber *blocks,
+							   int nblocks, uint64 xid);
+extern bool SegvecBlockIsFree(const SegvecFreeExtent *free, uint32 nfree,
+							  BlockNumber blkno);
 
 /* metapage.c */
 extern void SegvecInitMetaPage(Page page, SegvecMetric metric,

@@ -184,6 +184,7 @@ val "SELECT 'index size: streamed ' || pg_size_pretty(pg_relation_size('items_v'
 	|| '; segments streamed ' || (SELECT num_segments FROM ft.info('items_v'))
 	|| ', fresh ' || (SELECT num_segments FROM ft.info('fresh_v'))
 	|| '; rows ' || (SELECT count(*) FROM items)"
+val "SELECT 'storage: ' || row_to_json(s) FROM ft.storage_stats('items_v') s" || true
 echo "streamed index: recall@10, qps: $stream"
 echo "fresh index:    recall@10, qps: $fresh"
 printf 'throughput last/first slice: %.2f\n' "$(echo "$last_rate / $first_rate" | bc -l)"

@@ -1,0 +1,39 @@
+/*
+ * How the index uses its pages: the keymap snapshot's runs and buckets,
+ * and the counters of installs and the free-extent list (src/README.md,
+ * "Free extents" and "Keymap pages").
+ */
+
+/*
+ * ft.keymap_buckets(index): per keymap bucket, the entries the snapshot's
+ * runs hold and the changes since the snapshot
+ */
+CREATE FUNCTION ft.keymap_buckets(index regclass)
+	RETURNS TABLE (bucket int, snapshot_entries bigint, changes int)
+	AS 'MODULE_PATHNAME', 'ft_keymap_buckets'
+	LANGUAGE C STRICT;
+
+/* ft.keymap_runs(index): the keymap snapshot's sorted runs, oldest first */
+CREATE FUNCTION ft.keymap_runs(index regclass)
+	RETURNS TABLE (run int, tier int, block bigint, pages int,
+				   entries bigint, removes bigint)
+	AS 'MODULE_PATHNAME', 'ft_keymap_runs'
+	LANGUAGE C STRICT;
+
+/*
+ * ft.storage_stats(index): installs so far (compactions of the mutable
+ * segment, segment merges, keymap run merges), the keymap's runs, the
+ * free-extent list, and what the other pages hold (one pass over the
+ * index): segment pages (live or not yet freed), mutable and keymap change
+ * pages, pages deleted or never used (for the free space map), and the
+ * index's size in pages
+ */
+CREATE FUNCTION ft.storage_stats(index regclass,
+	OUT compactions bigint, OUT segment_merges bigint,
+	OUT keymap_run_merges bigint, OUT keymap_runs int,
+	OUT keymap_run_pages bigint, OUT free_extents int,
+	OUT free_extent_pages bigint, OUT segment_pages bigint,
+	OUT mutable_pages bigint, OUT keymap_change_pages bigint,
+	OUT recyclable_pages bigint, OUT index_pages bigint)
+	AS 'MODULE_PATHNAME', 'ft_storage_stats'
+	LANGUAGE C STRICT;
