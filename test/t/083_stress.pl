@@ -1,4 +1,4 @@
-# 082_stress.pl: the segment lifecycle under stress (issue 11).  An 8-dim
+# 083_stress.pl: the segment lifecycle under stress (issue 11).  An 8-dim
 # index with tiny thresholds (compact_threshold = 100 docs) and
 # maintenance_work_mem = 1MB lives through at least 150 compactions and 40
 # segment merges, driven by pgbench clients that insert, delete, search,
