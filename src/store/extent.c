@@ -112,9 +112,9 @@ SegvecFreeExtentAdd(SegvecMetaPage meta, BlockNumber start, uint32 npages,
  * SegvecExtentTake: take npages contiguous free blocks from the free-extent
  * list, first fit among the extents no scan can read any more; returns the
  * first block, or InvalidBlockNumber if none fits (the caller extends the
- * relation).  One WAL record on the metapage.  Caller holds the compaction
- * lock (or builds the index), so no one else changes the list until its
- * install.
+ * relation).  One WAL record on the metapage, under its exclusive lock,
+ * so concurrent takers get different blocks.  Caller holds the compaction
+ * lock or, for a merge's output, the merge lock (or builds the index).
  */
 BlockNumber
 SegvecExtentTake(Relation index, uint32 npages)

@@ -173,9 +173,18 @@ my $in_use = sq(q{SELECT (index_pages - free_extent_pages - recyclable_pages) * 
 note sprintf('in use: %d kB, ratio %.2f', $in_use / 1024, $in_use / $fresh);
 cmp_ok($in_use, '<=', 1.3 * $fresh,
 	'the pages in use are at most 1.3 times a fresh build of the same rows');
-# and nothing leaks: freed space is all on the free-extent list
-cmp_ok($streamed, '<=', 2.5 * $fresh,
-	'the whole index is at most 2.5 times a fresh build');
+# Nothing leaks: every page is in a structure (segments, mutable pages,
+# keymap runs and change pages), on the free-extent list or recyclable;
+# what is left is the metapage and manifest overflow pages.  The whole
+# index is not bounded here (see the XXX above): with merges running
+# beside compactions it reached 3.5 times a fresh build in this test, the
+# difference all on the free-extent list.
+my $unaccounted = sq(q{SELECT index_pages - segment_pages - mutable_pages
+                         - keymap_run_pages - keymap_change_pages
+                         - free_extent_pages - recyclable_pages
+                       FROM ft.storage_stats('items_idx')});
+cmp_ok($unaccounted, '<=', 8,
+	'every page is in use, on the free-extent list or recyclable');
 
 $node->stop;
 done_testing();
