@@ -140,7 +140,9 @@ get_relcache(Relation index)
 		if (!SegvecIsVectorType(vectype))
 		{
 			char	   *typname = format_type_be(vectype);
+			char	   *bare = strrchr(typname, '.');	/* unqualified */
 
+			bare = bare ? bare + 1 : typname;
 			inputoid = input_proc(opfamily, vectype);
 			if (!OidIsValid(inputoid))
 				ereport(ERROR,
@@ -148,10 +150,10 @@ get_relcache(Relation index)
 						 errmsg("segvec index \"%s\" cannot read values of type %s",
 								RelationGetRelationName(index), typname),
 						 errdetail("A segvec index reads real[] values, and values of the types its operator family has an input function (support function 2) for."),
-						 (strcmp(typname, "vector") == 0 ||
-						  strcmp(typname, "halfvec") == 0) ?
+						 (strcmp(bare, "vector") == 0 ||
+						  strcmp(bare, "halfvec") == 0) ?
 						 errhint("For pgvector's %s type, install the companion extension: CREATE EXTENSION segvec_pgvector.",
-								 typname) :
+								 bare) :
 						 errhint("Index a real[] column, or an expression that casts the column to real[].")));
 		}
 
