@@ -24,7 +24,7 @@
 #     ids, each its own transaction (pgbench -c 1 -M prepared), their time
 #     per UPDATE;
 #   - the WAL per updated row, and the growth of the segvec index.
-# Rounds 1 and 2 follow each other (round 2 updates rows already updated
+# Round 0 is the index after CREATE INDEX.  Rounds 1 and 2 follow each other (round 2 updates rows already updated
 # once); before round 3, VACUUM of both tables and ft.compact of the index
 # (what background work leaves).  Prints each round's figures and the ratio
 # vec/plain.
@@ -119,6 +119,8 @@ VACUUM ANALYZE plain;
 EOF
 	say "dim $dim: CREATE INDEX"
 	psql -c "CREATE INDEX vec_v ON vec USING segvec (v) INCLUDE (id)"
+	printf '%5s %5s %-6s %10s %10s %10s %12s %10s\n' "$dim" 0 vec - - - - \
+		"$(val "SELECT pg_size_pretty(pg_relation_size('vec_v'))")"
 	for round in 1 2 3; do
 		if [ "$round" = 3 ]; then
 			psql -c 'VACUUM vec' -c 'VACUUM plain' -c "SELECT ft.compact('vec_v')" >/dev/null
