@@ -6,8 +6,9 @@
  * A scan reads the manifest once (its view of the segments) and merges
  * streams of candidates (heap TID and distance), one per segment, each in
  * non-decreasing distance: the mutable segment is scored exactly, doc by
- * doc (an alias with the vector of its target, graph/alias.c), and sorted; each immutable segment is searched through its HNSW
- * graph (graphsearch.c), incrementally for as long as the executor asks,
+ * doc (an alias with the vector of its target, graph/alias.c), and
+ * sorted; each immutable segment is searched through its HNSW graph
+ * (graphsearch.c), incrementally for as long as the executor asks,
  * so a WHERE filter above the scan still gets LIMIT rows when that many
  * qualify.  The graph searches of one scan share a budget of
  * segvec.max_scan_tuples visited docs (distances computed); once it is

@@ -84,9 +84,8 @@ typedef struct SegvecDocInfo
 
 #define SEGVEC_DOC_HAS_KEY		(1 << 0)	/* key_hash is set (INCLUDE id) */
 #define SEGVEC_DOC_ALIAS		(1 << 1)	/* mutable segment only: an alias
-											 * (no vector; the vector is that
-											 * of the doc SegvecAliasTarget
-											 * names) */
+											 * (no vector: it shares its
+											 * target's, see below) */
 
 /* ----------------
  * Immutable segments (their pages: below; graph/graph.h reads them)
@@ -273,8 +272,6 @@ typedef SegvecMutableTupleData *SegvecMutableTuple;
  * vector it shares (the *target*).  See src/README.md, "Aliases".
  */
 #define SEGVEC_ALIAS_ITEMSZ		MAXALIGN(SEGVEC_MUTABLE_HDRSZ + sizeof(uint64))
-#define SegvecAliasTarget(tup) \
-	(*(uint64 *) ((char *) (tup) + SEGVEC_MUTABLE_HDRSZ))
 
 
 /* ----------------
