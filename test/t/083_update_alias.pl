@@ -1,4 +1,4 @@
-# 082_update_alias.pl: aliases (an UPDATE that keeps a row's id and vector
+# 083_update_alias.pl: aliases (an UPDATE that keeps a row's id and vector
 # appends an alias of the segment doc that holds the vector, not a copy)
 # survive a crash and reach a standby.
 #
