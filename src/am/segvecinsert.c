@@ -1,7 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * segvecinsert.c
- *	  aminsert for segvec: append the doc to the mutable segment.
+ *	  aminsert for segvec: append the doc to the mutable segment (or, for
+ *	  an UPDATE that kept the row's id and vector, an alias of the doc that
+ *	  already holds them).
  *
  * src/am/segvecinsert.c
  *
@@ -14,6 +16,7 @@
 
 #include "am/am.h"
 #include "compact/compact.h"
+#include "graph/graph.h"
 #include "jobs/jobs.h"
 #include "keymap/keymap.h"
 #include "store/store.h"
@@ -24,25 +27,85 @@
  * can read it).  The check reads the metapage only once a page fills.
  */
 static void
-request_compaction(Relation index)
+request_compaction(Relation index, bool alias)
 {
 	SegvecMetaInfo *info;
+	int			threshold;
 
 	if (!SegvecJobsEnabled() || RelationUsesLocalBuffers(index))
 		return;
 	info = palloc(sizeof(SegvecMetaInfo));
 	SegvecGetMetaInfo(index, info);
-	if (SegvecMutableDocsEstimate(index, info) >= SegvecCompactThreshold(index))
+	threshold = SegvecCompactThreshold(index);
+
+	/*
+	 * The estimate counts pages as full of docs; a page of aliases holds
+	 * many more (an alias counts as a doc: scoring one costs about as
+	 * much), so after an alias's page, count.
+	 */
+	if (SegvecMutableDocsEstimate(index, info) >= threshold ||
+		(alias && SegvecMutableCountDocs(index, threshold) >= threshold))
 		SegvecSubmitJob(RelationGetRelid(index), SEGVEC_JOB_COMPACT);
 	SegvecFreeMetaInfo(info);
 	pfree(info);
 }
 
 /*
+ * An alias target for a doc about to be inserted: an immutable segment's
+ * doc with the same id key hash and a vector equal to vector (checksum,
+ * then every float), found through the keymap, newest doc id first.
+ * Returns true and sets *target if there is one.  Docs of the mutable
+ * segment are not taken (finding one by doc id means walking the chain);
+ * the row then gets a copy.  See "Aliases" in src/README.md.
+ */
+static bool
+find_alias_target(Relation index, const SegvecDocInfo *doc,
+				  const float *vector, int dim, uint64 *target)
+{
+	KeymapEntry *entries;
+	int			n = KeymapLookup(index, doc->key_hash, &entries);
+	SegvecMetaInfo *info = NULL;
+	float	   *other = NULL;
+	bool		found = false;
+
+	while (n > 0 && !found)
+	{
+		int			best = -1;
+		int			i;
+
+		/* the newest matching entry not tried yet */
+		for (i = 0; i < n; i++)
+			if (entries[i].checksum == doc->checksum &&
+				entries[i].key_hash == doc->key_hash &&
+				(best < 0 || entries[i].docid > entries[best].docid))
+				best = i;
+		if (best < 0)
+			break;
+
+		if (info == NULL)
+		{
+			info = palloc(sizeof(SegvecMetaInfo));
+			SegvecGetMetaInfo(index, info);
+			other = palloc(sizeof(float) * dim);
+		}
+		if (info->dimensions == dim &&
+			GraphFindVector(index, info->segments, info->nsegments,
+							entries[best].docid, dim, other) &&
+			memcmp(other, vector, sizeof(float) * dim) == 0)
+		{
+			*target = entries[best].docid;
+			found = true;
+		}
+		entries[best] = entries[--n];
+	}
+	return found;
+}
+
+/*
  * segvecinsert: aminsert callback.  NULL vectors are not indexed; a vector
  * of another dimension than the index's raises an error before anything is
  * written.  With an id key (INCLUDE), the doc's keymap entry is added after
- * the doc.
+ * the doc (an alias gets one too, under its own doc id).
  */
 bool
 segvecinsert(Relation index, Datum *values, bool *isnull,
@@ -57,6 +120,8 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 	int			dim;
 	SegvecDocInfo doc;
 	bool		page_added;
+	uint64		target;
+	bool		alias;
 
 	if (isnull[0])
 		return false;
@@ -76,13 +141,24 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 		doc.key_hash = SegvecKeyHash(index, values[1]);
 		doc.flags |= SEGVEC_DOC_HAS_KEY;
 	}
-	doc.docid = SegvecMutableAppend(index, &doc, vector, dim, &page_added);
+
+	/*
+	 * An UPDATE that did not touch the vector or the id (the executor's
+	 * hint, indexUnchanged) whose vector an immutable segment's doc of the
+	 * same id holds appends an alias rather than a copy.
+	 */
+	alias = indexUnchanged && (doc.flags & SEGVEC_DOC_HAS_KEY) &&
+		find_alias_target(index, &doc, vector, dim, &target);
+	if (alias)
+		doc.docid = SegvecMutableAppendAlias(index, &doc, target, &page_added);
+	else
+		doc.docid = SegvecMutableAppend(index, &doc, vector, dim, &page_added);
 
 	/* the keymap entry goes after its doc: never an entry without a doc */
 	KeymapAddDoc(index, &doc);
 
 	if (page_added)
-		request_compaction(index);
+		request_compaction(index, alias);
 
 	MemoryContextSwitchTo(oldCtx);
 	MemoryContextDelete(insertCtx);

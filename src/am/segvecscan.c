@@ -6,8 +6,9 @@
  * A scan reads the manifest once (its view of the segments) and merges
  * streams of candidates (heap TID and distance), one per segment, each in
  * non-decreasing distance: the mutable segment is scored exactly, doc by
- * doc, and sorted; each immutable segment is searched through its HNSW
- * graph (graphsearch.c), incrementally for as long as the executor asks,
+ * doc (an alias with the vector of its target, graph/alias.c), and
+ * sorted; each immutable segment is searched through its HNSW graph
+ * (graphsearch.c), incrementally for as long as the executor asks,
  * so a WHERE filter above the scan still gets LIMIT rows when that many
  * qualify.  The graph searches of one scan share a budget of
  * segvec.max_scan_tuples visited docs (distances computed); once it is
@@ -311,7 +312,7 @@ start_scan(IndexScanDesc scan)
 		if (so->query_isnull)
 		{
 			/* every doc, in index order */
-			SegvecMutableScanDocs(scan->indexRelation, info, list_doc, so);
+			GraphMutableScanDocs(scan->indexRelation, info, list_doc, so);
 			for (i = 0; i < info->nsegments; i++)
 			{
 				SegvecSegment *seg = &info->segments[i];
@@ -327,7 +328,7 @@ start_scan(IndexScanDesc scan)
 			/* the bound's first distances: the mutable segment's docs */
 			GraphBoundInit(&so->bound, segvec_ef_search);
 			so->bound.active = segvec_shared_bound;
-			SegvecMutableScanDocs(scan->indexRelation, info, score_doc, so);
+			GraphMutableScanDocs(scan->indexRelation, info, score_doc, so);
 			if (so->ncands > 1)
 				sort_candidates(so->cands, so->ncands);
 

@@ -17,7 +17,9 @@
  *	   (one WAL record); docs from the head up to P are the frozen prefix,
  *	   new inserts go to P and after;
  *	2. builds HNSW graphs from the frozen docs and writes them as new
- *	   extents (full-page WAL images), unreachable so far;
+ *	   extents (full-page WAL images), unreachable so far; a frozen alias
+ *	   becomes a doc of its own with a copy of its target's vector
+ *	   (graph/alias.c), so segments hold no aliases;
  *	3. installs: one GenericXLog record on the metapage adds the new
  *	   segments, moves mutable_head to P, and records the frozen pages as
  *	   garbage;
@@ -598,6 +600,20 @@ writer_add(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 	w->ndocs++;
 }
 
+/*
+ * SegvecDocCallback of the freeze: add a frozen doc; an alias becomes a doc
+ * of the new segment with its own doc id, key, checksum and heap TID and a
+ * copy of its target's vector (the vector the heap row holds).
+ */
+static void
+freeze_add(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
+{
+	SegvecDocInfo d = *doc;
+
+	d.flags &= ~SEGVEC_DOC_ALIAS;
+	writer_add(&d, vector, dim, arg);
+}
+
 static void
 writer_init(SegmentWriter *w, Relation index, int dim)
 {
@@ -930,8 +946,9 @@ SegvecCompact(Relation index, SegvecCompactStats *stats)
 		SegvecGetMetaInfo(index, info);
 		writer_init(&w, index, info->dimensions);
 		if (info->dimensions > 0)
-			SegvecMutableForEachDoc(index, info->mutable_head, frozen_stop,
-									info->dimensions, writer_add, &w);
+			GraphMutableForEachDoc(index, info->segments, info->nsegments,
+								   info->mutable_head, frozen_stop,
+								   info->dimensions, freeze_add, &w);
 		writer_flush(&w);
 
 		/* test-only pause of a background job (segvec.job_delay_ms) */

@@ -115,7 +115,7 @@ find_doc(Relation index, SegvecMetaInfo *info, uint64 docid, FoundDoc *out)
 	fs.docid = docid;
 	fs.out = out;
 	if (info->dimensions > 0)
-		SegvecMutableScanDocs(index, info, find_in_mutable, &fs);
+		GraphMutableScanDocs(index, info, find_in_mutable, &fs);
 	return out->found;
 }
 
@@ -314,8 +314,10 @@ ft_get(PG_FUNCTION_ARGS)
 
 		values[0] = CStringGetTextDatum(key_to_text(index, key));
 		values[1] = PointerGetDatum(vector_array(fd.vector, info->dimensions));
-		values[2] = CStringGetTextDatum(fd.segno == 0 ? "mutable" :
-										psprintf("segment %d", fd.segno));
+		values[2] = CStringGetTextDatum(fd.segno != 0 ?
+										psprintf("segment %d", fd.segno) :
+										(fd.doc.flags & SEGVEC_DOC_ALIAS) ?
+										"mutable (alias)" : "mutable");
 		values[3] = Int64GetDatum((int64) fd.doc.docid);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		break;

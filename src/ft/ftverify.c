@@ -13,6 +13,8 @@
  *	  mutable segment);
  *	- every keymap entry is backed by a live doc with the same key hash and
  *	  vector checksum (else it is a phantom), and every keyed doc has one;
+ *	- every alias of the mutable segment resolves to a vector with its
+ *	  checksum (counted as a mismatch otherwise);
  *	- each checked row is found by its own vector with k = 1 (or a row at
  *	  distance 0, an identical vector), for up to search_limit rows;
  *	- every live node of every graph segment is reachable on layer 0 from
@@ -119,6 +121,15 @@ static void
 collect_doc(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 {
 	VerifyState *vs = (VerifyState *) arg;
+
+	/* an alias shares its target's vector: the checksums must agree */
+	if ((doc->flags & SEGVEC_DOC_ALIAS) &&
+		SegvecVectorChecksum(vector, dim) != doc->checksum)
+	{
+		vs->mismatches++;
+		example(vs, "alias doc id " UINT64_FORMAT " has another vector than its checksum says",
+				doc->docid);
+	}
 
 	if (vs->ndocs >= vs->maxdocs)
 	{
@@ -399,7 +410,7 @@ ft_verify(PG_FUNCTION_ARGS)
 	if (vs.info->dimensions > 0)
 	{
 		vs.cur_segno = 0;
-		SegvecMutableScanDocs(vs.index, vs.info, collect_doc, &vs);
+		GraphMutableScanDocs(vs.index, vs.info, collect_doc, &vs);
 		for (s = 0; s < vs.info->nsegments; s++)
 		{
 			SegvecSegment *seg = &vs.info->segments[s];

@@ -198,4 +198,18 @@ extern int64 GraphCountUnreachable(Relation index, const SegvecSegment *seg,
 extern void GraphReadVector(Relation index, const SegvecSegment *seg,
 							uint32 node, int dim, float *vector);
 
+
+/* ----------------
+ * Aliases of the mutable segment (alias.c)
+ * ----------------
+ */
+extern bool GraphFindVector(Relation index, const SegvecSegment *segs,
+							int nsegs, uint64 docid, int dim, float *vector);
+extern void GraphMutableForEachDoc(Relation index, const SegvecSegment *segs,
+								   int nsegs, BlockNumber head,
+								   BlockNumber stop, int dim,
+								   SegvecDocCallback callback, void *arg);
+extern void GraphMutableScanDocs(Relation index, const SegvecMetaInfo *info,
+								 SegvecDocCallback callback, void *arg);
+
 #endif							/* SEGVEC_GRAPH_H */

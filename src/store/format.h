@@ -83,6 +83,9 @@ typedef struct SegvecDocInfo
 } SegvecDocInfo;
 
 #define SEGVEC_DOC_HAS_KEY		(1 << 0)	/* key_hash is set (INCLUDE id) */
+#define SEGVEC_DOC_ALIAS		(1 << 1)	/* mutable segment only: an alias
+											 * (no vector: it shares its
+											 * target's, see below) */
 
 /* ----------------
  * Immutable segments (their pages: below; graph/graph.h reads them)
@@ -307,6 +310,16 @@ typedef SegvecMutableTupleData *SegvecMutableTuple;
 	((int) ((SEGVEC_MAX_ITEMSZ - SEGVEC_MUTABLE_HDRSZ) / sizeof(float4)))
 
 #define SegvecMakeDocId(seqno, off) (((uint64) (seqno) << 16) | (uint64) (off))
+
+/*
+ * An alias (SEGVEC_DOC_ALIAS): a doc of the mutable segment that has no
+ * vector of its own.  An UPDATE that keeps the id key and the vector of a
+ * row appends one instead of a copy: it has its own doc id, key hash,
+ * checksum and heap TID (the new row version), npieces 1, nfloats 0, and
+ * in place of the floats the doc id of an immutable segment's doc whose
+ * vector it shares (the *target*).  See src/README.md, "Aliases".
+ */
+#define SEGVEC_ALIAS_ITEMSZ		MAXALIGN(SEGVEC_MUTABLE_HDRSZ + sizeof(uint64))
 
 
 /* ----------------

@@ -37,7 +37,8 @@ typedef struct ChainCheck
 
 static void walk_chain(Relation index, BlockNumber head, BlockNumber stop,
 					   const ChainCheck *check, int dim,
-					   SegvecDocCallback callback, void *arg);
+					   SegvecDocCallback callback,
+					   SegvecAliasCallback alias_callback, void *arg);
 
 /*
  * Lock the tail page of the mutable segment exclusively and return it.
@@ -258,6 +259,63 @@ SegvecMutableAppend(Relation index, const SegvecDocInfo *doc,
 }
 
 /*
+ * SegvecMutableAppendAlias: append an alias (see "Aliases" in
+ * src/README.md) to the tail of the mutable segment: doc's identity (its
+ * docid ignored, its flags get SEGVEC_DOC_ALIAS) and target, the doc id of
+ * an immutable segment's doc with the same vector.  One small item, one
+ * WAL record (two when it starts a page).  Returns the alias's own doc id;
+ * *page_added as for SegvecMutableAppend.
+ */
+uint64
+SegvecMutableAppendAlias(Relation index, const SegvecDocInfo *doc,
+						 uint64 target, bool *page_added)
+{
+	union
+	{
+		SegvecMutableTupleData tup;
+		char		data[SEGVEC_ALIAS_ITEMSZ];
+	}			item;
+	SegvecMutableTuple tup = &item.tup;
+	GenericXLogState *state;
+	Buffer		buf;
+	Page		page;
+	uint64		docid;
+
+	*page_added = false;
+	buf = SegvecMutableLockTail(index);
+	if (PageGetFreeSpace(BufferGetPage(buf)) < SEGVEC_ALIAS_ITEMSZ ||
+		SegvecPageGetOpaque(BufferGetPage(buf))->next_docno > PG_UINT16_MAX)
+	{
+		SegvecMutableAppendPage(index, &buf);
+		*page_added = true;
+	}
+
+	state = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(state, buf, 0);
+	docid = SegvecMakeDocId(SegvecPageGetOpaque(page)->seqno,
+							SegvecPageGetOpaque(page)->next_docno++);
+
+	memset(&item, 0, sizeof(item));
+	tup->docid = docid;
+	tup->key_hash = doc->key_hash;
+	tup->checksum = doc->checksum;
+	tup->heaptid = doc->heaptid;
+	tup->flags = doc->flags | SEGVEC_DOC_ALIAS;
+	tup->pieceno = 0;
+	tup->npieces = 1;
+	tup->nfloats = 0;
+	memcpy((char *) tup + SEGVEC_MUTABLE_HDRSZ, &target, sizeof(uint64));
+
+	if (PageAddItem(page, (Item) tup, SEGVEC_ALIAS_ITEMSZ, InvalidOffsetNumber,
+					false, false) == InvalidOffsetNumber)
+		elog(ERROR, "failed to add item to segvec index \"%s\"",
+			 RelationGetRelationName(index));
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buf);
+	return docid;
+}
+
+/*
  * SegvecMutableCountDocs: how many docs (first pieces) the mutable segment
  * holds, counted page by page from the head without decoding vectors; with
  * limit >= 0 it stops once it has counted limit docs, so it reads at most
@@ -323,6 +381,8 @@ tuple_doc(SegvecMutableTuple tup, SegvecDocInfo *doc)
  * under a share lock that is released before the callbacks run.  Docs with
  * a missing piece (see SegvecMutableAppend) are skipped.
  *
+ * Aliases are passed over (SegvecMutableForEachItem reports them).
+ *
  * Pages marked deleted are read like the others: a scan that read the
  * manifest before a compaction's install must read the frozen prefix to
  * its end even after the compaction marked it deleted (the new segment is
@@ -336,7 +396,21 @@ void
 SegvecMutableForEachDoc(Relation index, BlockNumber head, BlockNumber stop,
 						int dim, SegvecDocCallback callback, void *arg)
 {
-	walk_chain(index, head, stop, NULL, dim, callback, arg);
+	walk_chain(index, head, stop, NULL, dim, callback, NULL, arg);
+}
+
+/*
+ * SegvecMutableForEachItem: SegvecMutableForEachDoc that also calls
+ * alias_callback (unless NULL) for every alias, in chain order with the
+ * docs, with the alias's identity and its target's doc id.  Aliases are
+ * resolved to vectors a level up (graph/alias.c: GraphMutableForEachDoc).
+ */
+void
+SegvecMutableForEachItem(Relation index, BlockNumber head, BlockNumber stop,
+						 int dim, SegvecDocCallback callback,
+						 SegvecAliasCallback alias_callback, void *arg)
+{
+	walk_chain(index, head, stop, NULL, dim, callback, alias_callback, arg);
 }
 
 /*
@@ -359,19 +433,31 @@ void
 SegvecMutableScanDocs(Relation index, const SegvecMetaInfo *info,
 					  SegvecDocCallback callback, void *arg)
 {
+	SegvecMutableScanItems(index, info, callback, NULL, arg);
+}
+
+/*
+ * SegvecMutableScanItems: SegvecMutableScanDocs that also reports aliases,
+ * as SegvecMutableForEachItem does.
+ */
+void
+SegvecMutableScanItems(Relation index, const SegvecMetaInfo *info,
+					   SegvecDocCallback callback,
+					   SegvecAliasCallback alias_callback, void *arg)
+{
 	ChainCheck	check;
 
 	if (!RecoveryInProgress())
 	{
 		walk_chain(index, info->mutable_head, InvalidBlockNumber, NULL,
-				   info->dimensions, callback, arg);
+				   info->dimensions, callback, alias_callback, arg);
 		return;
 	}
 	check.tail = info->mutable_tail;
 	/* the metapage's next_seqno when info was read */
 	check.seqno_limit = info->mutable_head_seqno + info->mutable_pages;
 	walk_chain(index, info->mutable_head, InvalidBlockNumber, &check,
-			   info->dimensions, callback, arg);
+			   info->dimensions, callback, alias_callback, arg);
 }
 
 /* Cancel a standby query whose mutable chain was reused under it */
@@ -393,7 +479,7 @@ chain_conflict(Relation index, BlockNumber blkno, const char *what)
 static void
 walk_chain(Relation index, BlockNumber head, BlockNumber stop,
 		   const ChainCheck *check, int dim, SegvecDocCallback callback,
-		   void *arg)
+		   SegvecAliasCallback alias_callback, void *arg)
 {
 	PGAlignedBlock pagecopy;
 	Page		page = (Page) pagecopy.data;
@@ -451,6 +537,20 @@ walk_chain(Relation index, BlockNumber head, BlockNumber stop,
 				continue;
 			tup = (SegvecMutableTuple) PageGetItem(page, iid);
 
+			if (tup->flags & SEGVEC_DOC_ALIAS)
+			{
+				cur_next = -1;
+				if (alias_callback)
+				{
+					uint64		target;
+
+					memcpy(&target, (char *) tup + SEGVEC_MUTABLE_HDRSZ,
+						   sizeof(uint64));
+					tuple_doc(tup, &doc);
+					alias_callback(&doc, target, arg);
+				}
+				continue;
+			}
 			if (tup->npieces == 1)
 			{
 				cur_next = -1;

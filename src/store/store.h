@@ -111,6 +111,13 @@ typedef void (*SegvecDocCallback) (const SegvecDocInfo *doc,
 								   const float *vector, int dim, void *arg);
 
 /*
+ * Callback for SegvecMutableForEachItem: called once per alias of the
+ * mutable segment with its identity and its target's doc id.
+ */
+typedef void (*SegvecAliasCallback) (const SegvecDocInfo *doc, uint64 target,
+									 void *arg);
+
+/*
  * Callback for SegvecWriteExtent: fill page k (0-based) of the extent.  The
  * page is zeroed; the callback initialises it (SegvecInitPage) and its
  * contents.
@@ -207,6 +214,17 @@ extern void SegvecMutableForEachDoc(Relation index, BlockNumber head,
 									SegvecDocCallback callback, void *arg);
 extern void SegvecMutableScanDocs(Relation index, const SegvecMetaInfo *info,
 								  SegvecDocCallback callback, void *arg);
+extern uint64 SegvecMutableAppendAlias(Relation index, const SegvecDocInfo *doc,
+									   uint64 target, bool *page_added);
+extern void SegvecMutableForEachItem(Relation index, BlockNumber head,
+									 BlockNumber stop, int dim,
+									 SegvecDocCallback callback,
+									 SegvecAliasCallback alias_callback,
+									 void *arg);
+extern void SegvecMutableScanItems(Relation index, const SegvecMetaInfo *info,
+								   SegvecDocCallback callback,
+								   SegvecAliasCallback alias_callback,
+								   void *arg);
 extern Buffer SegvecMutableLockTail(Relation index);
 extern void SegvecMutableAppendPage(Relation index, Buffer *buf);
 extern double SegvecMutableDocsEstimate(Relation index, SegvecMetaInfo *info);

@@ -1,0 +1,221 @@
+/*-------------------------------------------------------------------------
+ *
+ * alias.c
+ *	  Aliases: mutable-segment docs that share the vector of an immutable
+ *	  segment's doc instead of holding a copy.
+ *
+ * An UPDATE that leaves a row's id key and vector alone (a non-HOT update
+ * of another column) appends an alias (new heap TID -> the doc id of a doc
+ * with the same vector, its *target*) rather than a copy of the vector;
+ * see src/README.md, "Aliases".  Everyone who reads the mutable segment's
+ * docs with their vectors (scans, compaction, ft.verify, ft.get) reads
+ * them through GraphMutableForEachDoc, which resolves each alias to its
+ * target's vector: in an immutable segment of the caller's manifest when
+ * it is there (tombstoned or not: tombstones never erase a node), else from
+ * the heap row the alias indexes (a merge may have dropped a tombstoned
+ * target, or the caller's manifest is older than the alias).  An alias
+ * whose heap row is gone too (pruned: dead to every snapshot) is passed
+ * over: no scan may return it.
+ *
+ * src/graph/alias.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "executor/tuptable.h"
+#include "utils/array.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "graph/graph.h"
+
+/*
+ * GraphFindVector: copy the vector of doc id docid into vector (dim
+ * floats) if one of the nsegs segments holds it, tombstoned or not, and
+ * return true; else false.  Reads the doc areas by binary search and one
+ * node, with pins only (checked on standbys, see "Standbys").
+ */
+bool
+GraphFindVector(Relation index, const SegvecSegment *segs, int nsegs,
+				uint64 docid, int dim, float *vector)
+{
+	int			i;
+
+	for (i = 0; i < nsegs; i++)
+	{
+		const SegvecSegment *seg = &segs[i];
+		int64		node;
+
+		if (docid < seg->min_docid || docid > seg->max_docid)
+			continue;
+		node = GraphFindDoc(index, seg, docid);
+		if (node < 0)
+			continue;
+		GraphReadVector(index, seg, (uint32) node, dim, vector);
+		return true;
+	}
+	return false;
+}
+
+/* State of GraphMutableForEachDoc */
+typedef struct AliasWalk
+{
+	Relation	index;
+	const SegvecSegment *segs;
+	int			nsegs;
+	int			dim;
+	SegvecDocCallback callback;
+	void	   *arg;
+	float	   *vector;			/* dim floats: the resolved vector */
+	MemoryContext tmpctx;		/* reset after each heap read */
+	Relation	heap;			/* opened at the first heap read */
+	IndexFetchTableData *fetch;
+	TupleTableSlot *slot;
+} AliasWalk;
+
+/*
+ * The vector of the heap row at tid (any version: the alias was made from
+ * that row's vector, whatever its visibility), into w->vector.  False if
+ * the row is gone (its line pointer dead: no snapshot sees it).
+ */
+static bool
+heap_vector(AliasWalk *w, const ItemPointerData *tid)
+{
+	ItemPointerData t = *tid;
+	bool		call_again = false;
+	bool		all_dead = false;
+	bool		found = false;
+	MemoryContext oldctx;
+
+	if (w->heap == NULL)
+	{
+		w->heap = relation_open(IndexGetRelation(RelationGetRelid(w->index),
+												 false),
+								AccessShareLock);
+		w->fetch = table_index_fetch_begin(w->heap);
+		w->slot = table_slot_create(w->heap, NULL);
+	}
+
+	oldctx = MemoryContextSwitchTo(w->tmpctx);
+	if (table_index_fetch_tuple(w->fetch, &t, SnapshotAny, w->slot,
+								&call_again, &all_dead))
+	{
+		bool		isnull;
+		Datum		value;
+
+		value = slot_getattr(w->slot, w->index->rd_index->indkey.values[0],
+							 &isnull);
+		if (!isnull)
+		{
+			int			d;
+			float	   *v = SegvecArrayGetVector(DatumGetArrayTypeP(value), &d);
+
+			if (d == w->dim)
+			{
+				memcpy(w->vector, v, sizeof(float) * w->dim);
+				found = true;
+			}
+		}
+		ExecClearTuple(w->slot);
+	}
+	MemoryContextSwitchTo(oldctx);
+	MemoryContextReset(w->tmpctx);
+	return found;
+}
+
+/* SegvecDocCallback: hand a doc on */
+static void
+pass_doc(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
+{
+	AliasWalk  *w = (AliasWalk *) arg;
+
+	w->callback(doc, vector, dim, w->arg);
+}
+
+/* SegvecAliasCallback: resolve the alias, hand it on as a doc */
+static void
+resolve_alias(const SegvecDocInfo *doc, uint64 target, void *arg)
+{
+	AliasWalk  *w = (AliasWalk *) arg;
+
+	if (GraphFindVector(w->index, w->segs, w->nsegs, target, w->dim,
+						w->vector) ||
+		heap_vector(w, &doc->heaptid))
+		w->callback(doc, w->vector, w->dim, w->arg);
+}
+
+/* Set up *w for a walk; walk_end releases what it took */
+static void
+walk_begin(AliasWalk *w, Relation index, const SegvecSegment *segs,
+		   int nsegs, int dim, SegvecDocCallback callback, void *arg)
+{
+	memset(w, 0, sizeof(AliasWalk));
+	w->index = index;
+	w->segs = segs;
+	w->nsegs = nsegs;
+	w->dim = dim;
+	w->callback = callback;
+	w->arg = arg;
+	w->vector = palloc(sizeof(float) * dim);
+	w->tmpctx = AllocSetContextCreate(CurrentMemoryContext,
+									  "segvec alias heap read",
+									  ALLOCSET_SMALL_SIZES);
+}
+
+static void
+walk_end(AliasWalk *w)
+{
+	if (w->heap)
+	{
+		ExecDropSingleTupleTableSlot(w->slot);
+		table_index_fetch_end(w->fetch);
+		relation_close(w->heap, AccessShareLock);
+	}
+	MemoryContextDelete(w->tmpctx);
+	pfree(w->vector);
+}
+
+/*
+ * GraphMutableForEachDoc: SegvecMutableForEachDoc (the docs of the mutable
+ * segment from head up to stop, in chain order) with the aliases too, each
+ * passed to callback with its own identity (flags with SEGVEC_DOC_ALIAS)
+ * and its target's vector, found in segs (the caller's manifest) or read
+ * from the alias's heap row.  Opens the table (AccessShareLock, which any
+ * caller already holds or may take) only when a heap read is needed.
+ * Holds no buffer lock during callbacks.
+ */
+void
+GraphMutableForEachDoc(Relation index, const SegvecSegment *segs, int nsegs,
+					   BlockNumber head, BlockNumber stop, int dim,
+					   SegvecDocCallback callback, void *arg)
+{
+	AliasWalk	w;
+
+	walk_begin(&w, index, segs, nsegs, dim, callback, arg);
+	SegvecMutableForEachItem(index, head, stop, dim, pass_doc, resolve_alias,
+							 &w);
+	walk_end(&w);
+}
+
+/*
+ * GraphMutableScanDocs: GraphMutableForEachDoc over the whole mutable
+ * segment of info (the caller's metapage read, whose manifest resolves the
+ * aliases), with the checks SegvecMutableScanDocs makes on a standby; for
+ * scans and the ft functions.
+ */
+void
+GraphMutableScanDocs(Relation index, const SegvecMetaInfo *info,
+					 SegvecDocCallback callback, void *arg)
+{
+	AliasWalk	w;
+
+	walk_begin(&w, index, info->segments, info->nsegments, info->dimensions,
+			   callback, arg);
+	SegvecMutableScanItems(index, info, pass_doc, resolve_alias, &w);
+	walk_end(&w);
+}
