@@ -33,6 +33,7 @@
 #include "utils/snapmgr.h"
 
 #include "compact/compact.h"
+#include "ft/ftquery.h"
 #include "graph/graph.h"
 #include "hooks/testhooks.h"
 #include "jobs/jobs.h"
@@ -205,23 +206,36 @@ key_from_text(Relation heap, Relation index, text *id)
 /*
  * Does row-level security let the current user see the heap row at tid?
  * Asks a query on the table, to which the policies apply as to any query
- * of the caller (a TID scan: one row).
+ * of the caller (a TID scan: one row).  policyrel is heap, or the
+ * partitioned table heap is a partition of: then the query reads the
+ * partitioned table (whose policies apply, not the partition's), limited
+ * to heap by tableoid.
  */
 static bool
-row_passes_policies(Relation heap, ItemPointer tid)
+row_passes_policies(Relation policyrel, Relation heap, ItemPointer tid)
 {
-	Oid			argtype = TIDOID;
-	Datum		arg = PointerGetDatum(tid);
+	Oid			argtypes[2] = {TIDOID, OIDOID};
+	Datum		args[2];
 	bool		visible;
+	const char *sql;
 
+	args[0] = PointerGetDatum(tid);
+	args[1] = ObjectIdGetDatum(RelationGetRelid(heap));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args(psprintf("SELECT 1 FROM ONLY %s t WHERE t.ctid OPERATOR(pg_catalog.=) $1",
-									   quote_qualified_identifier(get_namespace_name(RelationGetNamespace(heap)),
-																  RelationGetRelationName(heap))),
-							  1, &argtype, &arg, NULL, true, 1) != SPI_OK_SELECT)
+	if (policyrel == heap)
+		sql = psprintf("SELECT 1 FROM ONLY %s t WHERE t.ctid OPERATOR(pg_catalog.=) $1",
+					   quote_qualified_identifier(get_namespace_name(RelationGetNamespace(heap)),
+												  RelationGetRelationName(heap)));
+	else
+		sql = psprintf("SELECT 1 FROM %s t WHERE t.tableoid OPERATOR(pg_catalog.=) $2"
+					   " AND t.ctid OPERATOR(pg_catalog.=) $1",
+					   quote_qualified_identifier(get_namespace_name(RelationGetNamespace(policyrel)),
+												  RelationGetRelationName(policyrel)));
+	if (SPI_execute_with_args(sql, policyrel == heap ? 1 : 2, argtypes, args,
+							  NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not check the row-level security of table \"%s\"",
-			 RelationGetRelationName(heap));
+			 RelationGetRelationName(policyrel));
 	visible = SPI_processed > 0;
 	SPI_finish();
 	return visible;
@@ -252,6 +266,78 @@ vector_array(const float *v, int dim)
 }
 
 /*
+ * get_one: ft.get on the (not partitioned) segvec index relid: put the row
+ * with this id that the caller's snapshot sees into rsinfo's tuplestore;
+ * returns whether there was one.  policyrel, when not NULL, is the
+ * partitioned table whose privileges (checked by the caller) and
+ * row-level security (rls: whether it applies) stand for the index's
+ * table, a partition of it; when NULL, the index's own table's are
+ * checked here.
+ */
+static bool
+get_one(Oid relid, text *idtext, Relation policyrel, bool rls,
+		ReturnSetInfo *rsinfo)
+{
+	Relation	heap;
+	Relation	index;
+	Datum		key;
+	bytea	   *keybin;
+	uint64		key_hash;
+	KeymapEntry *entries;
+	int			nentries,
+				i;
+	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+	ItemPointerData visible_tid;
+	bool		found = false;
+
+	index = open_keyed_index(relid, &heap);
+
+	if (policyrel == NULL)
+	{
+		if (pg_class_aclcheck(RelationGetRelid(heap), GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, RelationGetRelationName(heap));
+		/* errors, as a query would, if row_security = off and policies apply */
+		rls = check_enable_rls(RelationGetRelid(heap), InvalidOid, false) ==
+			RLS_ENABLED;
+	}
+
+	key = key_from_text(heap, index, idtext);
+	keybin = SendFunctionCall(SegvecKeySendProc(index), key);
+	key_hash = SegvecKeyHashBytes(keybin);
+	SegvecGetMetaInfo(index, info);
+
+	nentries = KeymapLookup(index, key_hash, &entries);
+	for (i = 0; i < nentries; i++)
+	{
+		FoundDoc	fd;
+		Datum		values[4];
+		bool		nulls[4] = {false, false, false, false};
+
+		if (!find_doc(index, info, entries[i].docid, &fd))
+			continue;
+		if (!heap_row_matches(heap, index, &fd.doc.heaptid,
+							  GetActiveSnapshot(), keybin, &visible_tid))
+			continue;
+		if (rls && !row_passes_policies(policyrel ? policyrel : heap, heap,
+										&visible_tid))
+			continue;
+
+		values[0] = CStringGetTextDatum(key_to_text(index, key));
+		values[1] = PointerGetDatum(vector_array(fd.vector, info->dimensions));
+		values[2] = CStringGetTextDatum(fd.segno == 0 ? "mutable" :
+										psprintf("segment %d", fd.segno));
+		values[3] = Int64GetDatum((int64) fd.doc.docid);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		found = true;
+		break;
+	}
+
+	relation_close(index, AccessShareLock);
+	relation_close(heap, AccessShareLock);
+	return found;
+}
+
+/*
  * ft.get(index regclass, id text) -> (id text, vector real[], segment text,
  *	 docid bigint)
  *
@@ -271,58 +357,51 @@ ft_get(PG_FUNCTION_ARGS)
 	Oid			relid = PG_GETARG_OID(0);
 	text	   *idtext = PG_GETARG_TEXT_PP(1);
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Relation	heap;
-	Relation	index;
-	Datum		key;
-	bytea	   *keybin;
-	uint64		key_hash;
-	KeymapEntry *entries;
-	int			nentries,
-				i;
-	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
-	ItemPointerData visible_tid;
+	Relation	parent = NULL;
+	Relation	policyrel;
+	List	   *leaves;
+	ListCell   *lc;
 	bool		rls;
 
 	InitMaterializedSRF(fcinfo, 0);
-	index = open_keyed_index(relid, &heap);
 
-	if (pg_class_aclcheck(RelationGetRelid(heap), GetUserId(), ACL_SELECT) != ACLCHECK_OK)
-		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, RelationGetRelationName(heap));
-	/* errors, as a query would, if row_security = off and policies apply */
-	rls = check_enable_rls(RelationGetRelid(heap), InvalidOid, false) ==
-		RLS_ENABLED;
-
-	key = key_from_text(heap, index, idtext);
-	keybin = SendFunctionCall(SegvecKeySendProc(index), key);
-	key_hash = SegvecKeyHashBytes(keybin);
-	SegvecGetMetaInfo(index, info);
-
-	nentries = KeymapLookup(index, key_hash, &entries);
-	for (i = 0; i < nentries; i++)
+	/*
+	 * A partitioned index: the privileges and policies are those of the
+	 * partitioned table (a query of it checks no partition's), and the id
+	 * is looked up in each partition's keymap until one holds it.
+	 */
+	if (SegvecRelidIsPartitionedIndex(relid))
 	{
-		FoundDoc	fd;
-		Datum		values[4];
-		bool		nulls[4] = {false, false, false, false};
-
-		if (!find_doc(index, info, entries[i].docid, &fd))
-			continue;
-		if (!heap_row_matches(heap, index, &fd.doc.heaptid,
-							  GetActiveSnapshot(), keybin, &visible_tid))
-			continue;
-		if (rls && !row_passes_policies(heap, &visible_tid))
-			continue;
-
-		values[0] = CStringGetTextDatum(key_to_text(index, key));
-		values[1] = PointerGetDatum(vector_array(fd.vector, info->dimensions));
-		values[2] = CStringGetTextDatum(fd.segno == 0 ? "mutable" :
-										psprintf("segment %d", fd.segno));
-		values[3] = Int64GetDatum((int64) fd.doc.docid);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		break;
+		leaves = SegvecPartitionIndexes(relid);
+		parent = relation_open(IndexGetRelation(relid, false),
+							   AccessShareLock);
+		policyrel = parent;
+	}
+	else
+	{
+		leaves = list_make1_oid(relid);
+		policyrel = NULL;
 	}
 
-	relation_close(index, AccessShareLock);
-	relation_close(heap, AccessShareLock);
+	rls = false;
+	if (parent != NULL)
+	{
+		if (pg_class_aclcheck(RelationGetRelid(parent), GetUserId(),
+							  ACL_SELECT) != ACLCHECK_OK)
+			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE,
+						   RelationGetRelationName(parent));
+		rls = check_enable_rls(RelationGetRelid(parent), InvalidOid, false) ==
+			RLS_ENABLED;
+	}
+
+	foreach(lc, leaves)
+	{
+		if (get_one(lfirst_oid(lc), idtext, policyrel, rls, rsinfo))
+			break;
+	}
+
+	if (parent != NULL)
+		relation_close(parent, AccessShareLock);
 	return (Datum) 0;
 }
 
@@ -369,6 +448,40 @@ ft_index_stats(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+
+	/*
+	 * A partitioned index: the partitions' figures, counts and sizes
+	 * summed, their segments listed in partition order (each with its
+	 * index), the newest keymap epoch; the options are the same in every
+	 * partition.
+	 */
+	if (SegvecRelidIsPartitionedIndex(relid))
+	{
+		FtCheckPartitionedOwner(relid, true);
+		return FtFanOut(fcinfo,
+						"WITH s AS MATERIALIZED ("
+						" SELECT l.ord, l.idx, st.*"
+						" FROM ft._partition_indexes($1) WITH ORDINALITY l(idx, ord),"
+						" LATERAL ft.index_stats(l.idx) st)"
+						" SELECT COALESCE(sum(s.num_docs), 0)::pg_catalog.int8,"
+						" COALESCE(sum(s.mutable_docs), 0)::pg_catalog.int8,"
+						" COALESCE(sum(s.immutable_docs), 0)::pg_catalog.int8,"
+						" COALESCE(sum(s.tombstones), 0)::pg_catalog.int8,"
+						" COALESCE(sum(s.num_segments), 0)::pg_catalog.int4,"
+						" COALESCE((SELECT pg_catalog.jsonb_agg(e.v OPERATOR(pg_catalog.||)"
+						"   pg_catalog.jsonb_build_object('index', s2.idx::pg_catalog.text)"
+						"   ORDER BY s2.ord, e.o)"
+						"  FROM s s2, pg_catalog.jsonb_array_elements(s2.segments)"
+						"   WITH ORDINALITY e(v, o)), '[]'::pg_catalog.jsonb),"
+						" sum(s.keymap_entries)::pg_catalog.int8,"
+						" COALESCE(max(s.keymap_epoch), 0),"
+						" COALESCE(sum(s.keymap_buckets_changed), 0)::pg_catalog.int4,"
+						" COALESCE(sum(s.index_bytes), 0)::pg_catalog.int8,"
+						" COALESCE(max(s.dimensions), 0),"
+						" min(s.metric), min(s.m), min(s.ef_construction),"
+						" min(s.compact_threshold), ft.background_enabled()"
+						" FROM s");
+	}
 
 	index = SegvecOpenIndex(relid, AccessShareLock, false);
 	SegvecCheckStatsPrivilege(index);
@@ -442,6 +555,20 @@ ft_keymap_buckets(PG_FUNCTION_ARGS)
 	uint32		epoch;
 	int			b;
 
+	/* a partitioned index: each bucket's figures summed over partitions */
+	if (SegvecRelidIsPartitionedIndex(relid))
+	{
+		FtCheckPartitionedOwner(relid, true);
+		return FtFanOut(fcinfo,
+						"SELECT b.bucket, NULL::pg_catalog.int8,"
+						" sum(b.snapshot_pages)::pg_catalog.int4,"
+						" sum(b.snapshot_entries)::pg_catalog.int4,"
+						" sum(b.changes)::pg_catalog.int4"
+						" FROM ft._partition_indexes($1) l,"
+						" LATERAL ft.keymap_buckets(l) b"
+						" GROUP BY b.bucket ORDER BY b.bucket");
+	}
+
 	InitMaterializedSRF(fcinfo, 0);
 	index = SegvecOpenIndex(relid, AccessShareLock, false);
 	SegvecCheckStatsPrivilege(index);
@@ -478,6 +605,15 @@ ft_snapshot(PG_FUNCTION_ARGS)
 	Relation	index;
 	KeymapBucketStat *bstats = palloc(sizeof(KeymapBucketStat) * SEGVEC_KEYMAP_BUCKETS);
 	uint32		epoch;
+
+	/* a partitioned index: a snapshot of each; the newest epoch */
+	if (SegvecRelidIsPartitionedIndex(relid))
+	{
+		FtCheckPartitionedOwner(relid, false);
+		return FtFanOut(fcinfo,
+						"SELECT COALESCE(max(ft.snapshot(l)), 0)"
+						" FROM ft._partition_indexes($1) l");
+	}
 
 	heap = relation_open(SegvecIndexGetHeap(relid), AccessShareLock);
 	index = SegvecOpenIndex(relid, RowExclusiveLock, true);

@@ -23,6 +23,7 @@
 #include "utils/rel.h"
 
 #include "compact/compact.h"
+#include "ft/ftquery.h"
 #include "keymap/keymap.h"
 #include "store/store.h"
 
@@ -50,6 +51,17 @@ ft_compact(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+
+	/* a partitioned index: each partition's index, the counts summed */
+	if (SegvecRelidIsPartitionedIndex(relid))
+	{
+		FtCheckPartitionedOwner(relid, false);
+		return FtFanOut(fcinfo,
+						"SELECT COALESCE(sum(c.docs_compacted), 0)::pg_catalog.int8,"
+						" COALESCE(sum(c.segments_created), 0)::pg_catalog.int4,"
+						" COALESCE(sum(c.segments_merged), 0)::pg_catalog.int4"
+						" FROM ft._partition_indexes($1) l, LATERAL ft.compact(l) c");
+	}
 
 	/* the table first, as everything else locks it before its indexes */
 	heap = relation_open(SegvecIndexGetHeap(relid), AccessShareLock);

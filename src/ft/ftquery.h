@@ -22,6 +22,7 @@
 
 #include "access/tupdesc.h"
 #include "executor/spi.h"
+#include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
 #include "utils/jsonb.h"
@@ -279,5 +280,9 @@ extern void FtLoadFieldOptions(FtIndexInfo *info, Relation index);
 
 /* ftsearch.c */
 extern FtIndexInfo *FtGetIndexInfo(Oid indexoid);
+
+/* ftpart.c: the API on partitioned tables */
+extern void FtCheckPartitionedOwner(Oid indexoid, bool stats);
+extern Datum FtFanOut(FunctionCallInfo fcinfo, const char *sql);
 
 #endif							/* FTQUERY_H */

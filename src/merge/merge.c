@@ -37,6 +37,7 @@
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -193,7 +194,8 @@ MergeOpenTarget(Oid indexoid, LOCKMODE heaplock, bool with_dims, MergeTarget *t)
 	Form_pg_attribute att;
 
 	memset(t, 0, sizeof(MergeTarget));
-	if (get_rel_relkind(indexoid) != RELKIND_INDEX)
+	if (get_rel_relkind(indexoid) != RELKIND_INDEX &&
+		!SegvecRelidIsPartitionedIndex(indexoid))
 	{
 		/* reports what it is instead (or that it does not exist) */
 		index = SegvecOpenIndex(indexoid, AccessShareLock, false);
@@ -205,7 +207,14 @@ MergeOpenTarget(Oid indexoid, LOCKMODE heaplock, bool with_dims, MergeTarget *t)
 	t->indexoid = indexoid;
 	t->heapoid = IndexGetRelation(indexoid, false);
 	heap = relation_open(t->heapoid, heaplock);
-	index = SegvecOpenIndex(indexoid, AccessShareLock, false);
+	if (SegvecRelidIsPartitionedIndex(indexoid))
+	{
+		/* a partitioned table: the MERGE into it routes rows to partitions */
+		index = relation_open(indexoid, AccessShareLock);
+		t->partitioned = true;
+	}
+	else
+		index = SegvecOpenIndex(indexoid, AccessShareLock, false);
 	ind = index->rd_index;
 	t->indexname = pstrdup(RelationGetRelationName(index));
 	t->relname = pstrdup(RelationGetRelationName(heap));
@@ -242,13 +251,36 @@ MergeOpenTarget(Oid indexoid, LOCKMODE heaplock, bool with_dims, MergeTarget *t)
 	att = TupleDescAttr(t->tupdesc, t->vecatt - 1);
 	t->vecname = pstrdup(NameStr(att->attname));
 
-	if (with_dims)
+	if (with_dims && !t->partitioned)
 	{
 		SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
 
 		SegvecGetMetaInfo(index, info);
 		t->dimensions = info->dimensions;
 		pfree(info);
+	}
+	else if (with_dims)
+	{
+		List	   *leaves = SegvecPartitionIndexes(indexoid);
+		ListCell   *lc;
+
+		/* the first partition's index that has a dimension */
+		foreach(lc, leaves)
+		{
+			Oid			leafoid = lfirst_oid(lc);
+			Relation	leafheap = relation_open(IndexGetRelation(leafoid, false),
+												 AccessShareLock);
+			Relation	leaf = SegvecOpenIndex(leafoid, AccessShareLock, false);
+			SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+
+			SegvecGetMetaInfo(leaf, info);
+			t->dimensions = info->dimensions;
+			pfree(info);
+			relation_close(leaf, NoLock);
+			relation_close(leafheap, NoLock);
+			if (t->dimensions > 0)
+				break;
+		}
 	}
 
 	relation_close(index, NoLock);
@@ -521,9 +553,19 @@ create_btree(MergeTarget *t, bool unique, char **detail)
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
-		if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION)
+		/*
+		 * On a partitioned table a unique index must include the partition
+		 * key: when the id is not (all of) it, the btree is plain.
+		 */
+		if (t->partitioned && edata->sqlerrcode == ERRCODE_FEATURE_NOT_SUPPORTED)
+		{
+			t->id_not_partition_key = true;
+			*detail = pstrdup(edata->message);
+		}
+		else if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION)
 			ReThrowError(edata);
-		*detail = edata->detail ? pstrdup(edata->detail) : NULL;
+		else
+			*detail = edata->detail ? pstrdup(edata->detail) : NULL;
 		ok = false;
 	}
 	PG_END_TRY();
@@ -600,6 +642,12 @@ MergeEnsureKeyBtree(MergeTarget *t, bool *built)
 				(errmsg("built unique btree index \"%s\" on %s (%s) for merges",
 						get_rel_name(btree), t->relname,
 						quote_identifier(t->idname))));
+	else if (t->id_not_partition_key)
+		ereport(WARNING,
+				(errmsg("id column \"%s\" is not the partition key of table \"%s\"; built non-unique btree index \"%s\" for merges",
+						t->idname, t->relname, get_rel_name(btree)),
+				 detail ? errdetail_internal("%s", detail) : 0,
+				 errhint("Nothing keeps an id from being in two partitions: a merge updates or deletes every row with a matched id, and two sessions inserting a new id at once both insert it.")));
 	else
 		ereport(WARNING,
 				(errmsg("ids in column \"%s\" of table \"%s\" are not unique; built non-unique btree index \"%s\" for merges",
@@ -739,15 +787,33 @@ probe_settings_push(void)
 	return nest;
 }
 
-/* Rows this backend's transaction inserted, updated, deleted in relid */
+/*
+ * Rows this backend's transaction inserted, updated, deleted in relid, or
+ * (a partitioned table, which has no counters of its own) in its leaf
+ * partitions together.  A row an UPDATE moves to another partition counts
+ * as deleted from one and inserted into the other.
+ */
 static void
 tuple_counts(Oid relid, int64 *counts)
 {
-	Datum		arg = ObjectIdGetDatum(relid);
+	List	   *rels;
+	ListCell   *lc;
 
-	counts[0] = DatumGetInt64(DirectFunctionCall1(pg_stat_get_xact_tuples_inserted, arg));
-	counts[1] = DatumGetInt64(DirectFunctionCall1(pg_stat_get_xact_tuples_updated, arg));
-	counts[2] = DatumGetInt64(DirectFunctionCall1(pg_stat_get_xact_tuples_deleted, arg));
+	if (get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE)
+		rels = find_all_inheritors(relid, NoLock, NULL);
+	else
+		rels = list_make1_oid(relid);
+	counts[0] = counts[1] = counts[2] = 0;
+	foreach(lc, rels)
+	{
+		Datum		arg = ObjectIdGetDatum(lfirst_oid(lc));
+
+		if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_PARTITIONED_TABLE)
+			continue;
+		counts[0] += DatumGetInt64(DirectFunctionCall1(pg_stat_get_xact_tuples_inserted, arg));
+		counts[1] += DatumGetInt64(DirectFunctionCall1(pg_stat_get_xact_tuples_updated, arg));
+		counts[2] += DatumGetInt64(DirectFunctionCall1(pg_stat_get_xact_tuples_deleted, arg));
+	}
 }
 
 /*

@@ -84,6 +84,8 @@ typedef struct MergeTarget
 	AttrNumber	vecatt;			/* the vector column: the key column */
 	char	   *vecname;
 	int			dimensions;		/* 0 while unknown (or not read) */
+	bool		partitioned;	/* a partitioned table (and index) */
+	bool		id_not_partition_key;	/* so its id btree is not unique */
 } MergeTarget;
 
 /* Counts of one merge (or one flush) */

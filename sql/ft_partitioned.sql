@@ -1,0 +1,225 @@
+-- The ft API on a partitioned table: every function, on a parent with three
+-- range partitions and a default one, gives what it gives on one plain
+-- table holding the same rows (same ids, same order, same counts).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS segvec;
+RESET client_min_messages;
+SET jit = off;
+-- no background work: the suite asserts what it would change
+SET segvec.background_merge = off;
+SET segvec.compact_threshold = 100000;
+
+-- deterministic, pairwise distinct 4-dim vectors
+CREATE FUNCTION pg_temp.v(i int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
+  SELECT array_agg(sin(i * sqrt(j + 1::float8) + j)::real ORDER BY j)
+  FROM generate_series(1, 4) j $$;
+
+CREATE TABLE pl_items (id bigint, embedding real[], category text,
+  price numeric);
+CREATE TABLE pt_items (id bigint, embedding real[], category text,
+  price numeric) PARTITION BY RANGE (id);
+CREATE TABLE pt_items_1 PARTITION OF pt_items FOR VALUES FROM (1) TO (101);
+CREATE TABLE pt_items_2 PARTITION OF pt_items FOR VALUES FROM (101) TO (201);
+CREATE TABLE pt_items_3 PARTITION OF pt_items FOR VALUES FROM (201) TO (301);
+CREATE TABLE pt_items_def PARTITION OF pt_items DEFAULT;
+INSERT INTO pl_items
+  SELECT i, pg_temp.v(i), (ARRAY['books', 'music', 'film'])[1 + i % 3], i
+  FROM generate_series(1, 320) i;
+INSERT INTO pt_items SELECT * FROM pl_items;
+SELECT tableoid::regclass, count(*) FROM pt_items GROUP BY 1 ORDER BY 1;
+
+-- ft.create: the segvec index on the parent (on every partition), and a
+-- unique btree on the id, which is the partition key
+SELECT ft.create('pl_idx', 'pl_items', 'id', 'embedding');
+SELECT ft.create('pt_idx', 'pt_items', 'id', 'embedding');
+SELECT c.relname, c.relkind, i.indisunique, am.amname
+  FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+  JOIN pg_am am ON am.oid = c.relam
+ WHERE i.indrelid = 'pt_items'::regclass ORDER BY c.relname;
+SELECT count(*) AS partition_indexes FROM ft._partition_indexes('pt_idx');
+SELECT * FROM ft._partition_indexes('pl_idx');
+
+-- partitioned by another column: no unique index can hold the ids
+CREATE TABLE pc_items (id bigint, embedding real[], category text)
+  PARTITION BY LIST (category);
+CREATE TABLE pc_items_b PARTITION OF pc_items FOR VALUES IN ('books');
+CREATE TABLE pc_items_o PARTITION OF pc_items DEFAULT;
+\set VERBOSITY terse
+SELECT ft.create('pc_idx', 'pc_items', 'id', 'embedding');
+\set VERBOSITY default
+SELECT c.relname, i.indisunique FROM pg_index i
+  JOIN pg_class c ON c.oid = i.indexrelid
+ WHERE i.indrelid = 'pc_items'::regclass ORDER BY c.relname;
+
+-- ft.list: the parent's index with all docs, not the partitions'
+SELECT index, tbl, id_column, vector_column, metric, num_docs
+  FROM ft.list() WHERE tbl::text IN ('pl_items', 'pt_items', 'pc_items')
+ ORDER BY index::text;
+
+-- ft.info: the same counts
+SELECT (SELECT row(num_docs, mutable_docs + immutable_docs, tombstones,
+		keymap_entries, dimensions, metric, m, ef_construction, pending)
+		FROM ft.info('pt_idx')) AS pt,
+	   (SELECT row(num_docs, mutable_docs + immutable_docs, tombstones,
+		keymap_entries, dimensions, metric, m, ef_construction, pending)
+		FROM ft.info('pl_idx')) AS pl;
+
+-- ft.search: one answer, then 30 queries equal (ids, order, distances)
+SELECT id, distance FROM ft.search('pt_idx', pg_temp.v(1000), 5);
+CREATE FUNCTION pg_temp.same_search(k int, ef int, flt text) RETURNS bigint
+LANGUAGE sql AS $$
+  SELECT count(*) FROM generate_series(1, 30) q
+  WHERE (SELECT array_agg(row(s.id, s.distance, s.fields) ORDER BY s.o)
+		 FROM ft.search('pt_idx', pg_temp.v(q * 37 + 1000), k, flt,
+						ef_search => ef) WITH ORDINALITY s(id, distance, fields, o))
+	IS DISTINCT FROM
+		(SELECT array_agg(row(s.id, s.distance, s.fields) ORDER BY s.o)
+		 FROM ft.search('pl_idx', pg_temp.v(q * 37 + 1000), k, flt,
+						ef_search => ef) WITH ORDINALITY s(id, distance, fields, o)) $$;
+SELECT pg_temp.same_search(10, NULL, NULL) AS mismatches,
+	   pg_temp.same_search(25, 400, '@category:{music}') AS filtered_mismatches;
+
+-- ft.query, ft.explain
+CREATE FUNCTION pg_temp.same_query(q text, p jsonb) RETURNS boolean
+LANGUAGE sql AS $$
+  SELECT (SELECT array_agg(row(s.id, s.distance, s.fields) ORDER BY s.o)
+		  FROM ft.query('pt_idx', q, p) WITH ORDINALITY s(id, distance, fields, o))
+	IS NOT DISTINCT FROM
+		 (SELECT array_agg(row(s.id, s.distance, s.fields) ORDER BY s.o)
+		  FROM ft.query('pl_idx', q, p) WITH ORDINALITY s(id, distance, fields, o)) $$;
+SELECT pg_temp.same_query('(@category:{books} @price:[10 200])=>[KNN 7 @embedding $v AS score]',
+		jsonb_build_object('v', to_jsonb(pg_temp.v(2000)))) AS knn_same,
+	   pg_temp.same_query('@price:[10 20]', '{"SORTBY": ["price", "DESC"]}') AS sortby_same;
+SELECT id, distance FROM ft.query('pt_idx', '*=>[KNN 3 @embedding $v]',
+		jsonb_build_object('v', to_jsonb(pg_temp.v(2000))));
+SELECT count(*) > 0 AS explained
+  FROM ft.explain('pt_idx', '*=>[KNN 3 @embedding $v]',
+		jsonb_build_object('v', to_jsonb(pg_temp.v(2000))));
+
+-- ft.get and ft.similar: a row of each partition, the default one's too
+SELECT g.id, g.vector = pg_temp.v(g.id::int) AS right_vector
+  FROM unnest(ARRAY['5', '150', '250', '310', '999']) k, ft.get('pt_idx', k) g;
+SELECT count(*) AS get_mismatches FROM generate_series(1, 330) k
+ WHERE (SELECT array_agg(row(id, vector)) FROM ft.get('pt_idx', k::text))
+	IS DISTINCT FROM (SELECT array_agg(row(id, vector)) FROM ft.get('pl_idx', k::text));
+SELECT * FROM ft.similar('pt_idx', '150', 4);
+SELECT count(*) AS similar_mismatches FROM generate_series(1, 330, 7) k
+ WHERE (SELECT array_agg(row(id, distance)) FROM ft.similar('pt_idx', k::text, 6))
+	IS DISTINCT FROM (SELECT array_agg(row(id, distance)) FROM ft.similar('pl_idx', k::text, 6));
+
+-- ft.add / ft.del / ft.flush: queued on the parent's index, read by
+-- searches before they are applied, applied to the partitions owning the ids
+CREATE FUNCTION pg_temp.queue(idx regclass) RETURNS void LANGUAGE sql AS $$
+  SELECT ft.add(idx, '7', pg_temp.v(5007), '{"category": "film", "price": 7}');
+  SELECT ft.add(idx, '3000', pg_temp.v(3000), '{"category": "books"}');
+  SELECT ft.add(idx, '250', pg_temp.v(5250));
+  SELECT ft.del(idx, '120');
+  SELECT ft.del(idx, '315') $$;
+SELECT pg_temp.queue('pt_idx'), pg_temp.queue('pl_idx');
+SELECT (SELECT pending FROM ft.info('pt_idx')) AS pt_pending,
+	   (SELECT pending FROM ft.info('pl_idx')) AS pl_pending;
+SELECT pg_temp.same_search(10, NULL, NULL) AS pending_mismatches;
+SELECT * FROM ft.flush('pt_idx');
+SELECT * FROM ft.flush('pl_idx');
+SELECT tableoid::regclass, id, category, price FROM pt_items
+ WHERE id IN (7, 3000, 250, 120, 315) ORDER BY id;
+SELECT pg_temp.same_search(10, NULL, NULL) AS flushed_mismatches;
+
+-- ft.merge from a table: rows of several partitions, a new one
+CREATE TABLE batch (id bigint, embedding real[], price numeric);
+INSERT INTO batch VALUES (8, pg_temp.v(6008), 80), (180, pg_temp.v(6180), 1),
+  (290, pg_temp.v(6290), 2), (400, pg_temp.v(6400), 3);
+SELECT * FROM ft.merge('pt_idx', 'batch');
+SELECT * FROM ft.merge('pl_idx', 'batch');
+SELECT tableoid::regclass, id, price FROM pt_items WHERE id IN (8, 180, 290, 400)
+ ORDER BY id;
+
+-- a row moving between partitions (UPDATE of the partition key), into
+-- and out of the default partition
+UPDATE pt_items SET id = 360 WHERE id = 50;
+UPDATE pl_items SET id = 360 WHERE id = 50;
+UPDATE pt_items SET id = 50 WHERE id = 305;
+UPDATE pl_items SET id = 50 WHERE id = 305;
+SELECT tableoid::regclass, id FROM pt_items WHERE id IN (50, 305, 360)
+ ORDER BY id;
+SELECT k, (SELECT array_agg(id) FROM ft.get('pt_idx', k)) AS pt,
+		  (SELECT array_agg(id) FROM ft.get('pl_idx', k)) AS pl
+  FROM unnest(ARRAY['50', '305', '360']) k;
+SELECT pg_temp.same_search(10, NULL, NULL) AS moved_mismatches;
+
+-- ft.compact: each partition's index; then all docs immutable
+SELECT (SELECT docs_compacted FROM ft.compact('pt_idx')) AS pt_compacted,
+	   (SELECT docs_compacted FROM ft.compact('pl_idx')) AS pl_compacted;
+SELECT num_docs, mutable_docs, immutable_docs, num_segments,
+	   jsonb_array_length(segments) AS segments_listed,
+	   (SELECT count(DISTINCT s ->> 'index') FROM jsonb_array_elements(segments) s)
+		 AS indexes_listed
+  FROM ft.info('pt_idx');
+SELECT num_docs, mutable_docs, immutable_docs FROM ft.info('pl_idx');
+SELECT (SELECT count(*) FROM pt_items WHERE embedding IS NOT NULL) AS pt_rows,
+	   (SELECT count(*) FROM pl_items WHERE embedding IS NOT NULL) AS pl_rows;
+-- graph segments searched with the same ef_search: the same answers
+SELECT pg_temp.same_search(10, 400, NULL) AS compacted_mismatches,
+	   pg_temp.same_search(10, 400, '@category:{books}') AS compacted_filtered_mismatches;
+
+-- ft.verify: the same counts and no faults
+SELECT heap_rows, indexed_docs, missing_docs, duplicate_docs,
+	   docs_in_two_segments, keymap_entries, phantom_entries,
+	   checksum_mismatches, missing_keymap_entries, search_checked,
+	   search_misses, repaired, examples, unreachable_nodes
+  FROM ft.verify('pt_idx');
+SELECT heap_rows, indexed_docs, missing_docs, keymap_entries, search_checked,
+	   search_misses FROM ft.verify('pl_idx');
+
+-- ft.snapshot, ft.keymap_buckets: summed over partitions
+SELECT ft.snapshot('pt_idx') > 0 AS snapshot_written;
+SELECT (SELECT sum(snapshot_entries) FROM ft.keymap_buckets('pt_idx')) AS pt_entries,
+	   (SELECT sum(snapshot_entries) FROM ft.keymap_buckets('pl_idx')) AS pl_entries,
+	   (SELECT count(*) FROM ft.keymap_buckets('pt_idx')) AS buckets;
+
+-- ft.alter and ft.hybrid: TEXT fields on every partition's index
+SELECT ft.alter('pt_idx', text_fields => '{category}');
+SELECT ft.alter('pl_idx', text_fields => '{category}');
+SELECT c.relname, c.reloptions FROM pg_class c
+ WHERE c.oid IN (SELECT ft._partition_indexes('pt_idx')) ORDER BY 1;
+SELECT pg_temp.same_query('@category:film', '{"SORTBY": ["price", "ASC"], "LIMIT": [0, 5]}')
+		AS text_same;
+SELECT (SELECT array_agg(row(h.*) ORDER BY h.score DESC, h.id)
+		  FROM ft.hybrid('pt_idx', 'books', pg_temp.v(4000), 8) h)
+	IS NOT DISTINCT FROM
+	   (SELECT array_agg(row(h.*) ORDER BY h.score DESC, h.id)
+		  FROM ft.hybrid('pl_idx', 'books', pg_temp.v(4000), 8) h) AS hybrid_same;
+
+-- privileges and policies are the parent's: a role that may read the
+-- parent but no partition, and sees only books through a policy
+CREATE ROLE ft_part_reader;
+GRANT SELECT ON pt_items TO ft_part_reader;
+ALTER TABLE pt_items ENABLE ROW LEVEL SECURITY;
+CREATE POLICY books ON pt_items FOR SELECT USING (category = 'books');
+SET ROLE ft_part_reader;
+SELECT id, category FROM pt_items WHERE id IN (9, 10, 11) ORDER BY id;
+SELECT k, (SELECT id FROM ft.get('pt_idx', k)) AS got
+  FROM unnest(ARRAY['9', '10', '11']) k;
+SELECT count(*) AS found, count(*) FILTER (WHERE s.fields ->> 'category' <> 'books')
+		AS not_books
+  FROM ft.search('pt_idx', pg_temp.v(1000), 20) s;
+\set VERBOSITY terse
+SELECT * FROM ft.compact('pt_idx');
+SELECT num_docs FROM ft.info('pt_idx');
+\set VERBOSITY default
+RESET ROLE;
+DROP POLICY books ON pt_items;
+ALTER TABLE pt_items DISABLE ROW LEVEL SECURITY;
+
+-- ft.dropindex with a queue: applied first, then the index goes with its
+-- partitions' indexes and its GIN index
+SELECT ft.add('pt_idx', '4242', pg_temp.v(4242));
+SELECT ft.dropindex('pt_idx');
+SELECT count(*) AS left_indexes FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+  JOIN pg_am am ON am.oid = c.relam
+ WHERE i.indrelid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'pt_items'::regclass)
+   AND am.amname IN ('segvec', 'gin');
+SELECT tableoid::regclass, id FROM pt_items WHERE id = 4242;
+
+DROP TABLE pl_items, pt_items, pc_items, batch;
+DROP ROLE ft_part_reader;

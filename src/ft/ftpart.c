@@ -1,0 +1,204 @@
+/*-------------------------------------------------------------------------
+ *
+ * ftpart.c
+ *	  The ft API on partitioned tables: a segvec index on a partitioned
+ *	  table is a partitioned index without storage, each leaf partition
+ *	  has its own segvec index.  A function given the partitioned index
+ *	  runs itself on each leaf index and combines the results (counts
+ *	  summed, lists concatenated), through one SQL statement per call
+ *	  (FtFanOut).  Searches need none of this: they query the partitioned
+ *	  table, and the planner merges the partitions' index scans by
+ *	  distance (a Merge Append under the LIMIT).
+ *
+ * src/ft/ftpart.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_class.h"
+#include "catalog/index.h"
+#include "catalog/pg_proc.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "ft/ftquery.h"
+#include "store/store.h"
+
+/*
+ * FtCheckPartitionedOwner: error unless the current user owns the
+ * partitioned table of the partitioned index indexoid (the maintenance
+ * functions need ownership; each leaf call checks its own partition's
+ * owner as well).  With stats, members of pg_read_all_stats pass too.
+ */
+void
+FtCheckPartitionedOwner(Oid indexoid, bool stats)
+{
+	Oid			heapoid = IndexGetRelation(indexoid, false);
+
+#if PG_VERSION_NUM >= 160000
+	if (object_ownercheck(RelationRelationId, heapoid, GetUserId()))
+#else
+	if (pg_class_ownercheck(heapoid, GetUserId()))
+#endif
+		return;
+	if (stats && has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS))
+		return;
+	aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(heapoid));
+}
+
+/*
+ * FtFanOut: the result of the SQL function being called (fcinfo), computed
+ * by the statement sql instead, whose parameters $1..$n are the function's
+ * arguments (with their declared types; NULLs pass as NULLs).  The
+ * statement usually reads ft._partition_indexes($1) and calls the same
+ * function on each leaf index.  What it returns is returned as the
+ * function's result: every row for a set-returning function (materialised),
+ * the first row for a function returning a row, the first column of the
+ * first row for a scalar (NULL when no row).  Runs as the caller.
+ */
+Datum
+FtFanOut(FunctionCallInfo fcinfo, const char *sql)
+{
+	Oid			fnoid = fcinfo->flinfo->fn_oid;
+	HeapTuple	proctup;
+	Form_pg_proc proc;
+	int			nargs = fcinfo->nargs;
+	Oid		   *argtypes = palloc(sizeof(Oid) * Max(nargs, 1));
+	Datum	   *values = palloc(sizeof(Datum) * Max(nargs, 1));
+	char	   *nulls = palloc(Max(nargs, 1));
+	bool		retset;
+	TupleDesc	tupdesc;
+	TypeFuncClass tclass;
+	int			i;
+	int			ret;
+	Datum		result = (Datum) 0;
+	bool		isnull = true;
+
+	proctup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fnoid));
+	if (!HeapTupleIsValid(proctup))
+		elog(ERROR, "cache lookup failed for function %u", fnoid);
+	proc = (Form_pg_proc) GETSTRUCT(proctup);
+	retset = proc->proretset;
+	for (i = 0; i < nargs; i++)
+	{
+		argtypes[i] = proc->proargtypes.values[i];
+		values[i] = fcinfo->args[i].value;
+		nulls[i] = fcinfo->args[i].isnull ? 'n' : ' ';
+	}
+	ReleaseSysCache(proctup);
+
+	if (retset)
+		InitMaterializedSRF(fcinfo, 0);
+	tclass = retset ? TYPEFUNC_OTHER : get_call_result_type(fcinfo, NULL,
+															&tupdesc);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	ret = SPI_execute_with_args(sql, nargs, argtypes, values, nulls, false,
+								retset ? 0 : 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not run \"%s\" on the partitions: %s",
+			 get_func_name(fnoid), SPI_result_code_string(ret));
+
+	if (retset)
+	{
+		ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+		uint64		r;
+
+		for (r = 0; r < SPI_processed; r++)
+		{
+			Datum	   *v = palloc(sizeof(Datum) * rsinfo->setDesc->natts);
+			bool	   *n = palloc(sizeof(bool) * rsinfo->setDesc->natts);
+			int			c;
+
+			if (SPI_tuptable->tupdesc->natts != rsinfo->setDesc->natts)
+				elog(ERROR, "fan-out statement returns %d columns, not %d",
+					 SPI_tuptable->tupdesc->natts, rsinfo->setDesc->natts);
+			for (c = 0; c < rsinfo->setDesc->natts; c++)
+				v[c] = SPI_getbinval(SPI_tuptable->vals[r],
+									 SPI_tuptable->tupdesc, c + 1, &n[c]);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
+		}
+		SPI_finish();
+		return (Datum) 0;
+	}
+
+	if (SPI_processed > 0)
+	{
+		if (tclass == TYPEFUNC_COMPOSITE)
+		{
+			result = PointerGetDatum(SPI_returntuple(SPI_tuptable->vals[0],
+													 BlessTupleDesc(tupdesc)));
+			isnull = false;
+		}
+		else
+		{
+			result = SPI_getbinval(SPI_tuptable->vals[0],
+								   SPI_tuptable->tupdesc, 1, &isnull);
+			if (!isnull)
+			{
+				int16		typlen;
+				bool		typbyval;
+
+				get_typlenbyval(SPI_gettypeid(SPI_tuptable->tupdesc, 1),
+								&typlen, &typbyval);
+				result = SPI_datumTransfer(result, typbyval, typlen);
+			}
+		}
+	}
+	SPI_finish();
+	if (isnull)
+		PG_RETURN_NULL();
+	return result;
+}
+
+/*
+ * ft._partition_indexes(index regclass) -> SETOF regclass
+ *
+ * The segvec indexes of the leaf partitions of a partitioned segvec index
+ * (SegvecPartitionIndexes: by partition name), or the index itself when it
+ * is not partitioned.  Catalog only; locks the table of the partitioned
+ * index.
+ */
+PG_FUNCTION_INFO_V1(ft_partition_indexes);
+Datum
+ft_partition_indexes(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	List	   *leaves;
+	ListCell   *lc;
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	if (SegvecRelidIsPartitionedIndex(relid))
+		leaves = SegvecPartitionIndexes(relid);
+	else
+	{
+		/* reports what relid is when it is no segvec index */
+		Relation	heap = relation_open(SegvecIndexGetHeap(relid),
+										 AccessShareLock);
+		Relation	index = SegvecOpenIndex(relid, AccessShareLock, false);
+
+		relation_close(index, AccessShareLock);
+		relation_close(heap, AccessShareLock);
+		leaves = list_make1_oid(relid);
+	}
+	foreach(lc, leaves)
+	{
+		Datum		value = ObjectIdGetDatum(lfirst_oid(lc));
+		bool		isnull = false;
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value,
+							 &isnull);
+	}
+	return (Datum) 0;
+}
