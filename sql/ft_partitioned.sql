@@ -134,6 +134,43 @@ SELECT * FROM ft.merge('pl_idx', 'batch');
 SELECT tableoid::regclass, id, price FROM pt_items WHERE id IN (8, 180, 290, 400)
  ORDER BY id;
 
+-- the upsert method (what merges use on Citus tables: INSERT ... ON
+-- CONFLICT and a DELETE of the deleted ids, the batch passed as
+-- parameters) on the partitioned table gives what one MERGE gives on the
+-- plain one: the same rows and the same counts
+CREATE FUNCTION pg_temp.queue2(idx regclass) RETURNS void LANGUAGE sql AS $$
+  SELECT ft.add(idx, '9', pg_temp.v(7009), '{"price": 99}');
+  SELECT ft.del(idx, '10');
+  SELECT ft.add(idx, '10', pg_temp.v(7010), '{"category": "film"}');
+  SELECT ft.add(idx, '3001', pg_temp.v(3001));
+  SELECT ft.del(idx, '11');
+  SELECT ft.del(idx, '99999') $$;
+SELECT pg_temp.queue2('pt_idx'), pg_temp.queue2('pl_idx');
+SET segvec.merge_method = 'upsert';
+SELECT * FROM ft.flush('pt_idx');
+RESET segvec.merge_method;
+SELECT * FROM ft.flush('pl_idx');
+SELECT tableoid::regclass, id, category, price FROM pt_items
+ WHERE id IN (9, 10, 11, 3001) ORDER BY id;
+CREATE TABLE batch2 (id bigint, embedding real[], category text, op "char");
+INSERT INTO batch2 VALUES (12, pg_temp.v(8012), 'books', 'u'),
+  (13, NULL, NULL, 'd'), (3002, pg_temp.v(8002), 'music', NULL);
+SET segvec.merge_method = 'upsert';
+SELECT * FROM ft.merge('pt_idx', 'batch2');
+RESET segvec.merge_method;
+SELECT * FROM ft.merge('pl_idx', 'batch2');
+SELECT count(*) AS differing_rows FROM
+  ((TABLE pt_items EXCEPT ALL TABLE pl_items)
+   UNION ALL (TABLE pl_items EXCEPT ALL TABLE pt_items)) d;
+-- the upsert method needs a unique id: not there on pc_items
+SET segvec.merge_method = 'upsert';
+SELECT ft.add('pc_idx', '1', '{1,2,3,4}') > 0 AS queued;
+\set VERBOSITY terse
+SELECT * FROM ft.flush('pc_idx');
+\set VERBOSITY default
+RESET segvec.merge_method;
+SELECT * FROM ft.flush('pc_idx');
+
 -- a row moving between partitions (UPDATE of the partition key), into
 -- and out of the default partition
 UPDATE pt_items SET id = 360 WHERE id = 50;
@@ -213,7 +250,7 @@ ALTER TABLE pt_items DISABLE ROW LEVEL SECURITY;
 
 -- ft.dropindex with a queue: applied first, then the index goes with its
 -- partitions' indexes and its GIN index
-SELECT ft.add('pt_idx', '4242', pg_temp.v(4242));
+SELECT ft.add('pt_idx', '4242', pg_temp.v(4242)) > 0 AS queued;
 SELECT ft.dropindex('pt_idx');
 SELECT count(*) AS left_indexes FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
   JOIN pg_am am ON am.oid = c.relam
@@ -221,5 +258,5 @@ SELECT count(*) AS left_indexes FROM pg_index i JOIN pg_class c ON c.oid = i.ind
    AND am.amname IN ('segvec', 'gin');
 SELECT tableoid::regclass, id FROM pt_items WHERE id = 4242;
 
-DROP TABLE pl_items, pt_items, pc_items, batch;
+DROP TABLE pl_items, pt_items, pc_items, batch, batch2;
 DROP ROLE ft_part_reader;
