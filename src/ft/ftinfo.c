@@ -363,6 +363,20 @@ ft_get(PG_FUNCTION_ARGS)
 	ListCell   *lc;
 	bool		rls;
 
+	/*
+	 * A Citus table: the shard that holds the id answers (through
+	 * Citus, as the caller: the shard's privileges and policies are the
+	 * table's, which Citus propagates)
+	 */
+	if (FtFanOutKind(relid) == FT_FANOUT_CITUS)
+		return FtFanOut(fcinfo,
+						psprintf("SELECT g.id, g.vector, g.segment, g.docid FROM %s g"
+								 " ORDER BY g.ord LIMIT 1",
+								 FtFanOutSource(fcinfo, FT_FANOUT_CITUS,
+												psprintf("ft.get(%%s, %s)",
+														 FtTextLiteral(text_to_cstring(idtext))),
+												NULL, false)));
+
 	InitMaterializedSRF(fcinfo, 0);
 
 	/*
@@ -445,6 +459,7 @@ ft_index_stats(PG_FUNCTION_ARGS)
 	uint32		epoch = 0;
 	int			changed = 0;
 	int			i;
+	int			kind;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -455,32 +470,32 @@ ft_index_stats(PG_FUNCTION_ARGS)
 	 * index), the newest keymap epoch; the options are the same in every
 	 * partition.
 	 */
-	if (SegvecRelidIsPartitionedIndex(relid))
+	kind = FtFanOutKind(relid);
+	if (kind != FT_FANOUT_NONE)
 	{
 		FtCheckPartitionedOwner(relid, true);
 		return FtFanOut(fcinfo,
-						"WITH s AS MATERIALIZED ("
-						" SELECT l.ord, l.idx, st.*"
-						" FROM ft._partition_indexes($1) WITH ORDINALITY l(idx, ord),"
-						" LATERAL ft.index_stats(l.idx) st)"
-						" SELECT COALESCE(sum(s.num_docs), 0)::pg_catalog.int8,"
-						" COALESCE(sum(s.mutable_docs), 0)::pg_catalog.int8,"
-						" COALESCE(sum(s.immutable_docs), 0)::pg_catalog.int8,"
-						" COALESCE(sum(s.tombstones), 0)::pg_catalog.int8,"
-						" COALESCE(sum(s.num_segments), 0)::pg_catalog.int4,"
-						" COALESCE((SELECT pg_catalog.jsonb_agg(e.v OPERATOR(pg_catalog.||)"
-						"   pg_catalog.jsonb_build_object('index', s2.idx::pg_catalog.text)"
-						"   ORDER BY s2.ord, e.o)"
-						"  FROM s s2, pg_catalog.jsonb_array_elements(s2.segments)"
-						"   WITH ORDINALITY e(v, o)), '[]'::pg_catalog.jsonb),"
-						" sum(s.keymap_entries)::pg_catalog.int8,"
-						" COALESCE(max(s.keymap_epoch), 0),"
-						" COALESCE(sum(s.keymap_buckets_changed), 0)::pg_catalog.int4,"
-						" COALESCE(sum(s.index_bytes), 0)::pg_catalog.int8,"
-						" COALESCE(max(s.dimensions), 0),"
-						" min(s.metric), min(s.m), min(s.ef_construction),"
-						" min(s.compact_threshold), ft.background_enabled()"
-						" FROM s");
+						psprintf("WITH s AS MATERIALIZED (SELECT * FROM %s f)"
+								 " SELECT COALESCE(sum(s.num_docs), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(s.mutable_docs), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(s.immutable_docs), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(s.tombstones), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(s.num_segments), 0)::pg_catalog.int4,"
+								 " COALESCE((SELECT pg_catalog.jsonb_agg(e.v OPERATOR(pg_catalog.||)"
+								 "   pg_catalog.jsonb_build_object('index', s2.idx)"
+								 "   ORDER BY s2.ord, e.o)"
+								 "  FROM s s2, pg_catalog.jsonb_array_elements(s2.segments)"
+								 "   WITH ORDINALITY e(v, o)), '[]'::pg_catalog.jsonb),"
+								 " sum(s.keymap_entries)::pg_catalog.int8,"
+								 " COALESCE(max(s.keymap_epoch), 0),"
+								 " COALESCE(sum(s.keymap_buckets_changed), 0)::pg_catalog.int4,"
+								 " COALESCE(sum(s.index_bytes), 0)::pg_catalog.int8,"
+								 " COALESCE(max(s.dimensions), 0),"
+								 " min(s.metric), min(s.m), min(s.ef_construction),"
+								 " min(s.compact_threshold), ft.background_enabled()"
+								 " FROM s",
+								 FtFanOutSource(fcinfo, kind, "ft.index_stats(%s)",
+												NULL, false)));
 	}
 
 	index = SegvecOpenIndex(relid, AccessShareLock, false);
@@ -554,19 +569,21 @@ ft_keymap_buckets(PG_FUNCTION_ARGS)
 	KeymapBucketStat *bstats;
 	uint32		epoch;
 	int			b;
+	int			kind;
 
 	/* a partitioned index: each bucket's figures summed over partitions */
-	if (SegvecRelidIsPartitionedIndex(relid))
+	kind = FtFanOutKind(relid);
+	if (kind != FT_FANOUT_NONE)
 	{
 		FtCheckPartitionedOwner(relid, true);
 		return FtFanOut(fcinfo,
-						"SELECT b.bucket, NULL::pg_catalog.int8,"
-						" sum(b.snapshot_pages)::pg_catalog.int4,"
-						" sum(b.snapshot_entries)::pg_catalog.int4,"
-						" sum(b.changes)::pg_catalog.int4"
-						" FROM ft._partition_indexes($1) l,"
-						" LATERAL ft.keymap_buckets(l) b"
-						" GROUP BY b.bucket ORDER BY b.bucket");
+						psprintf("SELECT b.bucket, NULL::pg_catalog.int8,"
+								 " sum(b.snapshot_pages)::pg_catalog.int4,"
+								 " sum(b.snapshot_entries)::pg_catalog.int4,"
+								 " sum(b.changes)::pg_catalog.int4"
+								 " FROM %s b GROUP BY b.bucket ORDER BY b.bucket",
+								 FtFanOutSource(fcinfo, kind, "ft.keymap_buckets(%s)",
+												NULL, false)));
 	}
 
 	InitMaterializedSRF(fcinfo, 0);
@@ -605,14 +622,18 @@ ft_snapshot(PG_FUNCTION_ARGS)
 	Relation	index;
 	KeymapBucketStat *bstats = palloc(sizeof(KeymapBucketStat) * SEGVEC_KEYMAP_BUCKETS);
 	uint32		epoch;
+	int			kind;
 
 	/* a partitioned index: a snapshot of each; the newest epoch */
-	if (SegvecRelidIsPartitionedIndex(relid))
+	kind = FtFanOutKind(relid);
+	if (kind != FT_FANOUT_NONE)
 	{
 		FtCheckPartitionedOwner(relid, false);
 		return FtFanOut(fcinfo,
-						"SELECT COALESCE(max(ft.snapshot(l)), 0)"
-						" FROM ft._partition_indexes($1) l");
+						psprintf("SELECT COALESCE(max(s.snapshot), 0) FROM %s s",
+								 FtFanOutSource(fcinfo, kind,
+												"(SELECT ft.snapshot(%s) AS snapshot)",
+												"snapshot pg_catalog.int4", true)));
 	}
 
 	heap = relation_open(SegvecIndexGetHeap(relid), AccessShareLock);

@@ -48,19 +48,26 @@ ft_compact(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
+	int			kind;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
-	/* a partitioned index: each partition's index, the counts summed */
-	if (SegvecRelidIsPartitionedIndex(relid))
+	/*
+	 * A partitioned index or a Citus table's: each partition's or shard's
+	 * index (every placement's), the counts summed
+	 */
+	kind = FtFanOutKind(relid);
+	if (kind != FT_FANOUT_NONE)
 	{
 		FtCheckPartitionedOwner(relid, false);
 		return FtFanOut(fcinfo,
-						"SELECT COALESCE(sum(c.docs_compacted), 0)::pg_catalog.int8,"
-						" COALESCE(sum(c.segments_created), 0)::pg_catalog.int4,"
-						" COALESCE(sum(c.segments_merged), 0)::pg_catalog.int4"
-						" FROM ft._partition_indexes($1) l, LATERAL ft.compact(l) c");
+						psprintf("SELECT COALESCE(sum(c.docs_compacted), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(c.segments_created), 0)::pg_catalog.int4,"
+								 " COALESCE(sum(c.segments_merged), 0)::pg_catalog.int4"
+								 " FROM %s c",
+								 FtFanOutSource(fcinfo, kind, "ft.compact(%s)",
+												NULL, true)));
 	}
 
 	/* the table first, as everything else locks it before its indexes */

@@ -22,22 +22,26 @@
 #include "catalog/pg_class.h"
 #include "catalog/index.h"
 #include "catalog/pg_proc.h"
+#include "commands/extension.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
+#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
 #include "ft/ftquery.h"
+#include "merge/merge.h"
 #include "store/store.h"
 
 /*
- * FtCheckPartitionedOwner: error unless the current user owns the
- * partitioned table of the partitioned index indexoid (the maintenance
- * functions need ownership; each leaf call checks its own partition's
- * owner as well).  With stats, members of pg_read_all_stats pass too.
+ * FtCheckPartitionedOwner: error unless the current user owns the table
+ * of indexoid, a partitioned index or a Citus table's (the maintenance
+ * functions need ownership; each call on a partition's or shard's index
+ * checks that one's owner as well).  With stats, members of
+ * pg_read_all_stats pass too.
  */
 void
 FtCheckPartitionedOwner(Oid indexoid, bool stats)
@@ -159,6 +163,129 @@ FtFanOut(FunctionCallInfo fcinfo, const char *sql)
 	if (isnull)
 		PG_RETURN_NULL();
 	return result;
+}
+
+/*
+ * FtFanOutKind: how a function given the index indexoid finds the indexes
+ * that hold its docs: FT_FANOUT_NONE (it is one of them),
+ * FT_FANOUT_PARTITIONS (a partitioned index: its partitions' indexes) or
+ * FT_FANOUT_CITUS (the index of a Citus distributed or reference table on
+ * a node whose copy holds no rows: its shards' indexes).  Asks Citus only
+ * when the citus extension is installed.
+ */
+int
+FtFanOutKind(Oid indexoid)
+{
+	Oid			heapoid;
+	bool		citus;
+
+	if (SegvecRelidIsPartitionedIndex(indexoid))
+		return FT_FANOUT_PARTITIONS;
+	heapoid = IndexGetRelation(indexoid, true);
+	if (!OidIsValid(heapoid))
+		return FT_FANOUT_NONE;
+	citus = MergeTableIsCitus(heapoid);
+	return citus ? FT_FANOUT_CITUS : FT_FANOUT_NONE;
+}
+
+/*
+ * FtCitusSetLocal: set the setting name to value for the rest of the
+ * current GUC nest level here and, through Citus, on the nodes the
+ * transaction's next distributed queries run on: SET LOCAL with
+ * citus.propagate_set_commands = 'local' (Citus sends the transaction's
+ * SET LOCALs to the workers it opens transactions on).  The workers keep
+ * the value to the end of the transaction.  SPI must be connected.
+ */
+void
+FtCitusSetLocal(const char *name, const char *value)
+{
+	if (SPI_execute("SET LOCAL citus.propagate_set_commands = 'local'",
+					false, 0) != SPI_OK_UTILITY ||
+		SPI_execute(psprintf("SET LOCAL %s = %s", name,
+							 quote_literal_cstr(value)),
+					false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not set %s for Citus", name);
+}
+
+/*
+ * FtTextLiteral: SQL for the text s without a quote or a percent sign in
+ * it (as its bytes in hex), for a call that FtFanOutSource substitutes
+ * into and Citus formats.
+ */
+char *
+FtTextLiteral(const char *s)
+{
+	size_t		len = strlen(s);
+	char	   *hex = palloc(len * 2 + 1);
+	size_t		i;
+
+	for (i = 0; i < len; i++)
+		sprintf(hex + 2 * i, "%02x", (unsigned char) s[i]);
+	hex[2 * len] = '\0';
+	return psprintf("pg_catalog.convert_from(pg_catalog.decode('%s', 'hex'), '%s')",
+					hex, GetDatabaseEncodingName());
+}
+
+/*
+ * FtFanOutSource: a FROM item (a parenthesised subquery) with one row per
+ * row of call run on each of the indexes FtFanOutKind found, in a stable
+ * order: columns ord (bigint), idx (text: the partition's index, or the
+ * shard) and the call's columns.  call is an ft function call with %s
+ * where the index goes, and its other arguments as literals; the
+ * statement's $1 is the index given.  The call's columns are those of the
+ * function being called (fcinfo's result type), or coldefs when given
+ * ("name type, ..."), which Citus's results are read as.  placements: on
+ * Citus, every placement of each shard (each copy of a reference table).
+ */
+char *
+FtFanOutSource(FunctionCallInfo fcinfo, int kind, const char *call,
+			   const char *coldefs, bool placements)
+{
+	StringInfoData defs;
+	TupleDesc	tupdesc = NULL;
+	int			i;
+
+	if (kind == FT_FANOUT_PARTITIONS)
+	{
+		const char *at = strstr(call, "%s");
+
+		if (at == NULL)
+			elog(ERROR, "fan-out call \"%s\" has no %%s", call);
+		return psprintf("(SELECT l.ord, l.idx::pg_catalog.text AS idx, f.*"
+						" FROM ft._partition_indexes($1) WITH ORDINALITY l(idx, ord),"
+						" LATERAL %.*sl.idx%s f)",
+						(int) (at - call), call, at + 2);
+	}
+
+	initStringInfo(&defs);
+	if (coldefs != NULL)
+		appendStringInfoString(&defs, coldefs);
+	else
+	{
+		ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+		if (rsinfo != NULL && IsA(rsinfo, ReturnSetInfo) &&
+			rsinfo->expectedDesc != NULL)
+			tupdesc = rsinfo->expectedDesc;
+		else if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+			elog(ERROR, "return type must be a row type");
+		for (i = 0; i < tupdesc->natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(tupdesc, i);
+
+			appendStringInfo(&defs, "%s%s %s", i > 0 ? ", " : "",
+							 quote_identifier(NameStr(att->attname)),
+							 format_type_extended(att->atttypid, att->atttypmod,
+												  FORMAT_TYPE_TYPEMOD_GIVEN |
+												  FORMAT_TYPE_FORCE_QUALIFY));
+		}
+	}
+	return psprintf("(SELECT c.ord, c.shard AS idx, f.*"
+					" FROM ft._citus_fanout($1, %s, %s) WITH ORDINALITY c(shard, result, ord),"
+					" LATERAL pg_catalog.jsonb_array_elements(c.result) e(j),"
+					" LATERAL pg_catalog.jsonb_to_record(e.j) AS f(%s))",
+					quote_literal_cstr(call), placements ? "true" : "false",
+					defs.data);
 }
 
 /*

@@ -352,6 +352,9 @@ run_query(FunctionCallInfo fcinfo, FtIndexInfo *info, FtQuery *q,
 	if (ef_search > 0)
 		c->ef_search = ef_search;
 	nestlevel = push_ef_search(c->ef_search);
+	/* a Citus table: the shards' scans must see it too */
+	if (c->ef_search > 0 && MergeTableIsCitus(info->heapoid))
+		FtCitusSetLocal("segvec.ef_search", psprintf("%d", c->ef_search));
 
 	ret = execute_with_pending(c, pending);
 	if (ret != SPI_OK_SELECT)

@@ -365,6 +365,7 @@ ft_verify(PG_FUNCTION_ARGS)
 	Datum	   *ex;
 	ListCell   *lc;
 	SavedIdentity saved;
+	int			kind;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -374,33 +375,39 @@ ft_verify(PG_FUNCTION_ARGS)
 	 * applies to each), the counts summed, the examples prefixed with the
 	 * partition's index.
 	 */
-	if (SegvecRelidIsPartitionedIndex(relid))
+	kind = FtFanOutKind(relid);
+	if (kind != FT_FANOUT_NONE)
 	{
+		char	   *call;
+
 		FtCheckPartitionedOwner(relid, false);
+		call = psprintf("ft.verify(%%s, %s, %s)",
+						PG_ARGISNULL(1) ? "NULL" :
+						PG_GETARG_BOOL(1) ? "true" : "false",
+						PG_ARGISNULL(2) ? "NULL" :
+						psprintf(INT64_FORMAT "::pg_catalog.int8", PG_GETARG_INT64(2)));
 		return FtFanOut(fcinfo,
-						"WITH v AS MATERIALIZED ("
-						" SELECT l.ord, l.idx, r.*"
-						" FROM ft._partition_indexes($1) WITH ORDINALITY l(idx, ord),"
-						" LATERAL ft.verify(l.idx, $2, $3) r)"
-						" SELECT COALESCE(sum(heap_rows), 0)::pg_catalog.int8,"
-						" COALESCE(sum(indexed_docs), 0)::pg_catalog.int8,"
-						" COALESCE(sum(missing_docs), 0)::pg_catalog.int8,"
-						" COALESCE(sum(duplicate_docs), 0)::pg_catalog.int8,"
-						" COALESCE(sum(docs_in_two_segments), 0)::pg_catalog.int8,"
-						" COALESCE(sum(keymap_entries), 0)::pg_catalog.int8,"
-						" COALESCE(sum(phantom_entries), 0)::pg_catalog.int8,"
-						" COALESCE(sum(checksum_mismatches), 0)::pg_catalog.int8,"
-						" COALESCE(sum(missing_keymap_entries), 0)::pg_catalog.int8,"
-						" COALESCE(sum(search_checked), 0)::pg_catalog.int8,"
-						" COALESCE(sum(search_misses), 0)::pg_catalog.int8,"
-						" COALESCE(sum(repaired), 0)::pg_catalog.int8,"
-						" COALESCE((SELECT pg_catalog.array_agg(v2.idx::pg_catalog.text"
-						"   OPERATOR(pg_catalog.||) ': ' OPERATOR(pg_catalog.||) e.x"
-						"   ORDER BY v2.ord, e.o)"
-						"  FROM v v2, pg_catalog.unnest(v2.examples) WITH ORDINALITY e(x, o)),"
-						"  '{}'::pg_catalog.text[]),"
-						" COALESCE(sum(unreachable_nodes), 0)::pg_catalog.int8"
-						" FROM v");
+						psprintf("WITH v AS MATERIALIZED (SELECT * FROM %s f)"
+								 " SELECT COALESCE(sum(heap_rows), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(indexed_docs), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(missing_docs), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(duplicate_docs), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(docs_in_two_segments), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(keymap_entries), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(phantom_entries), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(checksum_mismatches), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(missing_keymap_entries), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(search_checked), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(search_misses), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(repaired), 0)::pg_catalog.int8,"
+								 " COALESCE((SELECT pg_catalog.array_agg(v2.idx"
+								 "   OPERATOR(pg_catalog.||) ': ' OPERATOR(pg_catalog.||) e.x"
+								 "   ORDER BY v2.ord, e.o)"
+								 "  FROM v v2, pg_catalog.unnest(v2.examples) WITH ORDINALITY e(x, o)),"
+								 "  '{}'::pg_catalog.text[]),"
+								 " COALESCE(sum(unreachable_nodes), 0)::pg_catalog.int8"
+								 " FROM v",
+								 FtFanOutSource(fcinfo, kind, call, NULL, false)));
 	}
 
 	memset(&vs, 0, sizeof(vs));

@@ -58,6 +58,7 @@
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
+#include "hooks/testhooks.h"
 #include "jobs/jobs.h"
 #include "merge/merge.h"
 #include "store/store.h"
@@ -839,7 +840,11 @@ tuple_counts(Oid relid, int64 *counts)
 /*
  * MergeTableIsCitus: is heapoid a Citus distributed or reference table?
  * Asks Citus's catalog (through ft._citus_kind) only when the citus
- * extension is installed.  SPI must be connected.
+ * extension is installed.  For the tests of the Citus paths on a node
+ * without Citus: with segvec.enable_test_hooks on and segvec.test_point =
+ * 'as-citus', every table with a row in ft_test_citus_shards(tbl regclass)
+ * is (a test table that also stubs Citus's run_command_on_shards and
+ * run_command_on_placements).
  */
 bool
 MergeTableIsCitus(Oid heapoid)
@@ -847,15 +852,23 @@ MergeTableIsCitus(Oid heapoid)
 	Oid			argtype = REGCLASSOID;
 	Datum		arg = ObjectIdGetDatum(heapoid);
 	bool		isnull;
+	bool		result;
+	const char *sql = "SELECT ft._citus_kind($1) IS NOT NULL";
 
-	if (!OidIsValid(get_extension_oid("citus", true)))
+	if (segvec_enable_test_hooks && strcmp(segvec_test_point, "as-citus") == 0)
+		sql = "SELECT EXISTS (SELECT FROM public.ft_test_citus_shards t"
+			" WHERE t.tbl OPERATOR(pg_catalog.=) $1)";
+	else if (!OidIsValid(get_extension_oid("citus", true)))
 		return false;
-	if (SPI_execute_with_args("SELECT ft._citus_kind($1) IS NOT NULL", 1,
-							  &argtype, &arg, NULL, false, 1) != SPI_OK_SELECT ||
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args(sql, 1, &argtype, &arg, NULL, false, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "could not ask Citus about table %u", heapoid);
-	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
-									  SPI_tuptable->tupdesc, 1, &isnull));
+	result = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
+										SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	return result;
 }
 
 /* The method MergeRun applies rows of t with (segvec.merge_method) */

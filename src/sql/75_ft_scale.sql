@@ -123,3 +123,81 @@ BEGIN
 	RETURN col;
 END
 $$;
+
+/*
+ * ft._shard_index(shard, index_name): on a node holding shard (a shard
+ * table of a Citus table), the shard's copy of the segvec index
+ * index_name: Citus names it <index_name>_<shard id>.  Internal, called
+ * through run_command_on_shards.
+ */
+CREATE FUNCTION ft._shard_index(shard regclass, index_name text)
+	RETURNS regclass
+	LANGUAGE plpgsql STABLE
+	SET search_path = pg_catalog, pg_temp
+	AS $$
+DECLARE
+	found regclass;
+	suffix text;
+BEGIN
+	SELECT substring(c.relname from '_[0-9]+$') INTO suffix
+	FROM pg_class c WHERE c.oid = shard;
+	SELECT i.indexrelid::regclass INTO found
+	FROM pg_index i
+		JOIN pg_class ic ON ic.oid = i.indexrelid
+		JOIN pg_am am ON am.oid = ic.relam AND am.amname = 'segvec'
+	WHERE i.indrelid = shard
+	ORDER BY ic.relname = index_name || suffix DESC,
+		ic.relname LIKE left(index_name, 40) || '%' DESC, ic.relname
+	LIMIT 1;
+	IF found IS NULL THEN
+		RAISE EXCEPTION 'shard "%" has no segvec index "%"', shard, index_name || coalesce(suffix, '')
+			USING ERRCODE = 'undefined_object';
+	END IF;
+	RETURN found;
+END
+$$;
+
+/*
+ * ft._citus_fanout(index, call, placements): run call, an ft function
+ * call with %s where the shard's index goes, on every shard of the Citus
+ * table of index (with placements, on every placement: each copy of a
+ * reference table), through run_command_on_shards or
+ * run_command_on_placements; one row per shard (or placement) with the
+ * rows of the call as a jsonb array.  Errors if a shard fails.  Internal:
+ * the ft functions combine the rows (src/ft/ftpart.c).
+ */
+CREATE FUNCTION ft._citus_fanout(index regclass, call text,
+	placements boolean DEFAULT false)
+	RETURNS TABLE (shard text, result jsonb)
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS $$
+DECLARE
+	tbl regclass;
+	idxname text;
+	cmd text;
+	r record;
+BEGIN
+	SELECT i.indrelid::regclass, c.relname INTO tbl, idxname
+	FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+	WHERE i.indexrelid = index;
+	-- Citus puts the shard's name where the command says %s
+	cmd := format('SELECT COALESCE(pg_catalog.json_agg(pg_catalog.to_json(f)), ''[]''::pg_catalog.json)::pg_catalog.text FROM %s f',
+		replace(call, '%s', format('ft._shard_index(''%%s''::pg_catalog.regclass, %L)', idxname)));
+	FOR r IN EXECUTE format(
+		'SELECT %s AS shard, p.success, p.result FROM pg_catalog.%s($1, $2) p ORDER BY 1',
+		CASE WHEN placements THEN 'p.nodename || '':'' || p.nodeport || ''/'' || p.shardid'
+			ELSE 'p.shardid::pg_catalog.text' END,
+		CASE WHEN placements THEN 'run_command_on_placements'
+			ELSE 'run_command_on_shards' END)
+		USING tbl, cmd
+	LOOP
+		IF NOT r.success THEN
+			RAISE EXCEPTION 'could not run % on shard %: %', call, r.shard, r.result;
+		END IF;
+		shard := r.shard;
+		result := r.result::jsonb;
+		RETURN NEXT;
+	END LOOP;
+END
+$$;
