@@ -14,67 +14,67 @@ CREATE FUNCTION pg_temp.v(i int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
   SELECT array_agg(sin(i * sqrt(j + 1::float8) + j)::real ORDER BY j)
   FROM generate_series(1, 4) j $$;
 
-CREATE TABLE pl_items (id bigint, embedding real[], category text,
+CREATE TABLE ftpt_pl (id bigint, embedding real[], category text,
   price numeric);
-CREATE TABLE pt_items (id bigint, embedding real[], category text,
+CREATE TABLE ftpt_pt (id bigint, embedding real[], category text,
   price numeric) PARTITION BY RANGE (id);
-CREATE TABLE pt_items_1 PARTITION OF pt_items FOR VALUES FROM (1) TO (101);
-CREATE TABLE pt_items_2 PARTITION OF pt_items FOR VALUES FROM (101) TO (201);
-CREATE TABLE pt_items_3 PARTITION OF pt_items FOR VALUES FROM (201) TO (301);
-CREATE TABLE pt_items_def PARTITION OF pt_items DEFAULT;
-INSERT INTO pl_items
+CREATE TABLE ftpt_pt_1 PARTITION OF ftpt_pt FOR VALUES FROM (1) TO (101);
+CREATE TABLE ftpt_pt_2 PARTITION OF ftpt_pt FOR VALUES FROM (101) TO (201);
+CREATE TABLE ftpt_pt_3 PARTITION OF ftpt_pt FOR VALUES FROM (201) TO (301);
+CREATE TABLE ftpt_pt_def PARTITION OF ftpt_pt DEFAULT;
+INSERT INTO ftpt_pl
   SELECT i, pg_temp.v(i), (ARRAY['books', 'music', 'film'])[1 + i % 3], i
   FROM generate_series(1, 320) i;
-INSERT INTO pt_items SELECT * FROM pl_items;
-SELECT tableoid::regclass, count(*) FROM pt_items GROUP BY 1 ORDER BY 1;
+INSERT INTO ftpt_pt SELECT * FROM ftpt_pl;
+SELECT tableoid::regclass, count(*) FROM ftpt_pt GROUP BY 1 ORDER BY 1;
 
 -- ft.create: the segvec index on the parent (on every partition), and a
 -- unique btree on the id, which is the partition key
-SELECT ft.create('pl_idx', 'pl_items', 'id', 'embedding');
-SELECT ft.create('pt_idx', 'pt_items', 'id', 'embedding');
+SELECT ft.create('ftpt_pl_idx', 'ftpt_pl', 'id', 'embedding');
+SELECT ft.create('ftpt_pt_idx', 'ftpt_pt', 'id', 'embedding');
 SELECT c.relname, c.relkind, i.indisunique, am.amname
   FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
   JOIN pg_am am ON am.oid = c.relam
- WHERE i.indrelid = 'pt_items'::regclass ORDER BY c.relname;
-SELECT count(*) AS partition_indexes FROM ft._partition_indexes('pt_idx');
-SELECT * FROM ft._partition_indexes('pl_idx');
+ WHERE i.indrelid = 'ftpt_pt'::regclass ORDER BY c.relname;
+SELECT count(*) AS partition_indexes FROM ft._partition_indexes('ftpt_pt_idx');
+SELECT * FROM ft._partition_indexes('ftpt_pl_idx');
 
 -- partitioned by another column: no unique index can hold the ids
-CREATE TABLE pc_items (id bigint, embedding real[], category text)
+CREATE TABLE ftpt_pc (id bigint, embedding real[], category text)
   PARTITION BY LIST (category);
-CREATE TABLE pc_items_b PARTITION OF pc_items FOR VALUES IN ('books');
-CREATE TABLE pc_items_o PARTITION OF pc_items DEFAULT;
+CREATE TABLE ftpt_pc_b PARTITION OF ftpt_pc FOR VALUES IN ('books');
+CREATE TABLE ftpt_pc_o PARTITION OF ftpt_pc DEFAULT;
 \set VERBOSITY terse
-SELECT ft.create('pc_idx', 'pc_items', 'id', 'embedding');
+SELECT ft.create('ftpt_pc_idx', 'ftpt_pc', 'id', 'embedding');
 \set VERBOSITY default
 SELECT c.relname, i.indisunique FROM pg_index i
   JOIN pg_class c ON c.oid = i.indexrelid
- WHERE i.indrelid = 'pc_items'::regclass ORDER BY c.relname;
+ WHERE i.indrelid = 'ftpt_pc'::regclass ORDER BY c.relname;
 
 -- ft.list: the parent's index with all docs, not the partitions'
 SELECT index, tbl, id_column, vector_column, metric, num_docs
-  FROM ft.list() WHERE tbl::text IN ('pl_items', 'pt_items', 'pc_items')
+  FROM ft.list() WHERE tbl::text IN ('ftpt_pl', 'ftpt_pt', 'ftpt_pc')
  ORDER BY index::text;
 
 -- ft.info: the same counts
 SELECT (SELECT row(num_docs, mutable_docs + immutable_docs, tombstones,
 		keymap_entries, dimensions, metric, m, ef_construction, pending)
-		FROM ft.info('pt_idx')) AS pt,
+		FROM ft.info('ftpt_pt_idx')) AS pt,
 	   (SELECT row(num_docs, mutable_docs + immutable_docs, tombstones,
 		keymap_entries, dimensions, metric, m, ef_construction, pending)
-		FROM ft.info('pl_idx')) AS pl;
+		FROM ft.info('ftpt_pl_idx')) AS pl;
 
 -- ft.search: one answer, then 30 queries equal (ids, order, distances)
-SELECT id, distance FROM ft.search('pt_idx', pg_temp.v(1000), 5);
+SELECT id, distance FROM ft.search('ftpt_pt_idx', pg_temp.v(1000), 5);
 CREATE FUNCTION pg_temp.same_search(k int, ef int, flt text) RETURNS bigint
 LANGUAGE sql AS $$
   SELECT count(*) FROM generate_series(1, 30) q
   WHERE (SELECT array_agg(row(s.id, s.distance, s.fields) ORDER BY s.o)
-		 FROM ft.search('pt_idx', pg_temp.v(q * 37 + 1000), k, flt,
+		 FROM ft.search('ftpt_pt_idx', pg_temp.v(q * 37 + 1000), k, flt,
 						ef_search => ef) WITH ORDINALITY s(id, distance, fields, o))
 	IS DISTINCT FROM
 		(SELECT array_agg(row(s.id, s.distance, s.fields) ORDER BY s.o)
-		 FROM ft.search('pl_idx', pg_temp.v(q * 37 + 1000), k, flt,
+		 FROM ft.search('ftpt_pl_idx', pg_temp.v(q * 37 + 1000), k, flt,
 						ef_search => ef) WITH ORDINALITY s(id, distance, fields, o)) $$;
 SELECT pg_temp.same_search(10, NULL, NULL) AS mismatches,
 	   pg_temp.same_search(25, 400, '@category:{music}') AS filtered_mismatches;
@@ -83,29 +83,29 @@ SELECT pg_temp.same_search(10, NULL, NULL) AS mismatches,
 CREATE FUNCTION pg_temp.same_query(q text, p jsonb) RETURNS boolean
 LANGUAGE sql AS $$
   SELECT (SELECT array_agg(row(s.id, s.distance, s.fields) ORDER BY s.o)
-		  FROM ft.query('pt_idx', q, p) WITH ORDINALITY s(id, distance, fields, o))
+		  FROM ft.query('ftpt_pt_idx', q, p) WITH ORDINALITY s(id, distance, fields, o))
 	IS NOT DISTINCT FROM
 		 (SELECT array_agg(row(s.id, s.distance, s.fields) ORDER BY s.o)
-		  FROM ft.query('pl_idx', q, p) WITH ORDINALITY s(id, distance, fields, o)) $$;
+		  FROM ft.query('ftpt_pl_idx', q, p) WITH ORDINALITY s(id, distance, fields, o)) $$;
 SELECT pg_temp.same_query('(@category:{books} @price:[10 200])=>[KNN 7 @embedding $v AS score]',
 		jsonb_build_object('v', to_jsonb(pg_temp.v(2000)))) AS knn_same,
 	   pg_temp.same_query('@price:[10 20]', '{"SORTBY": ["price", "DESC"]}') AS sortby_same;
-SELECT id, distance FROM ft.query('pt_idx', '*=>[KNN 3 @embedding $v]',
+SELECT id, distance FROM ft.query('ftpt_pt_idx', '*=>[KNN 3 @embedding $v]',
 		jsonb_build_object('v', to_jsonb(pg_temp.v(2000))));
 SELECT count(*) > 0 AS explained
-  FROM ft.explain('pt_idx', '*=>[KNN 3 @embedding $v]',
+  FROM ft.explain('ftpt_pt_idx', '*=>[KNN 3 @embedding $v]',
 		jsonb_build_object('v', to_jsonb(pg_temp.v(2000))));
 
 -- ft.get and ft.similar: a row of each partition, the default one's too
 SELECT g.id, g.vector = pg_temp.v(g.id::int) AS right_vector
-  FROM unnest(ARRAY['5', '150', '250', '310', '999']) k, ft.get('pt_idx', k) g;
+  FROM unnest(ARRAY['5', '150', '250', '310', '999']) k, ft.get('ftpt_pt_idx', k) g;
 SELECT count(*) AS get_mismatches FROM generate_series(1, 330) k
- WHERE (SELECT array_agg(row(id, vector)) FROM ft.get('pt_idx', k::text))
-	IS DISTINCT FROM (SELECT array_agg(row(id, vector)) FROM ft.get('pl_idx', k::text));
-SELECT * FROM ft.similar('pt_idx', '150', 4);
+ WHERE (SELECT array_agg(row(id, vector)) FROM ft.get('ftpt_pt_idx', k::text))
+	IS DISTINCT FROM (SELECT array_agg(row(id, vector)) FROM ft.get('ftpt_pl_idx', k::text));
+SELECT * FROM ft.similar('ftpt_pt_idx', '150', 4);
 SELECT count(*) AS similar_mismatches FROM generate_series(1, 330, 7) k
- WHERE (SELECT array_agg(row(id, distance)) FROM ft.similar('pt_idx', k::text, 6))
-	IS DISTINCT FROM (SELECT array_agg(row(id, distance)) FROM ft.similar('pl_idx', k::text, 6));
+ WHERE (SELECT array_agg(row(id, distance)) FROM ft.similar('ftpt_pt_idx', k::text, 6))
+	IS DISTINCT FROM (SELECT array_agg(row(id, distance)) FROM ft.similar('ftpt_pl_idx', k::text, 6));
 
 -- ft.add / ft.del / ft.flush: queued on the parent's index, read by
 -- searches before they are applied, applied to the partitions owning the ids
@@ -115,27 +115,27 @@ CREATE FUNCTION pg_temp.queue(idx regclass) RETURNS void LANGUAGE sql AS $$
   SELECT ft.add(idx, '250', pg_temp.v(5250));
   SELECT ft.del(idx, '120');
   SELECT ft.del(idx, '315') $$;
-SELECT pg_temp.queue('pt_idx'), pg_temp.queue('pl_idx');
-SELECT (SELECT pending FROM ft.info('pt_idx')) AS pt_pending,
-	   (SELECT pending FROM ft.info('pl_idx')) AS pl_pending;
+SELECT pg_temp.queue('ftpt_pt_idx'), pg_temp.queue('ftpt_pl_idx');
+SELECT (SELECT pending FROM ft.info('ftpt_pt_idx')) AS pt_pending,
+	   (SELECT pending FROM ft.info('ftpt_pl_idx')) AS pl_pending;
 SELECT pg_temp.same_search(10, NULL, NULL) AS pending_mismatches;
-SELECT * FROM ft.flush('pt_idx');
-SELECT * FROM ft.flush('pl_idx');
-SELECT tableoid::regclass, id, category, price FROM pt_items
+SELECT * FROM ft.flush('ftpt_pt_idx');
+SELECT * FROM ft.flush('ftpt_pl_idx');
+SELECT tableoid::regclass, id, category, price FROM ftpt_pt
  WHERE id IN (7, 3000, 250, 120, 315) ORDER BY id;
 SELECT pg_temp.same_search(10, NULL, NULL) AS flushed_mismatches;
 
 -- ft.merge from a table: rows of several partitions, a new one
-CREATE TABLE batch (id bigint, embedding real[], price numeric);
-INSERT INTO batch VALUES (8, pg_temp.v(6008), 80), (180, pg_temp.v(6180), 1),
+CREATE TABLE ftpt_batch (id bigint, embedding real[], price numeric);
+INSERT INTO ftpt_batch VALUES (8, pg_temp.v(6008), 80), (180, pg_temp.v(6180), 1),
   (290, pg_temp.v(6290), 2), (400, pg_temp.v(6400), 3);
-SELECT * FROM ft.merge('pt_idx', 'batch');
-SELECT * FROM ft.merge('pl_idx', 'batch');
-SELECT tableoid::regclass, id, price FROM pt_items WHERE id IN (8, 180, 290, 400)
+SELECT * FROM ft.merge('ftpt_pt_idx', 'ftpt_batch');
+SELECT * FROM ft.merge('ftpt_pl_idx', 'ftpt_batch');
+SELECT tableoid::regclass, id, price FROM ftpt_pt WHERE id IN (8, 180, 290, 400)
  ORDER BY id;
 
 -- the upsert method (what merges use on Citus tables: INSERT ... ON
--- CONFLICT and a DELETE of the deleted ids, the batch passed as
+-- CONFLICT and a DELETE of the deleted ids, the ftpt_batch passed as
 -- parameters) on the partitioned table gives what one MERGE gives on the
 -- plain one: the same rows and the same counts
 CREATE FUNCTION pg_temp.queue2(idx regclass) RETURNS void LANGUAGE sql AS $$
@@ -145,56 +145,56 @@ CREATE FUNCTION pg_temp.queue2(idx regclass) RETURNS void LANGUAGE sql AS $$
   SELECT ft.add(idx, '3001', pg_temp.v(3001));
   SELECT ft.del(idx, '11');
   SELECT ft.del(idx, '99999') $$;
-SELECT pg_temp.queue2('pt_idx'), pg_temp.queue2('pl_idx');
+SELECT pg_temp.queue2('ftpt_pt_idx'), pg_temp.queue2('ftpt_pl_idx');
 SET segvec.merge_method = 'upsert';
-SELECT * FROM ft.flush('pt_idx');
+SELECT * FROM ft.flush('ftpt_pt_idx');
 RESET segvec.merge_method;
-SELECT * FROM ft.flush('pl_idx');
-SELECT tableoid::regclass, id, category, price FROM pt_items
+SELECT * FROM ft.flush('ftpt_pl_idx');
+SELECT tableoid::regclass, id, category, price FROM ftpt_pt
  WHERE id IN (9, 10, 11, 3001) ORDER BY id;
-CREATE TABLE batch2 (id bigint, embedding real[], category text, op "char");
-INSERT INTO batch2 VALUES (12, pg_temp.v(8012), 'books', 'u'),
+CREATE TABLE ftpt_batch2 (id bigint, embedding real[], category text, op "char");
+INSERT INTO ftpt_batch2 VALUES (12, pg_temp.v(8012), 'books', 'u'),
   (13, NULL, NULL, 'd'), (3002, pg_temp.v(8002), 'music', NULL);
 SET segvec.merge_method = 'upsert';
-SELECT * FROM ft.merge('pt_idx', 'batch2');
+SELECT * FROM ft.merge('ftpt_pt_idx', 'ftpt_batch2');
 RESET segvec.merge_method;
-SELECT * FROM ft.merge('pl_idx', 'batch2');
+SELECT * FROM ft.merge('ftpt_pl_idx', 'ftpt_batch2');
 SELECT count(*) AS differing_rows FROM
-  ((TABLE pt_items EXCEPT ALL TABLE pl_items)
-   UNION ALL (TABLE pl_items EXCEPT ALL TABLE pt_items)) d;
--- the upsert method needs a unique id: not there on pc_items
+  ((TABLE ftpt_pt EXCEPT ALL TABLE ftpt_pl)
+   UNION ALL (TABLE ftpt_pl EXCEPT ALL TABLE ftpt_pt)) d;
+-- the upsert method needs a unique id: not there on ftpt_pc
 SET segvec.merge_method = 'upsert';
-SELECT ft.add('pc_idx', '1', '{1,2,3,4}') > 0 AS queued;
+SELECT ft.add('ftpt_pc_idx', '1', '{1,2,3,4}') > 0 AS queued;
 \set VERBOSITY terse
-SELECT * FROM ft.flush('pc_idx');
+SELECT * FROM ft.flush('ftpt_pc_idx');
 \set VERBOSITY default
 RESET segvec.merge_method;
-SELECT * FROM ft.flush('pc_idx');
+SELECT * FROM ft.flush('ftpt_pc_idx');
 
 -- a row moving between partitions (UPDATE of the partition key), into
 -- and out of the default partition
-UPDATE pt_items SET id = 360 WHERE id = 50;
-UPDATE pl_items SET id = 360 WHERE id = 50;
-UPDATE pt_items SET id = 50 WHERE id = 305;
-UPDATE pl_items SET id = 50 WHERE id = 305;
-SELECT tableoid::regclass, id FROM pt_items WHERE id IN (50, 305, 360)
+UPDATE ftpt_pt SET id = 360 WHERE id = 50;
+UPDATE ftpt_pl SET id = 360 WHERE id = 50;
+UPDATE ftpt_pt SET id = 50 WHERE id = 305;
+UPDATE ftpt_pl SET id = 50 WHERE id = 305;
+SELECT tableoid::regclass, id FROM ftpt_pt WHERE id IN (50, 305, 360)
  ORDER BY id;
-SELECT k, (SELECT array_agg(id) FROM ft.get('pt_idx', k)) AS pt,
-		  (SELECT array_agg(id) FROM ft.get('pl_idx', k)) AS pl
+SELECT k, (SELECT array_agg(id) FROM ft.get('ftpt_pt_idx', k)) AS pt,
+		  (SELECT array_agg(id) FROM ft.get('ftpt_pl_idx', k)) AS pl
   FROM unnest(ARRAY['50', '305', '360']) k;
 SELECT pg_temp.same_search(10, NULL, NULL) AS moved_mismatches;
 
 -- ft.compact: each partition's index; then all docs immutable
-SELECT (SELECT docs_compacted FROM ft.compact('pt_idx')) AS pt_compacted,
-	   (SELECT docs_compacted FROM ft.compact('pl_idx')) AS pl_compacted;
+SELECT (SELECT docs_compacted FROM ft.compact('ftpt_pt_idx')) AS pt_compacted,
+	   (SELECT docs_compacted FROM ft.compact('ftpt_pl_idx')) AS pl_compacted;
 SELECT num_docs, mutable_docs, immutable_docs, num_segments,
 	   jsonb_array_length(segments) AS segments_listed,
 	   (SELECT count(DISTINCT s ->> 'index') FROM jsonb_array_elements(segments) s)
 		 AS indexes_listed
-  FROM ft.info('pt_idx');
-SELECT num_docs, mutable_docs, immutable_docs FROM ft.info('pl_idx');
-SELECT (SELECT count(*) FROM pt_items WHERE embedding IS NOT NULL) AS pt_rows,
-	   (SELECT count(*) FROM pl_items WHERE embedding IS NOT NULL) AS pl_rows;
+  FROM ft.info('ftpt_pt_idx');
+SELECT num_docs, mutable_docs, immutable_docs FROM ft.info('ftpt_pl_idx');
+SELECT (SELECT count(*) FROM ftpt_pt WHERE embedding IS NOT NULL) AS pt_rows,
+	   (SELECT count(*) FROM ftpt_pl WHERE embedding IS NOT NULL) AS pl_rows;
 -- graph segments searched with the same ef_search: the same answers
 SELECT pg_temp.same_search(10, 400, NULL) AS compacted_mismatches,
 	   pg_temp.same_search(10, 400, '@category:{books}') AS compacted_filtered_mismatches;
@@ -204,59 +204,59 @@ SELECT heap_rows, indexed_docs, missing_docs, duplicate_docs,
 	   docs_in_two_segments, keymap_entries, phantom_entries,
 	   checksum_mismatches, missing_keymap_entries, search_checked,
 	   search_misses, repaired, examples, unreachable_nodes
-  FROM ft.verify('pt_idx');
+  FROM ft.verify('ftpt_pt_idx');
 SELECT heap_rows, indexed_docs, missing_docs, keymap_entries, search_checked,
-	   search_misses FROM ft.verify('pl_idx');
+	   search_misses FROM ft.verify('ftpt_pl_idx');
 
 -- ft.snapshot, ft.keymap_buckets: summed over partitions
-SELECT ft.snapshot('pt_idx') > 0 AS snapshot_written;
-SELECT (SELECT sum(snapshot_entries) FROM ft.keymap_buckets('pt_idx')) AS pt_entries,
-	   (SELECT sum(snapshot_entries) FROM ft.keymap_buckets('pl_idx')) AS pl_entries,
-	   (SELECT count(*) FROM ft.keymap_buckets('pt_idx')) AS buckets;
+SELECT ft.snapshot('ftpt_pt_idx') > 0 AS snapshot_written;
+SELECT (SELECT sum(snapshot_entries) FROM ft.keymap_buckets('ftpt_pt_idx')) AS pt_entries,
+	   (SELECT sum(snapshot_entries) FROM ft.keymap_buckets('ftpt_pl_idx')) AS pl_entries,
+	   (SELECT count(*) FROM ft.keymap_buckets('ftpt_pt_idx')) AS buckets;
 
 -- ft.alter and ft.hybrid: TEXT fields on every partition's index
-SELECT ft.alter('pt_idx', text_fields => '{category}');
-SELECT ft.alter('pl_idx', text_fields => '{category}');
+SELECT ft.alter('ftpt_pt_idx', text_fields => '{category}');
+SELECT ft.alter('ftpt_pl_idx', text_fields => '{category}');
 SELECT c.relname, c.reloptions FROM pg_class c
- WHERE c.oid IN (SELECT ft._partition_indexes('pt_idx')) ORDER BY 1;
+ WHERE c.oid IN (SELECT ft._partition_indexes('ftpt_pt_idx')) ORDER BY 1;
 SELECT pg_temp.same_query('@category:film', '{"SORTBY": ["price", "ASC"], "LIMIT": [0, 5]}')
 		AS text_same;
 SELECT (SELECT array_agg(row(h.*) ORDER BY h.score DESC, h.id)
-		  FROM ft.hybrid('pt_idx', 'books', pg_temp.v(4000), 8) h)
+		  FROM ft.hybrid('ftpt_pt_idx', 'books', pg_temp.v(4000), 8) h)
 	IS NOT DISTINCT FROM
 	   (SELECT array_agg(row(h.*) ORDER BY h.score DESC, h.id)
-		  FROM ft.hybrid('pl_idx', 'books', pg_temp.v(4000), 8) h) AS hybrid_same;
+		  FROM ft.hybrid('ftpt_pl_idx', 'books', pg_temp.v(4000), 8) h) AS hybrid_same;
 
 -- privileges and policies are the parent's: a role that may read the
 -- parent but no partition, and sees only books through a policy
 CREATE ROLE ft_part_reader;
-GRANT SELECT ON pt_items TO ft_part_reader;
-ALTER TABLE pt_items ENABLE ROW LEVEL SECURITY;
-CREATE POLICY books ON pt_items FOR SELECT USING (category = 'books');
+GRANT SELECT ON ftpt_pt TO ft_part_reader;
+ALTER TABLE ftpt_pt ENABLE ROW LEVEL SECURITY;
+CREATE POLICY books ON ftpt_pt FOR SELECT USING (category = 'books');
 SET ROLE ft_part_reader;
-SELECT id, category FROM pt_items WHERE id IN (9, 10, 11) ORDER BY id;
-SELECT k, (SELECT id FROM ft.get('pt_idx', k)) AS got
+SELECT id, category FROM ftpt_pt WHERE id IN (9, 10, 11) ORDER BY id;
+SELECT k, (SELECT id FROM ft.get('ftpt_pt_idx', k)) AS got
   FROM unnest(ARRAY['9', '10', '11']) k;
 SELECT count(*) AS found, count(*) FILTER (WHERE s.fields ->> 'category' <> 'books')
 		AS not_books
-  FROM ft.search('pt_idx', pg_temp.v(1000), 20) s;
+  FROM ft.search('ftpt_pt_idx', pg_temp.v(1000), 20) s;
 \set VERBOSITY terse
-SELECT * FROM ft.compact('pt_idx');
-SELECT num_docs FROM ft.info('pt_idx');
+SELECT * FROM ft.compact('ftpt_pt_idx');
+SELECT num_docs FROM ft.info('ftpt_pt_idx');
 \set VERBOSITY default
 RESET ROLE;
-DROP POLICY books ON pt_items;
-ALTER TABLE pt_items DISABLE ROW LEVEL SECURITY;
+DROP POLICY books ON ftpt_pt;
+ALTER TABLE ftpt_pt DISABLE ROW LEVEL SECURITY;
 
 -- ft.dropindex with a queue: applied first, then the index goes with its
 -- partitions' indexes and its GIN index
-SELECT ft.add('pt_idx', '4242', pg_temp.v(4242)) > 0 AS queued;
-SELECT ft.dropindex('pt_idx');
+SELECT ft.add('ftpt_pt_idx', '4242', pg_temp.v(4242)) > 0 AS queued;
+SELECT ft.dropindex('ftpt_pt_idx');
 SELECT count(*) AS left_indexes FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
   JOIN pg_am am ON am.oid = c.relam
- WHERE i.indrelid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'pt_items'::regclass)
+ WHERE i.indrelid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'ftpt_pt'::regclass)
    AND am.amname IN ('segvec', 'gin');
-SELECT tableoid::regclass, id FROM pt_items WHERE id = 4242;
+SELECT tableoid::regclass, id FROM ftpt_pt WHERE id = 4242;
 
-DROP TABLE pl_items, pt_items, pc_items, batch, batch2;
+DROP TABLE ftpt_pl, ftpt_pt, ftpt_pc, ftpt_batch, ftpt_batch2;
 DROP ROLE ft_part_reader;

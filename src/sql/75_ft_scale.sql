@@ -32,13 +32,14 @@ CREATE FUNCTION ft._ensure_id_btree(tbl regclass, id_column name)
 	AS $$
 DECLARE
 	qual text;
+	tblname name;
 	dist text;
 	err text;
 BEGIN
 	IF ft.has_key_btree_index(tbl, id_column) THEN
 		RETURN;
 	END IF;
-	SELECT format('%I.%I', n.nspname, c.relname) INTO qual
+	SELECT format('%I.%I', n.nspname, c.relname), c.relname INTO qual, tblname
 	FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 	WHERE c.oid = tbl;
 
@@ -46,7 +47,7 @@ BEGIN
 	dist := ft._citus_distribution_column(tbl);
 	IF dist IS NOT NULL AND dist IS DISTINCT FROM id_column::text THEN
 		RAISE WARNING 'table "%" is distributed by column "%", not by its id "%": creating a non-unique btree on the id',
-			tbl, dist, id_column
+			tblname, dist, id_column
 			USING DETAIL = 'Nothing keeps an id from being on two shards: queued upserts and ft.merge update or delete every row with a matched id, and two sessions inserting a new id at once both insert it.',
 				HINT = 'Distribute the table by its id column to get a unique id.';
 		EXECUTE format('CREATE INDEX ON %s (%I)', qual, id_column);
@@ -58,13 +59,13 @@ BEGIN
 	EXCEPTION
 		WHEN unique_violation THEN
 			RAISE WARNING 'ids in column "%" of "%" repeat: creating a non-unique btree on it',
-				id_column, tbl;
+				id_column, tblname;
 			EXECUTE format('CREATE INDEX ON %s (%I)', qual, id_column);
 		WHEN feature_not_supported THEN
 			-- a partitioned table whose partition key is not (only) the id
 			GET STACKED DIAGNOSTICS err = MESSAGE_TEXT;
 			RAISE WARNING 'id column "%" is not the partition key of "%": creating a non-unique btree on it',
-				id_column, tbl
+				id_column, tblname
 				USING DETAIL = format('A unique index cannot be built (%s).  Nothing keeps an id from being in two partitions: queued upserts and ft.merge update or delete every row with a matched id, and two sessions inserting a new id at once both insert it.', err),
 					HINT = 'Partition the table by its id column to get a unique id.';
 			EXECUTE format('CREATE INDEX ON %s (%I)', qual, id_column);
