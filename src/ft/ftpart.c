@@ -1,14 +1,16 @@
 /*-------------------------------------------------------------------------
  *
  * ftpart.c
- *	  The ft API on partitioned tables: a segvec index on a partitioned
- *	  table is a partitioned index without storage, each leaf partition
- *	  has its own segvec index.  A function given the partitioned index
- *	  runs itself on each leaf index and combines the results (counts
- *	  summed, lists concatenated), through one SQL statement per call
- *	  (FtFanOut).  Searches need none of this: they query the partitioned
- *	  table, and the planner merges the partitions' index scans by
- *	  distance (a Merge Append under the LIMIT).
+ *	  The ft API on partitioned tables and on Citus.  A segvec index on a
+ *	  partitioned table is a partitioned index without storage, each leaf
+ *	  partition has its own segvec index; a Citus table's index where
+ *	  queries are planned holds no rows, its shards' copies do.  A
+ *	  function given such an index runs itself on each partition's or
+ *	  shard's index and combines the results (counts summed, lists
+ *	  concatenated), through one SQL statement per call (FtFanOut over
+ *	  FtFanOutSource).  Searches need none of this: they query the table,
+ *	  and the planner (or Citus) merges the partitions' (shards') index
+ *	  scans by distance.
  *
  * src/ft/ftpart.c
  *
@@ -22,7 +24,6 @@
 #include "catalog/pg_class.h"
 #include "catalog/index.h"
 #include "catalog/pg_proc.h"
-#include "commands/extension.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
