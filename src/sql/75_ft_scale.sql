@@ -140,15 +140,16 @@ DECLARE
 	found regclass;
 	suffix text;
 BEGIN
-	SELECT substring(c.relname from '_[0-9]+$') INTO suffix
-	FROM pg_class c WHERE c.oid = shard;
+	-- from pg_index and the index definitions only: Citus hides shards
+	-- from queries of pg_class by some clients
+	suffix := substring(shard::text from '_[0-9]+$');
 	SELECT i.indexrelid::regclass INTO found
 	FROM pg_index i
-		JOIN pg_class ic ON ic.oid = i.indexrelid
-		JOIN pg_am am ON am.oid = ic.relam AND am.amname = 'segvec'
 	WHERE i.indrelid = shard
-	ORDER BY ic.relname = index_name || suffix DESC,
-		ic.relname LIKE left(index_name, 40) || '%' DESC, ic.relname
+		AND pg_get_indexdef(i.indexrelid) LIKE '% USING segvec %'
+	ORDER BY pg_get_indexdef(i.indexrelid)
+			LIKE 'CREATE INDEX ' || quote_ident(index_name || suffix) || ' ON %' DESC,
+		i.indexrelid
 	LIMIT 1;
 	IF found IS NULL THEN
 		RAISE EXCEPTION 'shard "%" has no segvec index "%"', shard, index_name || coalesce(suffix, '')
