@@ -1284,6 +1284,9 @@ source_stmt(MergeTarget *t, Oid srcoid)
 				 errdetail("A merge source is a table, view, materialized view or foreign table.")));
 	has_ctid = src->rd_rel->relkind == RELKIND_RELATION ||
 		src->rd_rel->relkind == RELKIND_MATVIEW;
+	/* a Citus table's ctids are its shards', not one order */
+	if (has_ctid && MergeTableIsCitus(srcoid))
+		has_ctid = false;
 	desc = RelationGetDescr(src);
 
 	memset(&m, 0, sizeof(m));

@@ -174,13 +174,17 @@ is( $coord->safe_psql('postgres',
 is($coord->safe_psql('postgres', "SELECT num_docs = (SELECT count(*) FROM items) FROM ft.info('items_idx')"),
 	't', 'ft.info num_docs equals count(*) after the merges');
 
+cmp_ok( $workers[0]->safe_psql('postgres',
+		"SET citus.show_shards_for_app_name_prefixes = '*'; SELECT count(*) FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE a.amname = 'segvec' AND c.relname LIKE 'items_idx%'"),
+	'>', 0, 'a worker holds shards\' segvec indexes');
+
 # ft.dropindex with a queue: applied first
 $coord->safe_psql('postgres', "SELECT ft.add('items_idx', '9100', v(9100))");
 $coord->safe_psql('postgres', "SELECT ft.dropindex('items_idx')");
 is($coord->safe_psql('postgres', "SELECT count(*) FROM items WHERE id = 9100"),
 	'1', 'ft.dropindex applied the queued upsert');
 is( $workers[0]->safe_psql('postgres',
-		"SELECT count(*) FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE a.amname = 'segvec' AND c.relname LIKE 'items_idx%'"),
+		"SET citus.show_shards_for_app_name_prefixes = '*'; SELECT count(*) FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE a.amname = 'segvec' AND c.relname LIKE 'items_idx%'"),
 	'0', 'ft.dropindex dropped the shards\' indexes');
 
 # distributed by another column: a plain id btree and a WARNING
