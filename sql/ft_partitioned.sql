@@ -116,6 +116,10 @@ CREATE FUNCTION pg_temp.queue(idx regclass) RETURNS void LANGUAGE sql AS $$
   SELECT ft.del(idx, '120');
   SELECT ft.del(idx, '315') $$;
 SELECT pg_temp.queue('ftpt_pt_idx'), pg_temp.queue('ftpt_pl_idx');
+SELECT (SELECT array_agg(row(id, op, vector, fields) ORDER BY id) FROM ft.pending_for('ftpt_pt_idx'))
+	IS NOT DISTINCT FROM
+	   (SELECT array_agg(row(id, op, vector, fields) ORDER BY id) FROM ft.pending_for('ftpt_pl_idx'))
+	AS same_pending;
 SELECT (SELECT pending FROM ft.info('ftpt_pt_idx')) AS pt_pending,
 	   (SELECT pending FROM ft.info('ftpt_pl_idx')) AS pl_pending;
 SELECT pg_temp.same_search(10, NULL, NULL) AS pending_mismatches;
@@ -129,6 +133,11 @@ SELECT pg_temp.same_search(10, NULL, NULL) AS flushed_mismatches;
 CREATE TABLE ftpt_batch (id bigint, embedding real[], price numeric);
 INSERT INTO ftpt_batch VALUES (8, pg_temp.v(6008), 80), (180, pg_temp.v(6180), 1),
   (290, pg_temp.v(6290), 2), (400, pg_temp.v(6400), 3);
+SELECT ft.has_key_btree_index('ftpt_pt', 'id') AS pt_btree,
+	   ft.has_key_btree_index('ftpt_pc', 'id') AS pc_btree;
+SELECT count(*) FILTER (WHERE p LIKE '%Merge on ftpt_pt%') AS merge_nodes,
+	   count(*) FILTER (WHERE p LIKE '%Index%Scan%ftpt_pt_%id_idx%') > 0 AS probes_btree
+  FROM ft.merge_plan('ftpt_pt_idx', 'ftpt_batch') p;
 SELECT * FROM ft.merge('ftpt_pt_idx', 'ftpt_batch');
 SELECT * FROM ft.merge('ftpt_pl_idx', 'ftpt_batch');
 SELECT tableoid::regclass, id, price FROM ftpt_pt WHERE id IN (8, 180, 290, 400)
@@ -208,6 +217,16 @@ SELECT heap_rows, indexed_docs, missing_docs, duplicate_docs,
 SELECT heap_rows, indexed_docs, missing_docs, keymap_entries, search_checked,
 	   search_misses FROM ft.verify('ftpt_pl_idx');
 
+-- a doc lost in one partition's index: ft.verify finds it and repairs it
+SET segvec.enable_test_hooks = on;
+SELECT ft._stage_phantom('ftpt_pt_idx', '150') > 0 AS staged;
+RESET segvec.enable_test_hooks;
+SELECT missing_docs, phantom_entries, examples <> '{}' AS has_examples,
+	   (SELECT bool_and(e LIKE 'ftpt_pt_2_%') FROM unnest(examples) e) AS in_partition_2
+  FROM ft.verify('ftpt_pt_idx');
+SELECT repaired > 0 AS repaired FROM ft.verify('ftpt_pt_idx', repair => true);
+SELECT missing_docs, phantom_entries FROM ft.verify('ftpt_pt_idx');
+
 -- ft.snapshot, ft.keymap_buckets: summed over partitions
 SELECT ft.snapshot('ftpt_pt_idx') > 0 AS snapshot_written;
 SELECT (SELECT sum(snapshot_entries) FROM ft.keymap_buckets('ftpt_pt_idx')) AS pt_entries,
@@ -257,6 +276,12 @@ SELECT count(*) AS left_indexes FROM pg_index i JOIN pg_class c ON c.oid = i.ind
  WHERE i.indrelid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'ftpt_pt'::regclass)
    AND am.amname IN ('segvec', 'gin');
 SELECT tableoid::regclass, id FROM ftpt_pt WHERE id = 4242;
+
+-- ft.dropindex DD: the docs of every partition go
+INSERT INTO ftpt_pc VALUES (2, '{1,1,1,1}', 'books'), (3, '{2,2,2,2}', 'other'),
+  (4, NULL, 'books');
+SELECT ft.dropindex('ftpt_pc_idx', delete_docs => true);
+SELECT tableoid::regclass, id FROM ftpt_pc ORDER BY id;
 
 DROP TABLE ftpt_pl, ftpt_pt, ftpt_pc, ftpt_batch, ftpt_batch2;
 DROP ROLE ft_part_reader;
