@@ -33,6 +33,7 @@
 #include "utils/snapmgr.h"
 
 #include "compact/compact.h"
+#include "ft/ftquery.h"
 #include "graph/graph.h"
 #include "hooks/testhooks.h"
 #include "jobs/jobs.h"
@@ -205,23 +206,36 @@ key_from_text(Relation heap, Relation index, text *id)
 /*
  * Does row-level security let the current user see the heap row at tid?
  * Asks a query on the table, to which the policies apply as to any query
- * of the caller (a TID scan: one row).
+ * of the caller (a TID scan: one row).  policyrel is heap, or the
+ * partitioned table heap is a partition of: then the query reads the
+ * partitioned table (whose policies apply, not the partition's), limited
+ * to heap by tableoid.
  */
 static bool
-row_passes_policies(Relation heap, ItemPointer tid)
+row_passes_policies(Relation policyrel, Relation heap, ItemPointer tid)
 {
-	Oid			argtype = TIDOID;
-	Datum		arg = PointerGetDatum(tid);
+	Oid			argtypes[2] = {TIDOID, OIDOID};
+	Datum		args[2];
 	bool		visible;
+	const char *sql;
 
+	args[0] = PointerGetDatum(tid);
+	args[1] = ObjectIdGetDatum(RelationGetRelid(heap));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args(psprintf("SELECT 1 FROM ONLY %s t WHERE t.ctid OPERATOR(pg_catalog.=) $1",
-									   quote_qualified_identifier(get_namespace_name(RelationGetNamespace(heap)),
-																  RelationGetRelationName(heap))),
-							  1, &argtype, &arg, NULL, true, 1) != SPI_OK_SELECT)
+	if (policyrel == heap)
+		sql = psprintf("SELECT 1 FROM ONLY %s t WHERE t.ctid OPERATOR(pg_catalog.=) $1",
+					   quote_qualified_identifier(get_namespace_name(RelationGetNamespace(heap)),
+												  RelationGetRelationName(heap)));
+	else
+		sql = psprintf("SELECT 1 FROM %s t WHERE t.tableoid OPERATOR(pg_catalog.=) $2"
+					   " AND t.ctid OPERATOR(pg_catalog.=) $1",
+					   quote_qualified_identifier(get_namespace_name(RelationGetNamespace(policyrel)),
+												  RelationGetRelationName(policyrel)));
+	if (SPI_execute_with_args(sql, policyrel == heap ? 1 : 2, argtypes, args,
+							  NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not check the row-level security of table \"%s\"",
-			 RelationGetRelationName(heap));
+			 RelationGetRelationName(policyrel));
 	visible = SPI_processed > 0;
 	SPI_finish();
 	return visible;
@@ -252,6 +266,80 @@ vector_array(const float *v, int dim)
 }
 
 /*
+ * get_one: ft.get on the (not partitioned) segvec index relid: put the row
+ * with this id that the caller's snapshot sees into rsinfo's tuplestore;
+ * returns whether there was one.  policyrel, when not NULL, is the
+ * partitioned table whose privileges (checked by the caller) and
+ * row-level security (rls: whether it applies) stand for the index's
+ * table, a partition of it; when NULL, the index's own table's are
+ * checked here.
+ */
+static bool
+get_one(Oid relid, text *idtext, Relation policyrel, bool rls,
+		ReturnSetInfo *rsinfo)
+{
+	Relation	heap;
+	Relation	index;
+	Datum		key;
+	bytea	   *keybin;
+	uint64		key_hash;
+	KeymapEntry *entries;
+	int			nentries,
+				i;
+	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+	ItemPointerData visible_tid;
+	bool		found = false;
+
+	index = open_keyed_index(relid, &heap);
+
+	if (policyrel == NULL)
+	{
+		if (pg_class_aclcheck(RelationGetRelid(heap), GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, RelationGetRelationName(heap));
+		/* errors, as a query would, if row_security = off and policies apply */
+		rls = check_enable_rls(RelationGetRelid(heap), InvalidOid, false) ==
+			RLS_ENABLED;
+	}
+
+	key = key_from_text(heap, index, idtext);
+	keybin = SendFunctionCall(SegvecKeySendProc(index), key);
+	key_hash = SegvecKeyHashBytes(keybin);
+	SegvecGetMetaInfo(index, info);
+
+	nentries = KeymapLookup(index, key_hash, &entries);
+	for (i = 0; i < nentries; i++)
+	{
+		FoundDoc	fd;
+		Datum		values[4];
+		bool		nulls[4] = {false, false, false, false};
+
+		if (!find_doc(index, info, entries[i].docid, &fd))
+			continue;
+		if (!heap_row_matches(heap, index, &fd.doc.heaptid,
+							  GetActiveSnapshot(), keybin, &visible_tid))
+			continue;
+		if (rls && !row_passes_policies(policyrel ? policyrel : heap, heap,
+										&visible_tid))
+			continue;
+
+		values[0] = CStringGetTextDatum(key_to_text(index, key));
+		values[1] = PointerGetDatum(vector_array(fd.vector, info->dimensions));
+		values[2] = CStringGetTextDatum(fd.segno != 0 ?
+										psprintf("segment %d", fd.segno) :
+										(fd.doc.flags & SEGVEC_DOC_ALIAS) ?
+										"mutable (alias)" : "mutable");
+		values[3] = Int64GetDatum((int64) fd.doc.docid);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		found = true;
+		break;
+	}
+
+	relation_close(index, AccessShareLock);
+	relation_close(heap, AccessShareLock);
+	return found;
+}
+
+/*
  * ft.get(index regclass, id text) -> (id text, vector real[], segment text,
  *	 docid bigint)
  *
@@ -271,60 +359,65 @@ ft_get(PG_FUNCTION_ARGS)
 	Oid			relid = PG_GETARG_OID(0);
 	text	   *idtext = PG_GETARG_TEXT_PP(1);
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Relation	heap;
-	Relation	index;
-	Datum		key;
-	bytea	   *keybin;
-	uint64		key_hash;
-	KeymapEntry *entries;
-	int			nentries,
-				i;
-	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
-	ItemPointerData visible_tid;
+	Relation	parent = NULL;
+	Relation	policyrel;
+	List	   *leaves;
+	ListCell   *lc;
 	bool		rls;
 
+	/*
+	 * A Citus table: the shard that holds the id answers (through
+	 * Citus, as the caller: the shard's privileges and policies are the
+	 * table's, which Citus propagates)
+	 */
+	if (FtFanOutKind(relid) == FT_FANOUT_CITUS)
+		return FtFanOut(fcinfo,
+						psprintf("SELECT g.id, g.vector, g.segment, g.docid FROM %s g"
+								 " ORDER BY g.ord LIMIT 1",
+								 FtFanOutSource(fcinfo, FT_FANOUT_CITUS,
+												psprintf("ft.get(%%s, %s)",
+														 FtTextLiteral(text_to_cstring(idtext))),
+												NULL, false)));
+
 	InitMaterializedSRF(fcinfo, 0);
-	index = open_keyed_index(relid, &heap);
 
-	if (pg_class_aclcheck(RelationGetRelid(heap), GetUserId(), ACL_SELECT) != ACLCHECK_OK)
-		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, RelationGetRelationName(heap));
-	/* errors, as a query would, if row_security = off and policies apply */
-	rls = check_enable_rls(RelationGetRelid(heap), InvalidOid, false) ==
-		RLS_ENABLED;
-
-	key = key_from_text(heap, index, idtext);
-	keybin = SendFunctionCall(SegvecKeySendProc(index), key);
-	key_hash = SegvecKeyHashBytes(keybin);
-	SegvecGetMetaInfo(index, info);
-
-	nentries = KeymapLookup(index, key_hash, &entries);
-	for (i = 0; i < nentries; i++)
+	/*
+	 * A partitioned index: the privileges and policies are those of the
+	 * partitioned table (a query of it checks no partition's), and the id
+	 * is looked up in each partition's keymap until one holds it.
+	 */
+	if (SegvecRelidIsPartitionedIndex(relid))
 	{
-		FoundDoc	fd;
-		Datum		values[4];
-		bool		nulls[4] = {false, false, false, false};
-
-		if (!find_doc(index, info, entries[i].docid, &fd))
-			continue;
-		if (!heap_row_matches(heap, index, &fd.doc.heaptid,
-							  GetActiveSnapshot(), keybin, &visible_tid))
-			continue;
-		if (rls && !row_passes_policies(heap, &visible_tid))
-			continue;
-
-		values[0] = CStringGetTextDatum(key_to_text(index, key));
-		values[1] = PointerGetDatum(vector_array(fd.vector, info->dimensions));
-		values[2] = CStringGetTextDatum(fd.segno != 0 ?
-										psprintf("segment %d", fd.segno) :
-										(fd.doc.flags & SEGVEC_DOC_ALIAS) ?
-										"mutable (alias)" : "mutable");
-		values[3] = Int64GetDatum((int64) fd.doc.docid);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		break;
+		leaves = SegvecPartitionIndexes(relid);
+		parent = relation_open(IndexGetRelation(relid, false),
+							   AccessShareLock);
+		policyrel = parent;
+	}
+	else
+	{
+		leaves = list_make1_oid(relid);
+		policyrel = NULL;
 	}
 
-	relation_close(index, AccessShareLock);
-	relation_close(heap, AccessShareLock);
+	rls = false;
+	if (parent != NULL)
+	{
+		if (pg_class_aclcheck(RelationGetRelid(parent), GetUserId(),
+							  ACL_SELECT) != ACLCHECK_OK)
+			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE,
+						   RelationGetRelationName(parent));
+		rls = check_enable_rls(RelationGetRelid(parent), InvalidOid, false) ==
+			RLS_ENABLED;
+	}
+
+	foreach(lc, leaves)
+	{
+		if (get_one(lfirst_oid(lc), idtext, policyrel, rls, rsinfo))
+			break;
+	}
+
+	if (parent != NULL)
+		relation_close(parent, AccessShareLock);
 	return (Datum) 0;
 }
 
@@ -368,9 +461,44 @@ ft_index_stats(PG_FUNCTION_ARGS)
 	uint32		epoch = 0;
 	int			changed = 0;
 	int			i;
+	int			kind;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+
+	/*
+	 * A partitioned index: the partitions' figures, counts and sizes
+	 * summed, their segments listed in partition order (each with its
+	 * index), the newest keymap epoch; the options are the same in every
+	 * partition.
+	 */
+	kind = FtFanOutKind(relid);
+	if (kind != FT_FANOUT_NONE)
+	{
+		FtCheckPartitionedOwner(relid, true);
+		return FtFanOut(fcinfo,
+						psprintf("WITH s AS MATERIALIZED (SELECT * FROM %s f)"
+								 " SELECT COALESCE(sum(s.num_docs), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(s.mutable_docs), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(s.immutable_docs), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(s.tombstones), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(s.num_segments), 0)::pg_catalog.int4,"
+								 " COALESCE((SELECT pg_catalog.jsonb_agg(e.v OPERATOR(pg_catalog.||)"
+								 "   pg_catalog.jsonb_build_object('index', s2.idx)"
+								 "   ORDER BY s2.ord, e.o)"
+								 "  FROM s s2, pg_catalog.jsonb_array_elements(s2.segments)"
+								 "   WITH ORDINALITY e(v, o)), '[]'::pg_catalog.jsonb),"
+								 " sum(s.keymap_entries)::pg_catalog.int8,"
+								 " COALESCE(max(s.keymap_epoch), 0),"
+								 " COALESCE(sum(s.keymap_buckets_changed), 0)::pg_catalog.int4,"
+								 " COALESCE(sum(s.index_bytes), 0)::pg_catalog.int8,"
+								 " COALESCE(max(s.dimensions), 0),"
+								 " min(s.metric), min(s.m), min(s.ef_construction),"
+								 " min(s.compact_threshold), ft.background_enabled()"
+								 " FROM s",
+								 FtFanOutSource(fcinfo, kind, "ft.index_stats(%s)",
+												NULL, false)));
+	}
 
 	index = SegvecOpenIndex(relid, AccessShareLock, false);
 	SegvecCheckStatsPrivilege(index);
@@ -443,6 +571,22 @@ ft_keymap_buckets(PG_FUNCTION_ARGS)
 	KeymapBucketStat *bstats;
 	uint32		epoch;
 	int			b;
+	int			kind;
+
+	/* a partitioned index: each bucket's figures summed over partitions */
+	kind = FtFanOutKind(relid);
+	if (kind != FT_FANOUT_NONE)
+	{
+		FtCheckPartitionedOwner(relid, true);
+		return FtFanOut(fcinfo,
+						psprintf("SELECT b.bucket, NULL::pg_catalog.int8,"
+								 " sum(b.snapshot_pages)::pg_catalog.int4,"
+								 " sum(b.snapshot_entries)::pg_catalog.int4,"
+								 " sum(b.changes)::pg_catalog.int4"
+								 " FROM %s b GROUP BY b.bucket ORDER BY b.bucket",
+								 FtFanOutSource(fcinfo, kind, "ft.keymap_buckets(%s)",
+												NULL, false)));
+	}
 
 	InitMaterializedSRF(fcinfo, 0);
 	index = SegvecOpenIndex(relid, AccessShareLock, false);
@@ -477,6 +621,19 @@ ft_snapshot(PG_FUNCTION_ARGS)
 	Relation	index;
 	KeymapBucketStat *bstats = palloc(sizeof(KeymapBucketStat) * SEGVEC_KEYMAP_BUCKETS);
 	uint32		epoch;
+	int			kind;
+
+	/* a partitioned index: a snapshot of each; the newest epoch */
+	kind = FtFanOutKind(relid);
+	if (kind != FT_FANOUT_NONE)
+	{
+		FtCheckPartitionedOwner(relid, false);
+		return FtFanOut(fcinfo,
+						psprintf("SELECT COALESCE(max(s.snapshot), 0) FROM %s s",
+								 FtFanOutSource(fcinfo, kind,
+												"(SELECT ft.snapshot(%s) AS snapshot)",
+												"snapshot pg_catalog.int4", true)));
+	}
 
 	heap = relation_open(SegvecIndexGetHeap(relid), AccessShareLock);
 	index = SegvecOpenIndex(relid, RowExclusiveLock, true);

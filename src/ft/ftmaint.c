@@ -23,6 +23,7 @@
 #include "utils/rel.h"
 
 #include "compact/compact.h"
+#include "ft/ftquery.h"
 #include "keymap/keymap.h"
 #include "store/store.h"
 
@@ -47,9 +48,27 @@ ft_compact(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
+	int			kind;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+
+	/*
+	 * A partitioned index or a Citus table's: each partition's or shard's
+	 * index (every placement's), the counts summed
+	 */
+	kind = FtFanOutKind(relid);
+	if (kind != FT_FANOUT_NONE)
+	{
+		FtCheckPartitionedOwner(relid, false);
+		return FtFanOut(fcinfo,
+						psprintf("SELECT COALESCE(sum(c.docs_compacted), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(c.segments_created), 0)::pg_catalog.int4,"
+								 " COALESCE(sum(c.segments_merged), 0)::pg_catalog.int4"
+								 " FROM %s c",
+								 FtFanOutSource(fcinfo, kind, "ft.compact(%s)",
+												NULL, true)));
+	}
 
 	/* the table first, as everything else locks it before its indexes */
 	heap = relation_open(SegvecIndexGetHeap(relid), AccessShareLock);

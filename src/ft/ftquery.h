@@ -22,6 +22,7 @@
 
 #include "access/tupdesc.h"
 #include "executor/spi.h"
+#include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
 #include "utils/jsonb.h"
@@ -279,5 +280,19 @@ extern void FtLoadFieldOptions(FtIndexInfo *info, Relation index);
 
 /* ftsearch.c */
 extern FtIndexInfo *FtGetIndexInfo(Oid indexoid);
+
+/* ftpart.c: the API on partitioned tables and on Citus */
+#define FT_FANOUT_NONE			0
+#define FT_FANOUT_PARTITIONS	1
+#define FT_FANOUT_CITUS			2
+
+extern void FtCheckPartitionedOwner(Oid indexoid, bool stats);
+extern Datum FtFanOut(FunctionCallInfo fcinfo, const char *sql);
+extern int	FtFanOutKind(Oid indexoid);
+extern char *FtTextLiteral(const char *s);
+extern void FtCitusSetLocal(const char *name, const char *value);
+extern char *FtFanOutSource(FunctionCallInfo fcinfo, int kind,
+							const char *call, const char *coldefs,
+							bool placements);
 
 #endif							/* FTQUERY_H */

@@ -74,6 +74,7 @@ FtGetIndexInfo(Oid indexoid)
 	HeapTuple	tup;
 	SegvecMetaInfo meta;
 	char	   *name;
+	List	   *leaves = NIL;
 
 	heapoid = IndexGetRelation(indexoid, true);
 	if (!OidIsValid(heapoid))
@@ -96,7 +97,14 @@ FtGetIndexInfo(Oid indexoid)
 		aclcheck_error(ACLCHECK_NO_PRIV,
 					   get_relkind_objtype(heap->rd_rel->relkind),
 					   RelationGetRelationName(heap));
-	index = SegvecOpenIndex(indexoid, AccessShareLock, false);
+	if (SegvecRelidIsPartitionedIndex(indexoid))
+	{
+		/* the statement queries the partitioned table: its index is enough */
+		index = relation_open(indexoid, AccessShareLock);
+		leaves = SegvecPartitionIndexes(indexoid);
+	}
+	else
+		index = SegvecOpenIndex(indexoid, AccessShareLock, false);
 
 	info->indexoid = indexoid;
 	info->heapoid = heapoid;
@@ -138,9 +146,43 @@ FtGetIndexInfo(Oid indexoid)
 		get_namespace_name(((Form_pg_operator) GETSTRUCT(tup))->oprnamespace);
 	ReleaseSysCache(tup);
 
-	SegvecGetMetaInfo(index, &meta);
-	info->dimensions = meta.dimensions;
-	FtLoadFieldOptions(info, index);
+	if (leaves == NIL)
+	{
+		SegvecGetMetaInfo(index, &meta);
+		info->dimensions = meta.dimensions;
+		FtLoadFieldOptions(info, index);
+	}
+	else
+	{
+		ListCell   *lc;
+		bool		first = true;
+
+		/*
+		 * A partitioned index: the dimension of the partitions' indexes
+		 * (the first one that has one), and the dialect options of the
+		 * first partition's, which ft.alter sets on every partition (a
+		 * partitioned index's own options cannot be altered).
+		 */
+		info->dimensions = 0;
+		foreach(lc, leaves)
+		{
+			Oid			leafoid = lfirst_oid(lc);
+			Relation	leafheap = relation_open(IndexGetRelation(leafoid, false),
+												 AccessShareLock);
+			Relation	leaf = SegvecOpenIndex(leafoid, AccessShareLock, false);
+
+			if (first)
+				FtLoadFieldOptions(info, leaf);
+			first = false;
+			if (info->dimensions == 0)
+			{
+				SegvecGetMetaInfo(leaf, &meta);
+				info->dimensions = meta.dimensions;
+			}
+			relation_close(leaf, NoLock);
+			relation_close(leafheap, NoLock);
+		}
+	}
 
 	relation_close(index, NoLock);
 	relation_close(heap, NoLock);
@@ -310,6 +352,9 @@ run_query(FunctionCallInfo fcinfo, FtIndexInfo *info, FtQuery *q,
 	if (ef_search > 0)
 		c->ef_search = ef_search;
 	nestlevel = push_ef_search(c->ef_search);
+	/* a Citus table: the shards' scans must see it too */
+	if (c->ef_search > 0 && MergeTableIsCitus(info->heapoid))
+		FtCitusSetLocal("segvec.ef_search", psprintf("%d", c->ef_search));
 
 	ret = execute_with_pending(c, pending);
 	if (ret != SPI_OK_SELECT)

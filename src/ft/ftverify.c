@@ -49,6 +49,7 @@
 #include "utils/snapmgr.h"
 
 #include "am/am.h"
+#include "ft/ftquery.h"
 #include "graph/graph.h"
 #include "hooks/testhooks.h"
 #include "keymap/keymap.h"
@@ -375,9 +376,50 @@ ft_verify(PG_FUNCTION_ARGS)
 	Datum	   *ex;
 	ListCell   *lc;
 	SavedIdentity saved;
+	int			kind;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+
+	/*
+	 * A partitioned index: each partition's index checked (search_limit
+	 * applies to each), the counts summed, the examples prefixed with the
+	 * partition's index.
+	 */
+	kind = FtFanOutKind(relid);
+	if (kind != FT_FANOUT_NONE)
+	{
+		char	   *call;
+
+		FtCheckPartitionedOwner(relid, false);
+		call = psprintf("ft.verify(%%s, %s, %s)",
+						PG_ARGISNULL(1) ? "NULL" :
+						PG_GETARG_BOOL(1) ? "true" : "false",
+						PG_ARGISNULL(2) ? "NULL" :
+						psprintf(INT64_FORMAT "::pg_catalog.int8", PG_GETARG_INT64(2)));
+		return FtFanOut(fcinfo,
+						psprintf("WITH v AS MATERIALIZED (SELECT * FROM %s f)"
+								 " SELECT COALESCE(sum(heap_rows), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(indexed_docs), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(missing_docs), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(duplicate_docs), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(docs_in_two_segments), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(keymap_entries), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(phantom_entries), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(checksum_mismatches), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(missing_keymap_entries), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(search_checked), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(search_misses), 0)::pg_catalog.int8,"
+								 " COALESCE(sum(repaired), 0)::pg_catalog.int8,"
+								 " COALESCE((SELECT pg_catalog.array_agg(v2.idx"
+								 "   OPERATOR(pg_catalog.||) ': ' OPERATOR(pg_catalog.||) e.x"
+								 "   ORDER BY v2.ord, e.o)"
+								 "  FROM v v2, pg_catalog.unnest(v2.examples) WITH ORDINALITY e(x, o)),"
+								 "  '{}'::pg_catalog.text[]),"
+								 " COALESCE(sum(unreachable_nodes), 0)::pg_catalog.int8"
+								 " FROM v",
+								 FtFanOutSource(fcinfo, kind, call, NULL, false)));
+	}
 
 	memset(&vs, 0, sizeof(vs));
 	vs.repair = PG_GETARG_BOOL(1);
@@ -584,6 +626,16 @@ ft_stage_phantom(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("ft._stage_phantom is a test hook"),
 				 errhint("Set segvec.enable_test_hooks to use it.")));
+
+	/* a partitioned index: the partition whose index holds the id */
+	if (SegvecRelidIsPartitionedIndex(relid))
+	{
+		FtCheckPartitionedOwner(relid, false);
+		return FtFanOut(fcinfo,
+						"SELECT ft._stage_phantom(l, $2)"
+						" FROM ft._partition_indexes($1) l"
+						" WHERE EXISTS (SELECT FROM ft.get(l, $2)) LIMIT 1");
+	}
 
 	heap = relation_open(SegvecIndexGetHeap(relid), AccessShareLock);
 	index = SegvecOpenIndex(relid, RowExclusiveLock, true);

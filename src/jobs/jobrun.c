@@ -151,7 +151,10 @@ run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 	index = try_relation_open(indexid, NoLock);
 	if (index == NULL)
 		return JOB_SKIPPED;
-	if (!SegvecIsSegvecIndex(index) || index->rd_index->indrelid != heapid ||
+	/* a partitioned index has only a queue of merges, no storage */
+	if (!(SegvecIsSegvecIndex(index) ||
+		  (kind == SEGVEC_JOB_MERGE && SegvecIsPartitionedIndex(index))) ||
+		index->rd_index->indrelid != heapid ||
 		RELATION_IS_OTHER_TEMP(index))
 	{
 		relation_close(index, NoLock);

@@ -18,6 +18,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -227,7 +228,40 @@ ft_submit_job(PG_FUNCTION_ARGS)
 	Relation	index;
 	bool		temp;
 
-	index = SegvecOpenIndex(relid, AccessShareLock, true);
+	/*
+	 * A partitioned index: its queue is its own (merge), the compaction
+	 * and snapshot jobs are its partitions' indexes'.
+	 */
+	if (kind != SEGVEC_JOB_MERGE && SegvecRelidIsPartitionedIndex(relid))
+	{
+		List	   *leaves = SegvecPartitionIndexes(relid);
+		ListCell   *lc;
+		bool		any = false;
+
+		foreach(lc, leaves)
+		{
+			index = SegvecOpenIndex(lfirst_oid(lc), AccessShareLock, true);
+			temp = RelationUsesLocalBuffers(index);
+			relation_close(index, AccessShareLock);
+			if (!temp && SegvecSubmitJobExt(lfirst_oid(lc), kind, true))
+				any = true;
+		}
+		PG_RETURN_BOOL(any);
+	}
+	if (SegvecRelidIsPartitionedIndex(relid))
+	{
+		index = relation_open(relid, AccessShareLock);
+#if PG_VERSION_NUM >= 160000
+		if (!object_ownercheck(RelationRelationId, index->rd_index->indrelid,
+							   GetUserId()))
+#else
+		if (!pg_class_ownercheck(index->rd_index->indrelid, GetUserId()))
+#endif
+			aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE,
+						   get_rel_name(index->rd_index->indrelid));
+	}
+	else
+		index = SegvecOpenIndex(relid, AccessShareLock, true);
 	temp = RelationUsesLocalBuffers(index);
 	relation_close(index, AccessShareLock);
 	if (temp)

@@ -387,7 +387,10 @@ sweep_index_list(MemoryContext ctx)
 			{
 				Form_pg_class c = (Form_pg_class) GETSTRUCT(tup);
 
-				if (c->relkind == RELKIND_INDEX && c->relam == amoid &&
+				/* partitioned indexes too: they have queues to merge */
+				if ((c->relkind == RELKIND_INDEX ||
+					 c->relkind == RELKIND_PARTITIONED_INDEX) &&
+					c->relam == amoid &&
 					c->relpersistence != RELPERSISTENCE_TEMP)
 				{
 					MemoryContext old = MemoryContextSwitchTo(ctx);

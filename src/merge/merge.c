@@ -37,8 +37,10 @@
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -47,6 +49,7 @@
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/fmgrprotos.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -55,6 +58,7 @@
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
+#include "hooks/testhooks.h"
 #include "jobs/jobs.h"
 #include "merge/merge.h"
 #include "store/store.h"
@@ -64,6 +68,14 @@ bool		segvec_index_before_merge = true;
 int			segvec_merge_batch_rows = 1000;
 int			segvec_merge_concurrency = 2;
 bool		segvec_background_merge = true;
+int			segvec_merge_method = MERGE_METHOD_AUTO;
+
+static const struct config_enum_entry merge_method_options[] = {
+	{"auto", MERGE_METHOD_AUTO, false},
+	{"merge", MERGE_METHOD_MERGE, false},
+	{"upsert", MERGE_METHOD_UPSERT, false},
+	{NULL, 0, false}
+};
 
 /* true inside SegvecMergePending: messages go to the log, not a client */
 bool		segvec_merge_in_background = false;
@@ -95,6 +107,12 @@ SegvecMergeInit(void)
 							 "Submits a background merge when ft.add or ft.del commits.",
 							 "When off, queued upserts wait for ft.flush.",
 							 &segvec_background_merge, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("segvec.merge_method",
+							 "How merges and queued upserts apply rows: merge, upsert or auto.",
+							 "upsert: INSERT ... ON CONFLICT (id) DO UPDATE and a DELETE of the deleted ids (needs a unique index on the id); auto: upsert on Citus tables, merge elsewhere.",
+							 &segvec_merge_method, MERGE_METHOD_AUTO,
+							 merge_method_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
 	RegisterXactCallback(MergeQueueXactCallback, NULL);
@@ -193,7 +211,8 @@ MergeOpenTarget(Oid indexoid, LOCKMODE heaplock, bool with_dims, MergeTarget *t)
 	Form_pg_attribute att;
 
 	memset(t, 0, sizeof(MergeTarget));
-	if (get_rel_relkind(indexoid) != RELKIND_INDEX)
+	if (get_rel_relkind(indexoid) != RELKIND_INDEX &&
+		!SegvecRelidIsPartitionedIndex(indexoid))
 	{
 		/* reports what it is instead (or that it does not exist) */
 		index = SegvecOpenIndex(indexoid, AccessShareLock, false);
@@ -205,7 +224,14 @@ MergeOpenTarget(Oid indexoid, LOCKMODE heaplock, bool with_dims, MergeTarget *t)
 	t->indexoid = indexoid;
 	t->heapoid = IndexGetRelation(indexoid, false);
 	heap = relation_open(t->heapoid, heaplock);
-	index = SegvecOpenIndex(indexoid, AccessShareLock, false);
+	if (SegvecRelidIsPartitionedIndex(indexoid))
+	{
+		/* a partitioned table: the MERGE into it routes rows to partitions */
+		index = relation_open(indexoid, AccessShareLock);
+		t->partitioned = true;
+	}
+	else
+		index = SegvecOpenIndex(indexoid, AccessShareLock, false);
 	ind = index->rd_index;
 	t->indexname = pstrdup(RelationGetRelationName(index));
 	t->relname = pstrdup(RelationGetRelationName(heap));
@@ -242,13 +268,36 @@ MergeOpenTarget(Oid indexoid, LOCKMODE heaplock, bool with_dims, MergeTarget *t)
 	att = TupleDescAttr(t->tupdesc, t->vecatt - 1);
 	t->vecname = pstrdup(NameStr(att->attname));
 
-	if (with_dims)
+	if (with_dims && !t->partitioned)
 	{
 		SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
 
 		SegvecGetMetaInfo(index, info);
 		t->dimensions = info->dimensions;
 		pfree(info);
+	}
+	else if (with_dims)
+	{
+		List	   *leaves = SegvecPartitionIndexes(indexoid);
+		ListCell   *lc;
+
+		/* the first partition's index that has a dimension */
+		foreach(lc, leaves)
+		{
+			Oid			leafoid = lfirst_oid(lc);
+			Relation	leafheap = relation_open(IndexGetRelation(leafoid, false),
+												 AccessShareLock);
+			Relation	leaf = SegvecOpenIndex(leafoid, AccessShareLock, false);
+			SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+
+			SegvecGetMetaInfo(leaf, info);
+			t->dimensions = info->dimensions;
+			pfree(info);
+			relation_close(leaf, NoLock);
+			relation_close(leafheap, NoLock);
+			if (t->dimensions > 0)
+				break;
+		}
 	}
 
 	relation_close(index, NoLock);
@@ -521,9 +570,19 @@ create_btree(MergeTarget *t, bool unique, char **detail)
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
-		if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION)
+		/*
+		 * On a partitioned table a unique index must include the partition
+		 * key: when the id is not (all of) it, the btree is plain.
+		 */
+		if (t->partitioned && edata->sqlerrcode == ERRCODE_FEATURE_NOT_SUPPORTED)
+		{
+			t->id_not_partition_key = true;
+			*detail = pstrdup(edata->message);
+		}
+		else if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION)
 			ReThrowError(edata);
-		*detail = edata->detail ? pstrdup(edata->detail) : NULL;
+		else
+			*detail = edata->detail ? pstrdup(edata->detail) : NULL;
 		ok = false;
 	}
 	PG_END_TRY();
@@ -600,6 +659,12 @@ MergeEnsureKeyBtree(MergeTarget *t, bool *built)
 				(errmsg("built unique btree index \"%s\" on %s (%s) for merges",
 						get_rel_name(btree), t->relname,
 						quote_identifier(t->idname))));
+	else if (t->id_not_partition_key)
+		ereport(WARNING,
+				(errmsg("id column \"%s\" is not the partition key of table \"%s\"; built non-unique btree index \"%s\" for merges",
+						t->idname, t->relname, get_rel_name(btree)),
+				 detail ? errdetail_internal("%s", detail) : 0,
+				 errhint("Nothing keeps an id from being in two partitions: a merge updates or deletes every row with a matched id, and two sessions inserting a new id at once both insert it.")));
 	else
 		ereport(WARNING,
 				(errmsg("ids in column \"%s\" of table \"%s\" are not unique; built non-unique btree index \"%s\" for merges",
@@ -687,6 +752,10 @@ MergeBuildSql(MergeTarget *t, MergeSpec *m)
 	StringInfoData sql;
 	ListCell   *lc;
 
+	/* for MergeRun, should it apply the rows with the upsert method */
+	t->spec = palloc(sizeof(MergeSpec));
+	memcpy(t->spec, m, sizeof(MergeSpec));
+
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "MERGE INTO %s AS t\nUSING (%s) AS s\nON t.%s %s s.k\n",
 					 t->qualname, m->source.data, quote_identifier(t->idname),
@@ -739,15 +808,366 @@ probe_settings_push(void)
 	return nest;
 }
 
-/* Rows this backend's transaction inserted, updated, deleted in relid */
+/*
+ * Rows this backend's transaction inserted, updated, deleted in relid, or
+ * (a partitioned table, which has no counters of its own) in its leaf
+ * partitions together.  A row an UPDATE moves to another partition counts
+ * as deleted from one and inserted into the other.
+ */
 static void
 tuple_counts(Oid relid, int64 *counts)
 {
-	Datum		arg = ObjectIdGetDatum(relid);
+	List	   *rels;
+	ListCell   *lc;
 
-	counts[0] = DatumGetInt64(DirectFunctionCall1(pg_stat_get_xact_tuples_inserted, arg));
-	counts[1] = DatumGetInt64(DirectFunctionCall1(pg_stat_get_xact_tuples_updated, arg));
-	counts[2] = DatumGetInt64(DirectFunctionCall1(pg_stat_get_xact_tuples_deleted, arg));
+	if (get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE)
+		rels = find_all_inheritors(relid, NoLock, NULL);
+	else
+		rels = list_make1_oid(relid);
+	counts[0] = counts[1] = counts[2] = 0;
+	foreach(lc, rels)
+	{
+		Datum		arg = ObjectIdGetDatum(lfirst_oid(lc));
+
+		if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_PARTITIONED_TABLE)
+			continue;
+		counts[0] += DatumGetInt64(DirectFunctionCall1(pg_stat_get_xact_tuples_inserted, arg));
+		counts[1] += DatumGetInt64(DirectFunctionCall1(pg_stat_get_xact_tuples_updated, arg));
+		counts[2] += DatumGetInt64(DirectFunctionCall1(pg_stat_get_xact_tuples_deleted, arg));
+	}
+}
+
+/*
+ * MergeTableIsCitus: is heapoid a Citus distributed or reference table?
+ * Asks Citus's catalog (through ft._citus_kind) only when the citus
+ * extension is installed.  For the tests of the Citus paths on a node
+ * without Citus: with segvec.enable_test_hooks on and segvec.test_point =
+ * 'as-citus', every table with a row in ft_test_citus_shards(tbl regclass)
+ * is (a test table that also stubs Citus's run_command_on_shards and
+ * run_command_on_placements).
+ */
+bool
+MergeTableIsCitus(Oid heapoid)
+{
+	Oid			argtype = REGCLASSOID;
+	Datum		arg = ObjectIdGetDatum(heapoid);
+	bool		isnull;
+	bool		result;
+	const char *sql = "SELECT ft._citus_kind($1) IS NOT NULL";
+
+	if (segvec_enable_test_hooks && strcmp(segvec_test_point, "as-citus") == 0)
+		sql = "SELECT EXISTS (SELECT FROM public.ft_test_citus_shards t"
+			" WHERE t.tbl OPERATOR(pg_catalog.=) $1)";
+	else if (!OidIsValid(get_extension_oid("citus", true)))
+		return false;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args(sql, 1, &argtype, &arg, NULL, false, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not ask Citus about table %u", heapoid);
+	result = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
+										SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	return result;
+}
+
+/* The method MergeRun applies rows of t with (segvec.merge_method) */
+static int
+choose_method(MergeTarget *t)
+{
+	if (t->method == MERGE_METHOD_AUTO)
+	{
+		if (segvec_merge_method != MERGE_METHOD_AUTO)
+			t->method = segvec_merge_method;
+		else
+			t->method = MergeTableIsCitus(t->heapoid) ? MERGE_METHOD_UPSERT :
+				MERGE_METHOD_MERGE;
+	}
+	return t->method;
+}
+
+/* the type of the table's column named by the quoted identifier target */
+static char *
+target_type(MergeTarget *t, const char *target)
+{
+	int			i;
+
+	for (i = 0; i < t->tupdesc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(t->tupdesc, i);
+
+		if (!att->attisdropped &&
+			strcmp(quote_identifier(NameStr(att->attname)), target) == 0)
+			return format_type_extended(att->atttypid, att->atttypmod,
+										FORMAT_TYPE_TYPEMOD_GIVEN |
+										FORMAT_TYPE_FORCE_QUALIFY);
+	}
+	elog(ERROR, "column %s of table \"%s\" not found", target, t->relname);
+	return NULL;				/* keep compiler quiet */
+}
+
+/*
+ * upsert_stmt: INSERT INTO the table the rows given as parameters, $1 the
+ * ids (an array of the id type) and $2.. the columns of m's targets (text
+ * arrays, read by the columns' types), ON CONFLICT (id) DO UPDATE of
+ * those columns (and, with reset, of the others to their defaults, as a
+ * replace does).
+ */
+static char *
+upsert_stmt(MergeTarget *t, MergeSpec *m, bool reset)
+{
+	StringInfoData sql;
+	ListCell   *lc;
+	int			i;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s AS t (%s", t->qualname,
+					 quote_identifier(t->idname));
+	foreach(lc, m->targets)
+		appendStringInfo(&sql, ", %s", (char *) lfirst(lc));
+	appendStringInfoString(&sql, ")\nSELECT u.k");
+	i = 2;
+	foreach(lc, m->targets)
+		appendStringInfo(&sql, ", CAST(u.c%d AS %s)", i++,
+						 target_type(t, (char *) lfirst(lc)));
+	appendStringInfoString(&sql, "\n  FROM ROWS FROM (pg_catalog.unnest($1)");
+	for (i = 2; i <= list_length(m->targets) + 1; i++)
+		appendStringInfo(&sql, ", pg_catalog.unnest($%d)", i);
+	appendStringInfoString(&sql, ") AS u(k");
+	for (i = 2; i <= list_length(m->targets) + 1; i++)
+		appendStringInfo(&sql, ", c%d", i);
+	appendStringInfo(&sql, ")\nON CONFLICT (%s) DO UPDATE SET ",
+					 quote_identifier(t->idname));
+	foreach(lc, m->targets)
+		appendStringInfo(&sql, "%s%s = EXCLUDED.%s",
+						 lc == list_head(m->targets) ? "" : ", ",
+						 (char *) lfirst(lc), (char *) lfirst(lc));
+	if (reset)
+		foreach(lc, m->defaults)
+			appendStringInfo(&sql, ", %s = DEFAULT", (char *) lfirst(lc));
+	return sql.data;
+}
+
+/* The rows of one upsert statement, as parameter arrays */
+typedef struct UpsertRows
+{
+	int			n;
+	Datum	   *keys;
+	Datum	  **cols;			/* [column][row], text */
+	bool	  **nulls;
+} UpsertRows;
+
+static void
+rows_init(UpsertRows *r, int ncols, int max)
+{
+	int			j;
+
+	r->n = 0;
+	r->keys = palloc(sizeof(Datum) * Max(max, 1));
+	r->cols = palloc(sizeof(Datum *) * Max(ncols, 1));
+	r->nulls = palloc(sizeof(bool *) * Max(ncols, 1));
+	for (j = 0; j < ncols; j++)
+	{
+		r->cols[j] = palloc(sizeof(Datum) * Max(max, 1));
+		r->nulls[j] = palloc(sizeof(bool) * Max(max, 1));
+	}
+}
+
+/*
+ * run_upsert_rows: one INSERT ... ON CONFLICT of rows r; returns the rows
+ * processed (inserted or updated).
+ */
+static int64
+run_upsert_rows(MergeTarget *t, MergeSpec *m, UpsertRows *r, bool reset)
+{
+	int			ncols = list_length(m->targets);
+	Oid		   *argtypes = palloc(sizeof(Oid) * (ncols + 1));
+	Datum	   *args = palloc(sizeof(Datum) * (ncols + 1));
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	int			dims[1];
+	int			lbs[1] = {1};
+	int			j;
+	int			ret;
+
+	if (r->n == 0)
+		return 0;
+	get_typlenbyvalalign(t->idtype, &typlen, &typbyval, &typalign);
+	argtypes[0] = get_array_type(t->idtype);
+	args[0] = PointerGetDatum(construct_array(r->keys, r->n, t->idtype,
+											  typlen, typbyval, typalign));
+	dims[0] = r->n;
+	for (j = 0; j < ncols; j++)
+	{
+		argtypes[j + 1] = TEXTARRAYOID;
+		args[j + 1] = PointerGetDatum(construct_md_array(r->cols[j], r->nulls[j],
+														 1, dims, lbs, TEXTOID,
+														 -1, false, TYPALIGN_INT));
+	}
+	ret = SPI_execute_with_args(upsert_stmt(t, m, reset), ncols + 1, argtypes,
+								args, NULL, false, 0);
+	if (ret != SPI_OK_INSERT)
+		elog(ERROR, "SPI_execute failed for INSERT ... ON CONFLICT: %s",
+			 SPI_result_code_string(ret));
+	return (int64) SPI_processed;
+}
+
+/* Has the table a unique index on exactly its id column (an arbiter)? */
+static bool
+has_unique_id_index(MergeTarget *t)
+{
+	Relation	heap = relation_open(t->heapoid, NoLock);
+	List	   *indexes = RelationGetIndexList(heap);
+	ListCell   *lc;
+	bool		found = false;
+
+	foreach(lc, indexes)
+	{
+		HeapTuple	itup = SearchSysCache1(INDEXRELID,
+										   ObjectIdGetDatum(lfirst_oid(lc)));
+		Form_pg_index ind;
+
+		if (!HeapTupleIsValid(itup))
+			continue;
+		ind = (Form_pg_index) GETSTRUCT(itup);
+		if (ind->indisunique && ind->indisvalid && ind->indnkeyatts == 1 &&
+			ind->indkey.values[0] == t->idatt &&
+			heap_attisnull(itup, Anum_pg_index_indpred, NULL) &&
+			heap_attisnull(itup, Anum_pg_index_indexprs, NULL))
+			found = true;
+		ReleaseSysCache(itup);
+	}
+	list_free(indexes);
+	relation_close(heap, NoLock);
+	return found;
+}
+
+/*
+ * run_upsert: apply the rows of m's source (what MergeBuildSql's MERGE
+ * would) without a MERGE, the way Citus can run on a distributed table:
+ * the source is read here, once, and the batch passed as parameters: the
+ * deleted ids in one DELETE ... WHERE id = ANY($1), the other rows in
+ * INSERT ... SELECT FROM unnest($1, $2, ...) ON CONFLICT (id) DO UPDATE
+ * (one for upserts, one for replaces).  The counts come from the rows
+ * processed: deleted, and of the rows upserted those whose id was there
+ * before (updated) and the others (inserted).  Needs a unique index on the
+ * id (the ON CONFLICT arbiter).  SPI must be connected.
+ */
+static void
+run_upsert(MergeTarget *t, MergeSpec *m, MergeCounts *c)
+{
+	int			ncols = list_length(m->targets);
+	StringInfoData sql;
+	ListCell   *lc;
+	SPITupleTable *tt;
+	uint64		n,
+				i;
+	UpsertRows	del,
+				ups,
+				rep;
+	int64		existing = 0;
+	int64		upserted = 0;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	Oid			argtypes[1];
+	Datum		args[1];
+	bool		isnull;
+	int			ret;
+
+	if (!has_unique_id_index(t))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot apply upserts to table \"%s\" with INSERT ... ON CONFLICT: no unique index on its id column \"%s\"",
+						t->relname, t->idname),
+				 errhint("Create a unique index on the id, or set segvec.merge_method = merge (not possible on Citus tables distributed by another column).")));
+
+	/* the batch: id, op, then each target column as text */
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT s.k, %s", m->has_op ? "s.op" : "NULL::pg_catalog.\"char\"");
+	foreach(lc, m->sources)
+		appendStringInfo(&sql, ", CAST(s.%s AS pg_catalog.text)", (char *) lfirst(lc));
+	appendStringInfo(&sql, "\n  FROM (%s) AS s", m->source.data);
+	ret = SPI_execute(sql.data, false, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not read the merge source: %s",
+			 SPI_result_code_string(ret));
+	tt = SPI_tuptable;
+	n = SPI_processed;
+	rows_init(&del, 0, n);
+	rows_init(&ups, ncols, n);
+	rows_init(&rep, ncols, n);
+	get_typlenbyvalalign(t->idtype, &typlen, &typbyval, &typalign);
+	for (i = 0; i < n; i++)
+	{
+		Datum		k = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &isnull);
+		Datum		op;
+		bool		opnull;
+		UpsertRows *r;
+		int			j;
+
+		CHECK_FOR_INTERRUPTS();
+		if (isnull)
+			continue;			/* a NULL id matches nothing, as in the MERGE */
+		op = SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &opnull);
+		if (!opnull && DatumGetChar(op) == 'd')
+		{
+			del.keys[del.n++] = datumCopy(k, typbyval, typlen);
+			continue;
+		}
+		r = (!opnull && DatumGetChar(op) == 'r') ? &rep : &ups;
+		r->keys[r->n] = datumCopy(k, typbyval, typlen);
+		for (j = 0; j < ncols; j++)
+		{
+			Datum		v = SPI_getbinval(tt->vals[i], tt->tupdesc, j + 3,
+										  &r->nulls[j][r->n]);
+
+			r->cols[j][r->n] = r->nulls[j][r->n] ? (Datum) 0 :
+				PointerGetDatum(DatumGetTextPCopy(v));
+		}
+		r->n++;
+	}
+
+	argtypes[0] = get_array_type(t->idtype);
+	if (!OidIsValid(argtypes[0]))
+		elog(ERROR, "id type %s has no array type", format_type_be(t->idtype));
+	if (del.n > 0)
+	{
+		args[0] = PointerGetDatum(construct_array(del.keys, del.n, t->idtype,
+												  typlen, typbyval, typalign));
+		ret = SPI_execute_with_args(psprintf("DELETE FROM %s AS t WHERE t.%s %s ANY ($1)",
+											 t->qualname, quote_identifier(t->idname),
+											 qualified_eq_operator(t->idtype)),
+									1, argtypes, args, NULL, false, 0);
+		if (ret != SPI_OK_DELETE)
+			elog(ERROR, "could not delete the deleted ids of table \"%s\": %s",
+				 t->relname, SPI_result_code_string(ret));
+		c->deleted += SPI_processed;
+	}
+
+	/* which of the upserted ids are there now: those are updates */
+	if (ups.n + rep.n > 0)
+	{
+		Datum	   *all = palloc(sizeof(Datum) * (ups.n + rep.n));
+
+		memcpy(all, ups.keys, sizeof(Datum) * ups.n);
+		memcpy(all + ups.n, rep.keys, sizeof(Datum) * rep.n);
+		args[0] = PointerGetDatum(construct_array(all, ups.n + rep.n, t->idtype,
+												  typlen, typbyval, typalign));
+		ret = SPI_execute_with_args(psprintf("SELECT pg_catalog.count(*) FROM %s AS t WHERE t.%s %s ANY ($1)",
+											 t->qualname, quote_identifier(t->idname),
+											 qualified_eq_operator(t->idtype)),
+									1, argtypes, args, NULL, false, 0);
+		if (ret != SPI_OK_SELECT || SPI_processed != 1)
+			elog(ERROR, "could not count the ids of table \"%s\"", t->relname);
+		existing = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+											   SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	upserted += run_upsert_rows(t, m, &ups, false);
+	upserted += run_upsert_rows(t, m, &rep, true);
+	c->updated += existing;
+	c->inserted += upserted - existing;
 }
 
 /*
@@ -764,6 +1184,14 @@ MergeRun(MergeTarget *t, const char *sql, bool probe, MergeCounts *c)
 	int64		after[3];
 	int			nest = 0;
 	int			ret;
+
+	if (choose_method(t) == MERGE_METHOD_UPSERT)
+	{
+		if (t->spec == NULL)
+			elog(ERROR, "no merge was built for table \"%s\"", t->relname);
+		run_upsert(t, t->spec, c);
+		return;
+	}
 
 	tuple_counts(t->heapoid, before);
 	if (probe)
@@ -856,6 +1284,9 @@ source_stmt(MergeTarget *t, Oid srcoid)
 				 errdetail("A merge source is a table, view, materialized view or foreign table.")));
 	has_ctid = src->rd_rel->relkind == RELKIND_RELATION ||
 		src->rd_rel->relkind == RELKIND_MATVIEW;
+	/* a Citus table's ctids are its shards', not one order */
+	if (has_ctid && MergeTableIsCitus(srcoid))
+		has_ctid = false;
 	desc = RelationGetDescr(src);
 
 	memset(&m, 0, sizeof(m));

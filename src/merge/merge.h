@@ -84,6 +84,10 @@ typedef struct MergeTarget
 	AttrNumber	vecatt;			/* the vector column: the key column */
 	char	   *vecname;
 	int			dimensions;		/* 0 while unknown (or not read) */
+	bool		partitioned;	/* a partitioned table (and index) */
+	bool		id_not_partition_key;	/* so its id btree is not unique */
+	int			method;			/* MERGE_METHOD_*, once MergeRun chose */
+	struct MergeSpec *spec;		/* what MergeBuildSql last built */
 } MergeTarget;
 
 /* Counts of one merge (or one flush) */
@@ -95,6 +99,16 @@ typedef struct MergeCounts
 	int64		applied;		/* pending rows consumed */
 	bool		built;			/* built the id btree first */
 } MergeCounts;
+
+/*
+ * How merges apply rows (segvec.merge_method): one MERGE, or an INSERT ...
+ * ON CONFLICT (id) DO UPDATE plus a DELETE of the deleted ids, passed as a
+ * parameter (what Citus runs on distributed tables); auto: the second on
+ * Citus tables, the first elsewhere.
+ */
+#define MERGE_METHOD_AUTO		0
+#define MERGE_METHOD_MERGE		1
+#define MERGE_METHOD_UPSERT		2
 
 /* A MERGE statement being put together (MergeBuildSql) */
 typedef struct MergeSpec
@@ -118,6 +132,7 @@ extern PGDLLIMPORT bool segvec_index_before_merge;
 extern PGDLLIMPORT int segvec_merge_batch_rows;
 extern PGDLLIMPORT int segvec_merge_concurrency;
 extern PGDLLIMPORT bool segvec_background_merge;
+extern PGDLLIMPORT int segvec_merge_method;
 
 /* true inside SegvecMergePending: messages go to the log, not a client */
 extern bool segvec_merge_in_background;
@@ -185,6 +200,7 @@ extern char *MergeBuildSql(MergeTarget *t, MergeSpec *m);
 extern void MergeRun(MergeTarget *t, const char *sql, bool probe,
 					 MergeCounts *c);
 extern void MergeRecord(MergeTarget *t, MergeCounts *c);
+extern bool MergeTableIsCitus(Oid heapoid);
 
 /* mergequeue.c: at commit, submits the merge jobs ft.add/ft.del asked for */
 extern void MergeQueueXactCallback(XactEvent event, void *arg);

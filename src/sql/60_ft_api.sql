@@ -15,8 +15,9 @@
 /*
  * ft.create(index_name, tbl, id_column, vector_column, metric, m,
  * ef_construction, dimensions): FT.CREATE.  Checks the columns, makes sure
- * a btree leads with the id column (building a unique one, or a plain one
- * with a WARNING when the ids repeat), then creates the segvec index
+ * a btree leads with the id column (ft._ensure_id_btree: a unique one, or
+ * a plain one with a WARNING when the ids repeat or cannot be unique on a
+ * partitioned or distributed table), then creates the segvec index
  *   CREATE INDEX index_name ON tbl USING segvec (vector_column <opclass>)
  *     INCLUDE (id_column) WITH (m = .., ef_construction = ..)
  * in the table's schema, and returns it.  metric: l2 (default), cosine or
@@ -39,7 +40,6 @@ DECLARE
 	id_att record;
 	opc record;
 	opc_name name;
-	has_btree boolean;
 BEGIN
 	IF index_name IS NULL OR tbl IS NULL OR id_column IS NULL
 		OR vector_column IS NULL OR metric IS NULL OR m IS NULL
@@ -51,7 +51,7 @@ BEGIN
 	SELECT c.relname, c.relkind, n.nspname INTO rel
 	FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 	WHERE c.oid = tbl;
-	IF NOT FOUND OR rel.relkind NOT IN ('r', 'm') THEN
+	IF NOT FOUND OR rel.relkind NOT IN ('r', 'm', 'p') THEN
 		RAISE EXCEPTION '"%" is not a table', coalesce(rel.relname, tbl::text)
 			USING ERRCODE = 'wrong_object_type';
 	END IF;
@@ -113,35 +113,8 @@ BEGIN
 		JOIN pg_namespace n ON n.oid = oc.opcnamespace
 	WHERE am.amname = 'segvec' AND oc.opcname = opc_name;
 
-	/*
-	 * The btree on the id that merge-insert probes: the guard of the
-	 * merge-insert API when it is installed, else the same catalog test
-	 * (a valid, ready, non-partial btree whose first key is the column).
-	 */
-	IF to_regprocedure('ft.has_key_btree_index(regclass,name)') IS NOT NULL THEN
-		EXECUTE 'SELECT ft.has_key_btree_index($1, $2)'
-			INTO has_btree USING tbl, id_column;
-	ELSE
-		SELECT EXISTS (
-			SELECT FROM pg_index i
-				JOIN pg_class ic ON ic.oid = i.indexrelid
-				JOIN pg_am am ON am.oid = ic.relam
-			WHERE i.indrelid = tbl AND am.amname = 'btree'
-				AND i.indisvalid AND i.indisready AND i.indpred IS NULL
-				AND i.indkey[0] = id_att.attnum)
-		INTO has_btree;
-	END IF;
-	IF NOT has_btree THEN
-		BEGIN
-			EXECUTE format('CREATE UNIQUE INDEX ON %I.%I (%I)',
-				rel.nspname, rel.relname, id_column);
-		EXCEPTION WHEN unique_violation THEN
-			RAISE WARNING 'ids in column "%" of "%" repeat: creating a non-unique btree on it',
-				id_column, rel.relname;
-			EXECUTE format('CREATE INDEX ON %I.%I (%I)',
-				rel.nspname, rel.relname, id_column);
-		END;
-	END IF;
+	-- the btree on the id that merge-insert probes (unique if it can be)
+	PERFORM ft._ensure_id_btree(tbl, id_column);
 
 	-- XXX: register the index with the merge-insert API here if ft.add
 	-- comes to need it (issue 7).
@@ -297,7 +270,9 @@ COMMENT ON FUNCTION ft.dropindex(regclass, boolean)
  * ft.list(): FT._LIST.  Every segvec index in the database with its table,
  * id and vector columns, metric and num_docs: the rows with a vector that
  * the caller can see (NULL when the caller may not read the vector
- * column).  Indexes on other sessions' temporary tables are left out.
+ * column).  Indexes on other sessions' temporary tables are left out, and
+ * so are the indexes of partitions (their partitioned table's index is
+ * listed, with the docs of all partitions).
  */
 CREATE FUNCTION ft.list()
 RETURNS TABLE (index regclass, tbl regclass, id_column name,
@@ -326,8 +301,10 @@ BEGIN
 				ON ao.amopfamily = oc.opcfamily AND ao.amopstrategy = 1
 				AND ao.amoppurpose = 'o'
 			LEFT JOIN pg_operator op ON op.oid = ao.amopopr
-		WHERE t.relpersistence <> 't'
-			OR t.relnamespace = pg_my_temp_schema()
+		WHERE (t.relpersistence <> 't'
+			OR t.relnamespace = pg_my_temp_schema())
+			-- a partitioned table's index stands for its partitions'
+			AND NOT ic.relispartition
 		ORDER BY ns.nspname, ic.relname
 	LOOP
 		index := r.idx;

@@ -42,7 +42,10 @@ CREATE FUNCTION ft._text_near(doc tsvector, terms tsquery[], slop int,
  * is, '{}' clears a list) and builds the GIN index over the TEXT fields
  * that full-text queries use, "<index>_text" (replacing the one an
  * earlier call built).  language is a text search configuration
- * (default english).  Needs ownership of the index, like ALTER INDEX.
+ * (default english).  Needs ownership of the index, like ALTER INDEX.  On a
+ * partitioned table the options are set on each partition's index (a
+ * partitioned index's own cannot be altered; later partitions do not get
+ * them until ft.alter runs again).
  */
 CREATE FUNCTION ft.alter(index regclass, text_fields name[] DEFAULT NULL,
 	language text DEFAULT NULL, casesensitive name[] DEFAULT NULL)
@@ -57,6 +60,8 @@ DECLARE
 	opts text[];
 	gin_name text;
 	cur text[];
+	leaves regclass[];
+	leaf regclass;
 BEGIN
 	IF index IS NULL THEN
 		RAISE EXCEPTION 'index must not be null'
@@ -75,7 +80,15 @@ BEGIN
 		RAISE EXCEPTION '"%" is not a segvec index', index
 			USING ERRCODE = 'wrong_object_type';
 	END IF;
-	cur := coalesce(rel.reloptions, '{}');
+	-- a partitioned index's options cannot be altered: its partitions' are
+	-- (ftsearch.c reads the first partition's)
+	leaves := ARRAY(SELECT ft._partition_indexes(index));
+	IF leaves <> ARRAY[index] AND cardinality(leaves) > 0 THEN
+		SELECT c.reloptions INTO cur FROM pg_class c WHERE c.oid = leaves[1];
+	ELSE
+		cur := rel.reloptions;
+	END IF;
+	cur := coalesce(cur, '{}');
 
 	FOREACH f IN ARRAY coalesce(text_fields, '{}') || coalesce(casesensitive, '{}') LOOP
 		IF NOT EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = rel.tbl
@@ -108,10 +121,12 @@ BEGIN
 			(SELECT coalesce(string_agg(quote_ident(x), ',' ORDER BY o), '')
 			 FROM unnest(casesensitive) WITH ORDINALITY u(x, o)));
 	END IF;
-	EXECUTE format('ALTER INDEX %I.%I SET (%s)', rel.nspname, rel.idxname,
-		(SELECT string_agg(format('%s = %L', split_part(o, '=', 1),
-				substr(o, strpos(o, '=') + 1)), ', ')
-		 FROM unnest(opts) o));
+	FOREACH leaf IN ARRAY leaves LOOP
+		EXECUTE format('ALTER INDEX %s SET (%s)', leaf,
+			(SELECT string_agg(format('%s = %L', split_part(o, '=', 1),
+					substr(o, strpos(o, '=') + 1)), ', ')
+			 FROM unnest(opts) o));
+	END LOOP;
 
 	-- the GIN index of the TEXT fields
 	IF text_fields IS NOT NULL OR language IS NOT NULL THEN

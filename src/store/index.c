@@ -25,6 +25,7 @@
 #include "catalog/indexing.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_depend.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
@@ -36,6 +37,8 @@
 #include "utils/lsyscache.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
+#include "storage/lmgr.h"
 
 #include "store/store.h"
 
@@ -383,6 +386,95 @@ SegvecIsSegvecIndex(Relation rel)
 		return false;
 	name = get_am_name(rel->rd_rel->relam);
 	return name != NULL && strcmp(name, "segvec") == 0;
+}
+
+/* leaf indexes by their table's name, then OID: a stable order */
+static int
+partition_index_cmp(const ListCell *a, const ListCell *b)
+{
+	Oid			ia = lfirst_oid(a);
+	Oid			ib = lfirst_oid(b);
+	char	   *na = get_rel_name(IndexGetRelation(ia, false));
+	char	   *nb = get_rel_name(IndexGetRelation(ib, false));
+	int			c = strcmp(na, nb);
+
+	if (c != 0)
+		return c;
+	return ia < ib ? -1 : ia > ib ? 1 : 0;
+}
+
+/*
+ * SegvecIsPartitionedIndex: is rel the partitioned index of the segvec
+ * access method on a partitioned table (no storage of its own; each
+ * partition has its own segvec index attached to it)?
+ */
+bool
+SegvecIsPartitionedIndex(Relation rel)
+{
+	char	   *name;
+
+	if (rel->rd_rel->relkind != RELKIND_PARTITIONED_INDEX ||
+		rel->rd_index == NULL)
+		return false;
+	name = get_am_name(rel->rd_rel->relam);
+	return name != NULL && strcmp(name, "segvec") == 0;
+}
+
+/*
+ * SegvecRelidIsPartitionedIndex: the same test by OID, without locking
+ * (false for an OID that is no relation).
+ */
+bool
+SegvecRelidIsPartitionedIndex(Oid relid)
+{
+	HeapTuple	tup;
+	Form_pg_class c;
+	char	   *name;
+	bool		result;
+
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tup))
+		return false;
+	c = (Form_pg_class) GETSTRUCT(tup);
+	result = c->relkind == RELKIND_PARTITIONED_INDEX;
+	if (result)
+	{
+		name = get_am_name(c->relam);
+		result = name != NULL && strcmp(name, "segvec") == 0;
+	}
+	ReleaseSysCache(tup);
+	return result;
+}
+
+/*
+ * SegvecPartitionIndexes: the segvec indexes of the leaf partitions of the
+ * partitioned segvec index indexoid, in a stable order (by partition
+ * table name, then OID), as a list of OIDs.  Locks the partitioned table
+ * in AccessShareLock first (to the end of the transaction), which keeps
+ * partitions from being attached, detached or dropped meanwhile (all of
+ * which lock the parent more strongly); the leaf indexes are not locked
+ * here, as their tables must be locked before them.
+ */
+List *
+SegvecPartitionIndexes(Oid indexoid)
+{
+	Oid			heapoid = IndexGetRelation(indexoid, false);
+	List	   *all;
+	List	   *leaves = NIL;
+	ListCell   *lc;
+
+	LockRelationOid(heapoid, AccessShareLock);
+	all = find_all_inheritors(indexoid, NoLock, NULL);
+	foreach(lc, all)
+	{
+		Oid			child = lfirst_oid(lc);
+
+		if (get_rel_relkind(child) == RELKIND_INDEX)
+			leaves = lappend_oid(leaves, child);
+	}
+	list_free(all);
+	list_sort(leaves, partition_index_cmp);
+	return leaves;
 }
 
 /*

@@ -189,6 +189,9 @@ typedef struct SegvecSavedIdentity
 
 /* index.c: the index relation */
 extern bool SegvecIsSegvecIndex(Relation rel);
+extern bool SegvecIsPartitionedIndex(Relation rel);
+extern bool SegvecRelidIsPartitionedIndex(Oid relid);
+extern List *SegvecPartitionIndexes(Oid indexoid);
 extern Relation SegvecOpenIndex(Oid relid, LOCKMODE lockmode, bool owner);
 extern void SegvecCheckStatsPrivilege(Relation index);
 extern void SegvecIdentityPush(SegvecSavedIdentity *saved, Oid userid);
