@@ -381,7 +381,10 @@ INSERT INTO cases (kind, q, p, expect) VALUES
 -- ---- $weight: multiplies the score of its terms (the order shows it) ----
  ('o', '(mountain => {$weight: 10}) | (small => {$weight: 0.1})', NULL, '2,8,0'),
  ('o', '(mountain => {$weight: 0.1}) | (small => {$weight: 10})', NULL, '0,2,8'),
- ('e', 'mountain => {$weight: -1}', NULL, '22023');
+ ('e', 'mountain => {$weight: -1}', NULL, '22023'),
+-- ---- a lower bound of +inf with a finite upper bound (min > max) -------
+ ('e', '@price:[+inf 5]', NULL, '22023'),
+ ('e', '@price:[(inf 5]', NULL, '22023');
 
 SELECT n, kind, q, p, expect,
        pg_temp.answer(q, p, kind = 'd') AS got

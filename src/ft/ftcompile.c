@@ -680,9 +680,21 @@ compile_bound(CompileState *st, FtNode *n, FtBound *b, bool lower,
 	}
 	if (inf != 0)
 	{
-		/* [+inf .. bounds nothing in; .. -inf] was refused above */
+		/*
+		 * [+inf +inf] bounds nothing in; [+inf x] with x finite is refused
+		 * as RediSearch refuses it (min > max); .. -inf] was refused above
+		 */
 		if (lower && inf > 0)
 		{
+			int			hi_inf = n->hi.inf;
+
+			if (hi_inf == 0)
+				hi_inf = inf_word(value_text(st, &n->hi.value, "a number"));
+			if (hi_inf <= 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("the lower bound of field \"%s\"%s cannot be +inf when the upper bound is finite",
+								n->field, at_char(n->location))));
 			*never = true;
 			return NULL;
 		}
