@@ -23,6 +23,8 @@
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
 
+#include "store/store.h"
+
 /* ----------------
  * GUCs (defined in segvechandler.c)
  * ----------------
@@ -44,6 +46,7 @@ extern PGDLLIMPORT int segvec_max_scan_tuples;
 extern void SegvecAmInit(void);
 extern Datum segvechandler(PG_FUNCTION_ARGS);
 extern bytea *segvecoptions(Datum reloptions, bool validate);
+extern int	SegvecQuantizationOption(SegvecOptions *relopts);
 
 /* segvecbuild.c */
 extern IndexBuildResult *segvecbuild(Relation heap, Relation index,

@@ -47,6 +47,7 @@ typedef struct HnswBuilder HnswBuilder;
 extern HnswBuilder *HnswBuilderCreate(SegvecMetric metric, int dim, int m,
 									  int ef_construction, int maxdocs);
 extern Size HnswBuilderNodeBytes(int dim, int m);
+extern void HnswBuilderSetQuantization(HnswBuilder *builder, int quant);
 extern bool HnswBuilderAdd(HnswBuilder *builder, const SegvecDocInfo *doc,
 						   const float *vector);
 extern const float *HnswBuilderGetDoc(HnswBuilder *builder, int i,
@@ -108,6 +109,13 @@ extern PGDLLIMPORT int segvec_exact_scan_factor;
 #define SEGVEC_EXACT_FACTOR		segvec_exact_scan_factor
 
 /*
+ * segvec.rerank: in a quantized segment, how many nodes the graph search
+ * (on codes) has yielded that a scan holds, scored exactly, before it
+ * returns the nearest of them; 0 means ef_search.
+ */
+extern PGDLLIMPORT int segvec_rerank;
+
+/*
  * What one index scan may spend over all its segments: distances computed
  * (docs visited), up to segvec.max_scan_tuples; a NOTICE says, once, when
  * the scan stopped for it.
@@ -126,6 +134,9 @@ extern GraphScan *GraphScanBegin(Relation index, const SegvecSegment *seg,
 extern bool GraphScanNext(GraphScan *gs, double *distance,
 						  ItemPointer heaptid);
 extern void GraphScanEnd(GraphScan *gs);
+extern void GraphSegmentSplit(const SegvecSegment *seg, int dim,
+							  int64 *codes, int64 *vectors, int64 *graph,
+							  int64 *docs);
 extern uint32 GraphSegmentStamp(const SegvecSegment *seg);
 extern void GraphCheckPage(Relation index, const SegvecSegment *seg,
 						   Buffer buf, bool locked);
