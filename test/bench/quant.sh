@@ -22,9 +22,11 @@
 # vectors, graph and docs from ft.info), and for every ef_search in
 # BENCH_EF recall@10 over all queries and single-client QPS (pgbench -M
 # prepared, the relations prewarmed, the best of BENCH_QPS_RUNS runs, the
-# methods taking turns).  Prints one table and the ratios to pgvector at
-# recall 0.95 and 0.99 (the QPS of the cheapest ef_search that reaches the
-# recall).
+# methods taking turns), both by the wall clock and by the CPU time of the
+# backend (utime + stime from /proc: on a busy machine the waits for a CPU
+# swamp the wall clock, the CPU time much less).  Prints one table and the
+# ratios to pgvector at recall 0.95 and 0.99 (the best QPS among the
+# ef_search values that reach the recall).
 #
 # Knobs (environment): BENCH_DATA (fmnist), BENCH_ROWS, BENCH_DIM (synth),
 # BENCH_QUERIES (200), BENCH_QPS_TX (BENCH_QUERIES), BENCH_QPS_RUNS (2),
@@ -155,7 +157,7 @@ SQL
 		say "$m: built in $t s"
 	done
 
-	psql -c "CREATE SEQUENCE IF NOT EXISTS q_seq MINVALUE 1 MAXVALUE $nq CYCLE"
+	psql -c "DROP SEQUENCE IF EXISTS q_seq" -c "CREATE SEQUENCE q_seq MINVALUE 1 MAXVALUE $nq CYCLE"
 	for m in "${methods[@]}"; do
 		psql -c "SELECT pg_prewarm('${tbl[$m]}'), pg_prewarm('${tbl[$m]}_idx'), pg_prewarm('${src[$m]}')" >/dev/null
 	done
@@ -167,10 +169,21 @@ SELECT embedding AS q FROM ${src[$m]} WHERE qid = (SELECT nextval('q_seq'))::int
 SELECT id FROM ${tbl[$m]} ORDER BY embedding <-> :q LIMIT 10;
 EOF
 		psql -c 'ALTER SEQUENCE q_seq RESTART'
-		PGOPTIONS="${PGOPTIONS:-} -c enable_seqscan=off -c ${guc[$m]}=$ef" \
-			pgbench -n -M prepared -c 1 -t "$qtx" -r -f "$work/knn-$m.pgb" >"$out" 2>&1 ||
-			{ cat "$out" >&2; exit 1; }
-		python3 bench.py pgbench "$out" 'ORDER BY embedding' | awk '{ print $2 }'
+		# the backend's CPU time too (utime + stime, in ticks): on a busy
+		# machine it shows the cost of a query without the waits for a CPU
+		PGOPTIONS="${PGOPTIONS:-} -c enable_seqscan=off -c ${guc[$m]}=$ef" PGAPPNAME=quantbench \
+			pgbench -n -M prepared -c 1 -t "$qtx" -r -f "$work/knn-$m.pgb" >"$out" 2>&1 &
+		local bp=$! pid= t0= t1= v
+		while kill -0 "$bp" 2>/dev/null; do
+			[ -n "$pid" ] || pid=$(val "SELECT pid FROM pg_stat_activity WHERE application_name = 'quantbench' LIMIT 1")
+			if [ -n "$pid" ] && v=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null); then
+				[ -n "$t0" ] || t0=$v
+				t1=$v
+			fi
+			sleep 0.02
+		done
+		wait "$bp" || { cat "$out" >&2; exit 1; }
+		echo "$(python3 bench.py pgbench "$out" 'ORDER BY embedding' | awk '{ print $2 }') $(calc "(${t1:-0} - ${t0:-0}) * 1000 / $(getconf CLK_TCK) / $qtx" 4)"
 	}
 	for ef in $efs; do
 		for m in "${methods[@]}"; do
@@ -180,19 +193,23 @@ EOF
 				CROSS JOIN LATERAL (SELECT array_agg(id) AS ids FROM
 					(SELECT t.id FROM ${tbl[$m]} t ORDER BY t.embedding <-> q.embedding LIMIT 10) s) r")"
 		done
-		declare -A best=()
+		declare -A best=() bestcpu=()
 		for rep in $(seq "$qruns"); do
 			for m in "${methods[@]}"; do
-				lat=$(knn_once "$m" "$ef")
+				read -r lat cpu < <(knn_once "$m" "$ef")
 				if [ -z "${best[$m]:-}" ] || awk "BEGIN { exit !($lat < ${best[$m]}) }"; then
 					best[$m]=$lat
+				fi
+				if [ -z "${bestcpu[$m]:-}" ] || awk "BEGIN { exit !($cpu < ${bestcpu[$m]}) }"; then
+					bestcpu[$m]=$cpu
 				fi
 			done
 		done
 		for m in "${methods[@]}"; do
 			put "${m}_qps_$ef" "$(calc "1000 / ${best[$m]}" 1)"
+			put "${m}_cpuqps_$ef" "$(awk "BEGIN { c = ${bestcpu[$m]}; if (c > 0) printf \"%.1f\", 1000 / c; else print 0 }")"
 		done
-		unset best
+		unset best bestcpu
 		say "ef_search $ef: $(for m in "${methods[@]}"; do printf '%s recall %s qps %s; ' "$m" \
 			"$(sed -n "s/^${m}_recall_$ef\t//p" "$results")" "$(sed -n "s/^${m}_qps_$ef\t//p" "$results")"; done)"
 	done
@@ -204,34 +221,37 @@ EOF
 	for m in "${methods[@]}"; do
 		echo "  $m: build $(get "${m}_build_s") s, index $(get "${m}_index_mb") MB${pgv:+}$( [ "$m" != pgvector ] && echo " ($(get "${m}_split"))")"
 	done
-	printf '  %-10s' ef_search; for m in "${methods[@]}"; do printf ' %20s' "$m recall/QPS"; done; echo
+	echo "  QPS: wall clock (pgbench); CPU QPS: queries per second of the backend's CPU time"
+	printf '  %-10s' ef_search; for m in "${methods[@]}"; do printf ' %28s' "$m recall/QPS/CPU QPS"; done; echo
 	for ef in $efs; do
 		printf '  %-10s' "$ef"
-		for m in "${methods[@]}"; do printf ' %13s/%-6s' "$(get "${m}_recall_$ef")" "$(get "${m}_qps_$ef")"; done
+		for m in "${methods[@]}"; do printf ' %12s/%7s/%-7s' "$(get "${m}_recall_$ef")" "$(get "${m}_qps_$ef")" "$(get "${m}_cpuqps_$ef")"; done
 		echo
 	done
 	# QPS at a recall: the best QPS among the ef_search values reaching it
 	at() {
-		local m=$1 r=$2 ef best=
+		local m=$1 r=$2 kind=${3:-qps} ef best=
 		for ef in $efs; do
 			if awk "BEGIN { exit !($(get "${m}_recall_$ef") >= $r) }"; then
-				q=$(get "${m}_qps_$ef")
+				q=$(get "${m}_${kind}_$ef")
 				if [ -z "$best" ] || awk "BEGIN { exit !($q > $best) }"; then best=$q; fi
 			fi
 		done
 		echo "${best:-none}"
 	}
-	for r in 0.95 0.99; do
-		line="  QPS at recall >= $r:"
-		for m in "${methods[@]}"; do line+=" $m $(at "$m" "$r");"; done
-		if [ $pgv = yes ]; then
-			p=$(at pgvector "$r")
-			for m in sq8 none; do
-				s=$(at "$m" "$r")
-				[ "$s" != none ] && [ "$p" != none ] && line+=" $m/pgvector $(calc "$s / $p" 2);"
-			done
-		fi
-		echo "$line"
+	for kind in qps cpuqps; do
+		for r in 0.95 0.99; do
+			line="  $([ $kind = qps ] && echo QPS || echo 'CPU QPS') at recall >= $r:"
+			for m in "${methods[@]}"; do line+=" $m $(at "$m" "$r" $kind);"; done
+			if [ $pgv = yes ]; then
+				p=$(at pgvector "$r" $kind)
+				for m in sq8 none; do
+					s=$(at "$m" "$r" $kind)
+					[ "$s" != none ] && [ "$p" != none ] && line+=" $m/pgvector $(calc "$s / $p" 2);"
+				done
+			fi
+			echo "$line"
+		done
 	done
 	if [ $pgv = yes ]; then
 		for m in sq8 none; do

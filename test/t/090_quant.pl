@@ -154,6 +154,25 @@ note "l2 recall\@10 at the defaults: $recall";
 cmp_ok($recall, '>=', 0.95, 'l2: recall@10 >= 0.95 at the default settings');
 is($bad, 0, 'l2: every result list in exact distance order, no row twice');
 
+# every kernel path the CPU has returns the same rows and order
+my %lists;
+for my $k ('scalar', 'avx2', 'avx512')
+{
+	my ($r, $o, $e) = $node->psql('postgres', "SET segvec.kernel = $k");
+	next if $r != 0;
+	$lists{$k} = $node->safe_psql(
+		'postgres', qq{
+SET segvec.kernel = $k;
+SET enable_seqscan = off;
+SELECT string_agg(r.ids, ';' ORDER BY q.id) FROM queries q,
+  LATERAL (SELECT string_agg(id::text, ',' ORDER BY ord) AS ids FROM
+    (SELECT id, row_number() OVER () AS ord FROM
+      (SELECT id FROM items ORDER BY embedding <-> q.embedding LIMIT 10) i) s) r});
+}
+note 'kernel paths compared: ' . join(', ', sort keys %lists);
+is(scalar(grep { $_ ne $lists{scalar} } values %lists),
+	0, 'every kernel path returns the same rows in the same order');
+
 ($recall, $bad) = check('truth_l2', '<->', 10, 'true', 'SET segvec.rerank = 1;');
 is($bad, 0, 'segvec.rerank = 1: still exact distances in exact order');
 
