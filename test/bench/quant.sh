@@ -175,7 +175,7 @@ EOF
 			pgbench -n -M prepared -c 1 -t "$qtx" -r -f "$work/knn-$m.pgb" >"$out" 2>&1 &
 		local bp=$! pid= t0= t1= v
 		while kill -0 "$bp" 2>/dev/null; do
-			[ -n "$pid" ] || pid=$(val "SELECT pid FROM pg_stat_activity WHERE application_name = 'quantbench' LIMIT 1")
+			[ -n "$pid" ] || pid=$(val "SELECT pid FROM pg_stat_activity WHERE application_name = 'quantbench' LIMIT 1" 2>/dev/null)
 			if [ -n "$pid" ] && v=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null); then
 				[ -n "$t0" ] || t0=$v
 				t1=$v
@@ -183,7 +183,10 @@ EOF
 			sleep 0.02
 		done
 		wait "$bp" || { cat "$out" >&2; exit 1; }
-		echo "$(python3 bench.py pgbench "$out" 'ORDER BY embedding' | awk '{ print $2 }') $(calc "(${t1:-0} - ${t0:-0}) * 1000 / $(getconf CLK_TCK) / $qtx" 4)"
+		# CPU ms per transaction (both statements), when the backend was seen
+		local cpu=-
+		[ -n "$t0" ] && [ "$t1" != "$t0" ] && cpu=$(calc "($t1 - $t0) * 1000 / $(getconf CLK_TCK) / $qtx" 4)
+		echo "$(python3 bench.py pgbench "$out" 'ORDER BY embedding' | awk '{ print $2 }') $cpu"
 	}
 	for ef in $efs; do
 		for m in "${methods[@]}"; do
@@ -200,14 +203,14 @@ EOF
 				if [ -z "${best[$m]:-}" ] || awk "BEGIN { exit !($lat < ${best[$m]}) }"; then
 					best[$m]=$lat
 				fi
-				if [ -z "${bestcpu[$m]:-}" ] || awk "BEGIN { exit !($cpu < ${bestcpu[$m]}) }"; then
+				if [ "$cpu" != - ] && { [ -z "${bestcpu[$m]:-}" ] || awk "BEGIN { exit !($cpu < ${bestcpu[$m]}) }"; }; then
 					bestcpu[$m]=$cpu
 				fi
 			done
 		done
 		for m in "${methods[@]}"; do
 			put "${m}_qps_$ef" "$(calc "1000 / ${best[$m]}" 1)"
-			put "${m}_cpuqps_$ef" "$(awk "BEGIN { c = ${bestcpu[$m]}; if (c > 0) printf \"%.1f\", 1000 / c; else print 0 }")"
+			put "${m}_cpuqps_$ef" "$([ -n "${bestcpu[$m]:-}" ] && calc "1000 / ${bestcpu[$m]}" 1 || echo n/a)"
 		done
 		unset best bestcpu
 		say "ef_search $ef: $(for m in "${methods[@]}"; do printf '%s recall %s qps %s; ' "$m" \
@@ -232,8 +235,9 @@ EOF
 	at() {
 		local m=$1 r=$2 kind=${3:-qps} ef best=
 		for ef in $efs; do
+			q=$(get "${m}_${kind}_$ef")
+			[ "$q" = n/a ] && continue
 			if awk "BEGIN { exit !($(get "${m}_recall_$ef") >= $r) }"; then
-				q=$(get "${m}_${kind}_$ef")
 				if [ -z "$best" ] || awk "BEGIN { exit !($q > $best) }"; then best=$q; fi
 			fi
 		done

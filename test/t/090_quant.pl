@@ -247,6 +247,42 @@ CREATE INDEX items_m_idx ON items USING segvec (embedding $opc) WITH (quantizati
 	  if $name eq 'cosine';
 }
 
+# high dimensions: a node record (codes of 9,000 bytes) spans two pages and
+# a vector five; searched through the graph (exact_scan_factor = 0)
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE hd (id int PRIMARY KEY, embedding real[]);
+INSERT INTO hd SELECT g, array_agg((sin(g * 0.7 + j * 0.31) + cos(g * 0.013 * j))::real ORDER BY j)
+  FROM generate_series(1, 60) g, generate_series(1, 9000) j GROUP BY g;
+SET segvec.compact_threshold = 0;
+CREATE INDEX hd_emb_idx ON hd USING segvec (embedding);
+});
+is( $node->safe_psql(
+		'postgres', q{
+SELECT string_agg(s->>'quantization', ',')
+FROM ft.info('hd_emb_idx') f, jsonb_array_elements(f.segments) s}),
+	'sq8', '9,000 dimensions: a quantized graph segment');
+is( $node->safe_psql(
+		'postgres', q{
+SET enable_seqscan = off;
+SET segvec.exact_scan_factor = 0;
+SELECT count(*) FROM hd a
+WHERE (SELECT b.id FROM hd b ORDER BY b.embedding <-> a.embedding LIMIT 1)
+      IS DISTINCT FROM a.id}),
+	'0', '9,000 dimensions: every row is its own nearest neighbour');
+is( $node->safe_psql(
+		'postgres', q{
+SET enable_seqscan = off;
+SET segvec.exact_scan_factor = 0;
+SELECT string_agg(id::text, ',') FROM
+  (SELECT id FROM hd ORDER BY embedding <-> (SELECT embedding FROM hd WHERE id = 7) LIMIT 5) s}),
+	$node->safe_psql(
+		'postgres', q{
+SET enable_indexscan = off;
+SELECT string_agg(id::text, ',') FROM
+  (SELECT id FROM hd ORDER BY embedding <-> (SELECT embedding FROM hd WHERE id = 7), id LIMIT 5) s}),
+	'9,000 dimensions: the top 5 in exact order');
+
 # the option is checked
 my ($ret, $out, $err) = $node->psql('postgres',
 	q{CREATE INDEX ON items USING segvec (embedding) WITH (quantization = 'pq')});
