@@ -25,12 +25,14 @@
  * In a quantized segment (graph/quant.c) the search runs on the codes of
  * the node records: the window, the heaps and the stopping rule all use
  * estimated distances.  What it yields goes into a rerank pool instead of
- * out: the pool is kept at segvec.rerank nodes (ef_search when 0), each
- * with its exact distance from the float4 vector in the segment's vector
- * area, and the scan returns the pool's nearest each time.  So every
- * distance returned is exact, rows come out in exact order among all the
- * pool has seen, and the continuation stays complete: a node leaves the
- * graph search only into the pool, and the pool only to the caller (or
+ * out, each node with its exact distance from the float4 vector in the
+ * segment's vector area; the scan returns the pool's nearest once the pool
+ * holds segvec.rerank nodes (ef_search when 0) and that nearest is no
+ * farther than a lower bound on the exact distance of anything the graph
+ * search can yield later (GraphQuantLowerBound of the last estimate it
+ * yielded).  So every distance returned is exact, the rerank adds no
+ * disorder of its own, and the continuation stays complete: a node leaves
+ * the graph search only into the pool, and the pool only to the caller (or
  * back to the graph, unmarked, when the scan switches to exact scoring).
  *
  * src/graph/graphsearch.c
@@ -182,7 +184,6 @@ read_vector(GraphScan *gs, uint32 id)
 {
 	const SegvecSegment *seg = &gs->seg;
 	Size		vbytes = sizeof(float) * gs->dim;
-
 	Size		off;
 	Size		done = 0;
 	BlockNumber blk;
@@ -598,7 +599,7 @@ GraphScanBegin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
 		prepare_quant(gs);
 		gs->rerank = segvec_rerank > 0 ? segvec_rerank : gs->ef;
 		gs->floor = -get_float8_infinity();
-		cand_heap_init(&gs->pool, gs->rerank + 1, false);
+		cand_heap_init(&gs->pool, Min(gs->rerank + 1, 1024), false);
 	}
 
 	ep.id = seg->entry_point;
@@ -740,10 +741,11 @@ graph_next(GraphScan *gs, GraphCand *c)
 }
 
 /*
- * Quantized segment: the next node in exact distance order among those the
- * graph search has yielded: fill the rerank pool up to gs->rerank nodes
- * (each yielded node marked emitted and scored exactly), then take its
- * nearest.  False when graph and pool are both empty.
+ * Quantized segment: the next node in exact distance order: take nodes
+ * from the graph search into the rerank pool (each marked emitted and
+ * scored exactly) until the pool holds gs->rerank nodes and its nearest is
+ * no farther than gs->floor, then take that nearest.  False when graph and
+ * pool are both empty.
  */
 static bool
 rerank_next(GraphScan *gs, GraphCand *c)
