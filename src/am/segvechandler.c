@@ -44,7 +44,7 @@ validate_quantization(const char *value)
 
 /*
  * SegvecQuantizationOption: the SEGVEC_QUANT_* that the reloptions (NULL:
- * none given) ask for; SQ8 by default.
+ * none given) ask for; none by default (see src/README.md, "Why SQ8").
  */
 int
 SegvecQuantizationOption(SegvecOptions *relopts)
@@ -52,11 +52,11 @@ SegvecQuantizationOption(SegvecOptions *relopts)
 	const char *value;
 
 	if (relopts == NULL || relopts->quantization_offset == 0)
-		return SEGVEC_QUANT_SQ8;
-	value = (const char *) relopts + relopts->quantization_offset;
-	if (strcmp(value, "none") == 0)
 		return SEGVEC_QUANT_NONE;
-	return SEGVEC_QUANT_SQ8;
+	value = (const char *) relopts + relopts->quantization_offset;
+	if (strcmp(value, "sq8") == 0)
+		return SEGVEC_QUANT_SQ8;
+	return SEGVEC_QUANT_NONE;
 }
 
 /*
@@ -86,7 +86,7 @@ SegvecAmInit(void)
 					  -1, -1, INT_MAX, ShareUpdateExclusiveLock);
 	add_string_reloption(segvec_relopt_kind, "quantization",
 						 "Codes that graph segments are searched with: sq8 or none",
-						 "sq8", validate_quantization, AccessExclusiveLock);
+						 "none", validate_quantization, AccessExclusiveLock);
 	/* the ft dialect's field options, read by ft.query (ft/ftcompile.c) */
 	add_string_reloption(segvec_relopt_kind, "text_fields",
 						 "TEXT fields of the ft dialect: comma-separated column names",

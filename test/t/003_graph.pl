@@ -1,6 +1,6 @@
 # 003_graph.pl: graph segments on real data (Fashion-MNIST, 784-dim, L2).
-# The segments are quantized (quantization = sq8, the default), so the
-# standby and crash checks below run on quantized segments.
+# The segments are quantized (quantization = sq8), so the standby and
+# crash checks below run on quantized segments.
 #
 # - recall@10 against the exact answer (computed with no index) >= 0.95
 #   at segvec.ef_search = 64 for 200 test images: after CREATE INDEX (built
@@ -120,7 +120,7 @@ $primary->safe_psql('postgres',
 	'INSERT INTO items SELECT * FROM stage WHERE id <= 20000');
 my $n_built = $primary->safe_psql('postgres', 'SELECT count(*) FROM items');
 $primary->safe_psql('postgres',
-	'CREATE INDEX items_emb_idx ON items USING segvec (embedding)');
+	q{CREATE INDEX items_emb_idx ON items USING segvec (embedding) WITH (quantization = 'sq8')});
 is($primary->safe_psql('postgres', q{SELECT * FROM ft.compact('items_emb_idx')}),
 	'0|0|0',
 	"CREATE INDEX of $n_built docs wrote graph segments only");
@@ -256,7 +256,7 @@ ALTER TABLE crash ALTER embedding SET STORAGE PLAIN;
 INSERT INTO crash SELECT * FROM stage WHERE id <= 1000;
 SET segvec.compact_threshold = 0;
 CREATE INDEX crash_emb_idx ON crash USING segvec (embedding)
-  WITH (ef_construction = 400);
+  WITH (ef_construction = 400, quantization = 'sq8');
 CREATE TABLE progress (n int);
 });
 is($primary->safe_psql('postgres', q{SELECT * FROM ft.compact('crash_emb_idx')}),

@@ -1,7 +1,7 @@
 # 090_quant.pl: quantized graph segments (SQ8 codes, exact rerank).
 #
-# On 10,000 Fashion-MNIST images and 100 test images as queries, with the
-# index's default options (quantization = sq8) and default settings:
+# On 10,000 Fashion-MNIST images and 100 test images as queries, with
+# quantization = sq8 and the default settings:
 # - every graph segment is quantized (ft.info) and the index is smaller
 #   than the same index with quantization = 'none';
 # - l2: recall@10 >= 0.95 against the exact answer, and every result list
@@ -127,16 +127,21 @@ FROM hits h JOIN ordered o ON o.qid = h.qid});
 truth('truth_l2', '<->');
 
 $node->safe_psql('postgres',
-	'CREATE INDEX items_emb_idx ON items USING segvec (embedding)');
+	q{CREATE INDEX items_emb_idx ON items USING segvec (embedding) WITH (quantization = 'sq8')});
 $node->safe_psql('postgres',
-	q{CREATE INDEX plain_emb_idx ON plain USING segvec (embedding) WITH (quantization = 'none')}
-);
+	'CREATE INDEX plain_emb_idx ON plain USING segvec (embedding)');
 is( $node->safe_psql(
 		'postgres', q{
 SELECT string_agg(s->>'quantization', ',')
 FROM ft.info('items_emb_idx') f, jsonb_array_elements(f.segments) s}),
 	'sq8',
-	'CREATE INDEX wrote one quantized (sq8) segment by default');
+	'CREATE INDEX wrote one quantized (sq8) segment');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT string_agg(s->>'quantization', ',')
+FROM ft.info('plain_emb_idx') f, jsonb_array_elements(f.segments) s}),
+	'none',
+	'without the option the segment is not quantized');
 my ($codes, $vectors) = split /\|/, $node->safe_psql(
 	'postgres', q{
 SELECT (s->>'code_bytes')::bigint, (s->>'vector_bytes')::bigint
@@ -243,7 +248,8 @@ CREATE INDEX items_m_idx ON items USING segvec (embedding $opc) WITH (quantizati
 	note "$name recall\@10: $recall";
 	cmp_ok($recall, '>=', 0.95, "$name: recall\@10 >= 0.95 with quantization");
 	is($bad, 0, "$name: exact distance order, no row twice");
-	$node->safe_psql('postgres', 'CREATE INDEX items_emb_idx ON items USING segvec (embedding)')
+	$node->safe_psql('postgres',
+		q{CREATE INDEX items_emb_idx ON items USING segvec (embedding) WITH (quantization = 'sq8')})
 	  if $name eq 'cosine';
 }
 
@@ -255,7 +261,7 @@ CREATE TABLE hd (id int PRIMARY KEY, embedding real[]);
 INSERT INTO hd SELECT g, array_agg((sin(g * 0.7 + j * 0.31) + cos(g * 0.013 * j))::real ORDER BY j)
   FROM generate_series(1, 60) g, generate_series(1, 9000) j GROUP BY g;
 SET segvec.compact_threshold = 0;
-CREATE INDEX hd_emb_idx ON hd USING segvec (embedding);
+CREATE INDEX hd_emb_idx ON hd USING segvec (embedding) WITH (quantization = 'sq8');
 });
 is( $node->safe_psql(
 		'postgres', q{
