@@ -9,6 +9,8 @@
 #                             run a few queries and print the figures
 #   make demo KEEP=1          the same in a cluster that stays (15/segvec_demo)
 #   make bench-kernels        ns per call of each distance kernel path
+#   make bench-quant          quantized (sq8) graph segments against
+#                             unquantized ones and pgvector's HNSW
 #   make OPTFLAGS=-march=native  a build for CPUs like this one only (the
 #                             default build runs anywhere; the kernels pick
 #                             AVX2 or AVX-512 at load time through CPUID)
@@ -79,7 +81,7 @@ sql/segvec--%.sql: src/sql/updates/segvec--%.sql.in $(sort $(wildcard src/sql/*.
 
 all: sql/segvec--$(EXTVERSION).sql
 
-.PHONY: test demo bench bench-kernels
+.PHONY: test demo bench bench-kernels bench-quant
 
 test:
 	bash test/run-tests.sh
@@ -89,6 +91,12 @@ demo:
 
 bench:
 	bash test/bench/run.sh
+
+# Quantized graph segments (sq8) against unquantized ones and pgvector:
+# recall/QPS sweep, build time, index size and its split (issue 13).
+# BENCH_DATA=synth for 100,000 clustered 1,536-dim vectors.
+bench-quant:
+	bash test/bench/quant.sh
 
 # Micro benchmark of the distance kernels: ns per call of each path the CPU
 # has, and whether all paths return the same bits (test/bench/kernels.c).

@@ -23,6 +23,8 @@
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
 
+#include "store/store.h"
+
 /* ----------------
  * GUCs (defined in segvechandler.c)
  * ----------------
@@ -45,6 +47,7 @@ extern PGDLLIMPORT bool segvec_shared_bound;
 extern void SegvecAmInit(void);
 extern Datum segvechandler(PG_FUNCTION_ARGS);
 extern bytea *segvecoptions(Datum reloptions, bool validate);
+extern int	SegvecQuantizationOption(SegvecOptions *relopts);
 
 /* segvecbuild.c */
 extern IndexBuildResult *segvecbuild(Relation heap, Relation index,

@@ -156,6 +156,7 @@ frozen_options(Relation index, SegvecFrozenOptions *opts)
 	opts->ef_construction = relopts ? relopts->ef_construction :
 		SEGVEC_DEFAULT_EF_CONSTRUCTION;
 	opts->dimensions = relopts ? relopts->dimensions : 0;
+	opts->quantization = SegvecQuantizationOption(relopts);
 }
 
 /*
@@ -252,6 +253,8 @@ build_callback(Relation index, ItemPointer tid, Datum *values,
 												buildstate->opts.m,
 												buildstate->opts.ef_construction,
 												buildstate->maxdocs);
+		HnswBuilderSetQuantization(buildstate->builder,
+								   buildstate->opts.quantization);
 	}
 	if (!HnswBuilderAdd(buildstate->builder, &doc, vector))
 	{
@@ -260,6 +263,8 @@ build_callback(Relation index, ItemPointer tid, Datum *values,
 												buildstate->opts.m,
 												buildstate->opts.ef_construction,
 												buildstate->maxdocs);
+		HnswBuilderSetQuantization(buildstate->builder,
+								   buildstate->opts.quantization);
 		HnswBuilderAdd(buildstate->builder, &doc, vector);
 	}
 	buildstate->indtuples += 1;

@@ -29,6 +29,37 @@ int			segvec_ef_search = 40;
 int			segvec_max_scan_tuples = 20000;
 bool		segvec_shared_bound = true;
 
+/* Validator of the quantization reloption */
+static void
+validate_quantization(const char *value)
+{
+	if (value == NULL || strcmp(value, "sq8") == 0 ||
+		strcmp(value, "none") == 0)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid value for segvec option \"quantization\": \"%s\"",
+					value),
+			 errdetail("Valid values are \"sq8\" and \"none\".")));
+}
+
+/*
+ * SegvecQuantizationOption: the SEGVEC_QUANT_* that the reloptions (NULL:
+ * none given) ask for; none by default (see src/README.md, "Why SQ8").
+ */
+int
+SegvecQuantizationOption(SegvecOptions *relopts)
+{
+	const char *value;
+
+	if (relopts == NULL || relopts->quantization_offset == 0)
+		return SEGVEC_QUANT_NONE;
+	value = (const char *) relopts + relopts->quantization_offset;
+	if (strcmp(value, "sq8") == 0)
+		return SEGVEC_QUANT_SQ8;
+	return SEGVEC_QUANT_NONE;
+}
+
 /*
  * SegvecAmInit: from _PG_init, register the reloptions and define the GUCs
  * of searching.
@@ -54,6 +85,9 @@ SegvecAmInit(void)
 	add_int_reloption(segvec_relopt_kind, "compact_threshold",
 					  "Docs in the mutable segment that trigger a compaction (-1: segvec.compact_threshold)",
 					  -1, -1, INT_MAX, ShareUpdateExclusiveLock);
+	add_string_reloption(segvec_relopt_kind, "quantization",
+						 "Codes that graph segments are searched with: sq8 or none",
+						 "none", validate_quantization, AccessExclusiveLock);
 	/* the ft dialect's field options, read by ft.query (ft/ftcompile.c) */
 	add_string_reloption(segvec_relopt_kind, "text_fields",
 						 "TEXT fields of the ft dialect: comma-separated column names",
@@ -75,6 +109,11 @@ SegvecAmInit(void)
 							"0 searches every graph segment through its graph.",
 							&segvec_exact_scan_factor, 16, 0, 100000,
 							PGC_USERSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+	DefineCustomIntVariable("segvec.rerank",
+							"Nodes of a quantized graph segment scored exactly before each row is returned (0: ef_search).",
+							"Higher values give better recall and slower searches of quantized segments.",
+							&segvec_rerank, 0, 0, 100000,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("segvec.max_scan_tuples",
 							"Most docs the graph searches of one index scan visit.",
 							"Bounds how far a filtered or long search keeps going; a NOTICE says when a scan stopped for it.",
@@ -106,6 +145,8 @@ segvecoptions(Datum reloptions, bool validate)
 		offsetof(SegvecOptions, language_offset)},
 		{"casesensitive", RELOPT_TYPE_STRING,
 		offsetof(SegvecOptions, casesensitive_offset)},
+		{"quantization", RELOPT_TYPE_STRING,
+		offsetof(SegvecOptions, quantization_offset)},
 	};
 
 	return (bytea *) build_reloptions(reloptions, validate,

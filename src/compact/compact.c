@@ -555,6 +555,7 @@ typedef struct SegmentWriter
 	int			dim;
 	int			m;
 	int			ef_construction;
+	int			quant;			/* SEGVEC_QUANT_* of the segments written */
 	int			maxdocs;
 	uint32		next_segno;		/* number of the next segment written */
 	HnswBuilder *builder;
@@ -588,13 +589,17 @@ writer_add(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 	SegmentWriter *w = (SegmentWriter *) arg;
 
 	if (w->builder == NULL)
+	{
 		w->builder = HnswBuilderCreate(w->metric, w->dim, w->m,
 									   w->ef_construction, w->maxdocs);
+		HnswBuilderSetQuantization(w->builder, w->quant);
+	}
 	if (!HnswBuilderAdd(w->builder, doc, vector))
 	{
 		writer_flush(w);
 		w->builder = HnswBuilderCreate(w->metric, w->dim, w->m,
 									   w->ef_construction, w->maxdocs);
+		HnswBuilderSetQuantization(w->builder, w->quant);
 		HnswBuilderAdd(w->builder, doc, vector);
 	}
 	w->ndocs++;
@@ -626,6 +631,7 @@ writer_init(SegmentWriter *w, Relation index, int dim)
 	w->dim = dim;
 	w->m = opts.m;
 	w->ef_construction = opts.ef_construction;
+	w->quant = opts.quantization;
 	w->maxdocs = SegvecMaxBuildDocs(dim, opts.m);
 	w->next_segno = SegvecNextSegno(index);
 }
@@ -809,6 +815,22 @@ merge_segments(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop)
 		for (i = 0; i < info->nsegments; i++)
 			if (info->segments[i].segno == drop[j])
 				inputs[j] = info->segments[i];
+
+		/*
+		 * XXX: graphmerge.c reads its inputs' vectors from their node
+		 * records, which a quantized segment does not have (its vectors
+		 * are in the vector area): quantized segments are not merged yet.
+		 */
+		if (inputs[j].quant != SEGVEC_QUANT_NONE)
+		{
+			for (i = 0; i < j; i++)
+				pfree(tombs[i]);
+			ereport(DEBUG1,
+					(errmsg_internal("segvec merge of index \"%s\" skipped: segment %u is quantized",
+									 RelationGetRelationName(index),
+									 inputs[j].segno)));
+			return 0;
+		}
 		/*
 		 * The bitmap after the count (info was read first): bits are only
 		 * ever added, each with the count, so an unchanged count at install

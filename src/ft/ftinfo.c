@@ -511,13 +511,21 @@ ft_index_stats(PG_FUNCTION_ARGS)
 	for (i = 0; i < info->nsegments; i++)
 	{
 		SegvecSegment *seg = &info->segments[i];
+		int64		codes,
+					vectors,
+					graph,
+					docs;
 
 		immutable += seg->ndocs - seg->ntombstones;
 		tombstones += seg->ntombstones;
-		appendStringInfo(&segs, "%s{\"segment\": %u, \"docs\": %u, \"tombstones\": %u, \"pages\": %u, \"bytes\": " INT64_FORMAT "}",
+		GraphSegmentSplit(seg, info->dimensions, &codes, &vectors, &graph,
+						  &docs);
+		appendStringInfo(&segs, "%s{\"segment\": %u, \"docs\": %u, \"tombstones\": %u, \"pages\": %u, \"bytes\": " INT64_FORMAT ", \"quantization\": \"%s\", \"code_bytes\": " INT64_FORMAT ", \"vector_bytes\": " INT64_FORMAT ", \"graph_bytes\": " INT64_FORMAT ", \"doc_bytes\": " INT64_FORMAT "}",
 						 i > 0 ? ", " : "", seg->segno, seg->ndocs,
 						 seg->ntombstones, seg->npages,
-						 (int64) seg->npages * BLCKSZ);
+						 (int64) seg->npages * BLCKSZ,
+						 seg->quant == SEGVEC_QUANT_SQ8 ? "sq8" : "none",
+						 codes, vectors, graph, docs);
 	}
 	appendStringInfoChar(&segs, ']');
 

@@ -48,6 +48,7 @@ typedef struct HnswBuilder HnswBuilder;
 extern HnswBuilder *HnswBuilderCreate(SegvecMetric metric, int dim, int m,
 									  int ef_construction, int maxdocs);
 extern Size HnswBuilderNodeBytes(int dim, int m);
+extern void HnswBuilderSetQuantization(HnswBuilder *builder, int quant);
 extern bool HnswBuilderAdd(HnswBuilder *builder, const SegvecDocInfo *doc,
 						   const float *vector);
 extern const float *HnswBuilderGetDoc(HnswBuilder *builder, int i,
@@ -107,6 +108,13 @@ typedef struct GraphScan GraphScan;
  */
 extern PGDLLIMPORT int segvec_exact_scan_factor;
 #define SEGVEC_EXACT_FACTOR		segvec_exact_scan_factor
+
+/*
+ * segvec.rerank: in a quantized segment, how many nodes the graph search
+ * (on codes) has yielded that a scan holds, scored exactly, before it
+ * returns the nearest of them; 0 means ef_search.
+ */
+extern PGDLLIMPORT int segvec_rerank;
 
 /*
  * What one index scan may spend over all its segments: distances computed
@@ -169,6 +177,9 @@ extern void GraphScanSetBound(GraphScan *gs, GraphScanBound *bound);
 extern GraphScanResult GraphScanNext(GraphScan *gs, double *distance,
 									 ItemPointer heaptid);
 extern void GraphScanEnd(GraphScan *gs);
+extern void GraphSegmentSplit(const SegvecSegment *seg, int dim,
+							  int64 *codes, int64 *vectors, int64 *graph,
+							  int64 *docs);
 extern uint32 GraphSegmentStamp(const SegvecSegment *seg);
 extern void GraphCheckPage(Relation index, const SegvecSegment *seg,
 						   Buffer buf, bool locked);

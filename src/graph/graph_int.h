@@ -93,6 +93,9 @@ struct HnswBuilder
 	int64		nduplicates;	/* docs whose vector an earlier doc has */
 	int64		nrepaired;		/* links added by the connectivity repair */
 	Size		peak_bytes;		/* most memory the builder's context held */
+
+	int			quant;			/* SEGVEC_QUANT_* of the segment written */
+	float	   *qparams;		/* its quantizer, trained by the writer */
 };
 
 /* ----------------

@@ -48,6 +48,7 @@
 #include "utils/rel.h"
 
 #include "graph/graph_int.h"
+#include "graph/quant.h"
 
 
 /* ----------------
@@ -606,6 +607,17 @@ GraphNotePeak(HnswBuilder *b)
 	Size		now = MemoryContextMemAllocated(b->ctx, true);
 
 	b->peak_bytes = Max(b->peak_bytes, now);
+}
+
+/*
+ * HnswBuilderSetQuantization: write the segment with node records of this
+ * SEGVEC_QUANT_* kind (the default is SEGVEC_QUANT_NONE).  The graph itself
+ * is built on exact distances either way.
+ */
+void
+HnswBuilderSetQuantization(HnswBuilder *b, int quant)
+{
+	b->quant = quant;
 }
 
 int
@@ -1180,6 +1192,49 @@ plan_layout(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off)
 					b->n > 0 ? b->docs[b->n - 1].docid : 0, upper_off);
 	seg->entry_point = b->entry;
 	seg->max_level = Max(b->maxlevel, 0);
+
+	/*
+	 * Quantized: smaller node records (codes instead of the vector), then
+	 * [parameter pages] before the nodes and the packed [vector pages]
+	 * after them (src/README.md, "Quantized segments").
+	 */
+	if (b->quant != SEGVEC_QUANT_NONE)
+	{
+		Size		pbytes = sizeof(float) * GraphQuantParamFloats(b->dim);
+		uint32		nparam = (pbytes + SEGVEC_SEGPAGE_USABLE - 1) /
+			SEGVEC_SEGPAGE_USABLE;
+		Size		vbytes = mul_size(sizeof(float) * b->dim, b->n);
+		uint32		nvec = (vbytes + SEGVEC_SEGPAGE_USABLE - 1) /
+			SEGVEC_SEGPAGE_USABLE;
+		uint32		nnode;
+
+		seg->quant = b->quant;
+		seg->code_size = GraphQuantRecordBytes(b->dim);
+		seg->node_size = TYPEALIGN(sizeof(uint32),
+								   GraphRecVectorOffset(b->m) + seg->code_size);
+		if (seg->node_size <= SEGVEC_SEGPAGE_USABLE)
+		{
+			seg->nodes_per_page = SEGVEC_SEGPAGE_USABLE / seg->node_size;
+			seg->pages_per_node = 0;
+			nnode = (b->n + seg->nodes_per_page - 1) / seg->nodes_per_page;
+		}
+		else
+		{
+			seg->nodes_per_page = 0;
+			seg->pages_per_node = (seg->node_size + SEGVEC_SEGPAGE_USABLE - 1) /
+				SEGVEC_SEGPAGE_USABLE;
+			nnode = b->n * seg->pages_per_node;
+		}
+		seg->qparam_start = seg->node_start;
+		seg->node_start = seg->qparam_start + nparam;
+		seg->vec_start = seg->node_start + nnode;
+		seg->npages = seg->vec_start + nvec;
+	}
+	else
+	{
+		seg->qparam_start = InvalidBlockNumber;
+		seg->vec_start = InvalidBlockNumber;
+	}
 }
 
 /*
@@ -1211,7 +1266,11 @@ node_record(HnswBuilder *b, SegvecSegment *seg, uint32 i, char *buf)
 	hdr->level = b->levels[i];
 	hdr->nneighbors = b->nnbr0[i];
 	memcpy(nbrs, b->nbr0 + (Size) i * b->m0, sizeof(uint32) * b->nnbr0[i]);
-	memcpy(vec, b->vectors + (Size) i * b->dim, sizeof(float) * b->dim);
+	if (b->quant == SEGVEC_QUANT_SQ8)
+		GraphQuantEncode(b->qparams, b->dim, b->vectors + (Size) i * b->dim,
+						 (char *) vec);
+	else
+		memcpy(vec, b->vectors + (Size) i * b->dim, sizeof(float) * b->dim);
 }
 
 /* Fill page k (relative to the extent) of the segment */
@@ -1235,13 +1294,32 @@ fill_page(HnswBuilder *b, SegvecSegment *seg, uint32 k, Page page,
 
 		memcpy(data, b->docs + first, sizeof(SegvecDocInfo) * count);
 	}
-	else if (k < seg->node_start)
+	else if (k < (seg->quant != SEGVEC_QUANT_NONE ? seg->qparam_start :
+				  seg->node_start))
 	{
 		Size		first = (Size) (k - seg->upper_start) * SEGVEC_UPPER_PER_PAGE;
 		Size		count = Min((Size) SEGVEC_UPPER_PER_PAGE,
 								seg->upper_size - first);
 
 		memcpy(data, b->flat_upper + first, sizeof(uint32) * count);
+	}
+	else if (k < seg->node_start)
+	{
+		/* quantizer parameters, as one float array across the pages */
+		Size		off = (Size) (k - seg->qparam_start) * SEGVEC_SEGPAGE_USABLE;
+		Size		total = sizeof(float) * GraphQuantParamFloats(b->dim);
+
+		memcpy(data, (char *) b->qparams + off,
+			   Min(SEGVEC_SEGPAGE_USABLE, total - off));
+	}
+	else if (seg->quant != SEGVEC_QUANT_NONE && k >= seg->vec_start)
+	{
+		/* the float4 vectors, for the rerank, packed across the pages */
+		Size		off = (Size) (k - seg->vec_start) * SEGVEC_SEGPAGE_USABLE;
+		Size		total = sizeof(float) * b->dim * (Size) b->n;
+
+		memcpy(data, (char *) b->vectors + off,
+			   Min(SEGVEC_SEGPAGE_USABLE, total - off));
 	}
 	else if (seg->nodes_per_page > 0)
 	{
@@ -1301,6 +1379,22 @@ HnswBuilderWrite(HnswBuilder *b, Relation index, uint32 segno,
 	Assert(seg->upper_size == b->upper_size);
 	nodebuf = palloc(seg->node_size);
 
+	/* the quantizer is trained on the segment's vectors, once per write */
+	if (b->quant != SEGVEC_QUANT_NONE)
+	{
+		int			i;
+
+		b->qparams = palloc(sizeof(float) * GraphQuantParamFloats(b->dim));
+		GraphQuantTrainBegin(b->qparams, b->dim);
+		for (i = 0; i < b->n; i++)
+			GraphQuantTrainAdd(b->qparams, b->dim,
+							   b->vectors + (Size) i * b->dim);
+		GraphQuantTrainEnd(b->qparams, b->dim);
+		for (i = 0; i < b->n; i++)
+			GraphQuantTrainError(b->qparams, b->dim,
+								 b->vectors + (Size) i * b->dim);
+	}
+
 	w.b = b;
 	w.seg = seg;
 	w.nodebuf = nodebuf;
@@ -1310,6 +1404,11 @@ HnswBuilderWrite(HnswBuilder *b, Relation index, uint32 segno,
 	seg->doc_start += seg->start;
 	seg->upper_start += seg->start;
 	seg->node_start += seg->start;
+	if (seg->quant != SEGVEC_QUANT_NONE)
+	{
+		seg->qparam_start += seg->start;
+		seg->vec_start += seg->start;
+	}
 
 	MemoryContextSwitchTo(oldctx);
 }

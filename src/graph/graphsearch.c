@@ -31,6 +31,19 @@
  * search can tell), and keeps its state whole, so once the bound is lifted
  * it goes on exactly where an unbounded search would have been.
  *
+ * In a quantized segment (graph/quant.c) the search runs on the codes of
+ * the node records: the window, the heaps and the stopping rule all use
+ * estimated distances.  What it yields goes into a rerank pool instead of
+ * out, each node with its exact distance from the float4 vector in the
+ * segment's vector area; the scan returns the pool's nearest once the pool
+ * holds segvec.rerank nodes (ef_search when 0) and that nearest is no
+ * farther than a lower bound on the exact distance of anything the graph
+ * search can yield later (GraphQuantLowerBound of the last estimate it
+ * yielded).  So every distance returned is exact, the rerank adds no
+ * disorder of its own, and the continuation stays complete: a node leaves
+ * the graph search only into the pool, and the pool only to the caller (or
+ * back to the graph, unmarked, when the scan switches to exact scoring).
+ *
  * src/graph/graphsearch.c
  *
  *-------------------------------------------------------------------------
@@ -48,9 +61,11 @@
 
 #include "graph/candheap.h"
 #include "graph/graph.h"
+#include "graph/quant.h"
 #include "store/store.h"
 
 int			segvec_exact_scan_factor = 16;
+int			segvec_rerank = 0;
 
 struct GraphScan
 {
@@ -86,6 +101,17 @@ struct GraphScan
 
 	char	   *nodebuf;		/* for nodes that span pages */
 	Buffer		buf;			/* pinned page, or InvalidBuffer */
+
+	/* a quantized segment: traversal on codes, exact rerank */
+	bool		quant;
+	GraphQuantQuery qq;			/* the query prepared for the codes */
+	GraphHeap	pool;			/* min-heap by exact distance: taken from
+								 * the graph search, not returned yet */
+	int			rerank;			/* pool size */
+	double		floor;			/* no node the graph search yields from
+								 * now on is nearer than this */
+	char	   *vecbuf;			/* for vectors that span pages */
+	Buffer		vbuf;			/* pinned vector page, or InvalidBuffer */
 };
 
 #define BIT_IS_SET(map, i)	(((map)[(i) >> 3] >> ((i) & 7)) & 1)
@@ -153,11 +179,73 @@ read_node(GraphScan *gs, uint32 id)
 	}
 }
 
-static inline const float *
-node_vector(const GraphScan *gs, const char *rec)
+/* Where a node record's vector (or, quantized, its norm and code) starts */
+static inline const char *
+node_payload(const GraphScan *gs, const char *rec)
 {
-	return (const float *) (rec + sizeof(SegvecNodeHeader) +
-							sizeof(uint32) * gs->m0);
+	return rec + sizeof(SegvecNodeHeader) + sizeof(uint32) * gs->m0;
+}
+
+/*
+ * The float4 vector of node id: in its node record, or in a quantized
+ * segment in the vector area (read through gs->vbuf, so a vector read
+ * leaves the node page pinned).
+ */
+static const float *
+read_vector(GraphScan *gs, uint32 id)
+{
+	const SegvecSegment *seg = &gs->seg;
+	Size		vbytes = sizeof(float) * gs->dim;
+	Size		off;
+	Size		done = 0;
+	BlockNumber blk;
+
+	if (seg->quant == SEGVEC_QUANT_NONE)
+		return (const float *) node_payload(gs, read_node(gs, id));
+
+	/* the packed vector area: the vector may cross a page boundary */
+	off = (Size) id * vbytes;
+	blk = seg->vec_start + off / SEGVEC_SEGPAGE_USABLE;
+	off %= SEGVEC_SEGPAGE_USABLE;
+	if (off + vbytes <= SEGVEC_SEGPAGE_USABLE)
+		return (const float *) (read_block(gs->index, seg, &gs->vbuf, blk) + off);
+	while (done < vbytes)
+	{
+		Size		len = Min(SEGVEC_SEGPAGE_USABLE - off, vbytes - done);
+
+		memcpy(gs->vecbuf + done,
+			   read_block(gs->index, seg, &gs->vbuf, blk++) + off, len);
+		done += len;
+		off = 0;
+	}
+	return (const float *) gs->vecbuf;
+}
+
+/*
+ * Set up gs for reading nodes and vectors of seg (no search state); undone
+ * by reader_release.
+ */
+static void
+reader_init(GraphScan *gs, Relation index, const SegvecSegment *seg, int dim)
+{
+	gs->index = index;
+	gs->seg = *seg;
+	gs->dim = dim;
+	gs->m0 = 2 * seg->m;
+	gs->buf = InvalidBuffer;
+	gs->vbuf = InvalidBuffer;
+	gs->quant = (seg->quant != SEGVEC_QUANT_NONE);
+	if (seg->pages_per_node > 0)
+		gs->nodebuf = palloc(seg->node_size);
+	if (gs->quant)
+		gs->vecbuf = palloc(sizeof(float) * Max(dim, 1));
+}
+
+static void
+reader_release(GraphScan *gs)
+{
+	release_block(gs->index, &gs->seg, &gs->buf);
+	release_block(gs->index, &gs->seg, &gs->vbuf);
 }
 
 static inline const uint32 *
@@ -176,10 +264,53 @@ nav_distance(GraphScan *gs, const float *v)
 	return isnan(d) ? get_float8_infinity() : d;
 }
 
+/* The exact distance to node id (NaN as farthest) */
+static double
+exact_distance(GraphScan *gs, uint32 id)
+{
+	return nav_distance(gs, read_vector(gs, id));
+}
+
+/*
+ * The distance the graph search goes by: exact, or in a quantized segment
+ * the estimate from the node's code (NaN as farthest).
+ */
 static double
 distance_to(GraphScan *gs, uint32 id)
 {
-	return nav_distance(gs, node_vector(gs, read_node(gs, id)));
+	double		d;
+
+	if (!gs->quant)
+		return exact_distance(gs, id);
+	d = GraphQuantDistance(&gs->qq, node_payload(gs, read_node(gs, id)));
+	return isnan(d) ? get_float8_infinity() : d;
+}
+
+/*
+ * Read the quantizer parameters of the segment (one float array across the
+ * parameter pages) and prepare the query for its codes.
+ */
+static void
+prepare_quant(GraphScan *gs)
+{
+	const SegvecSegment *seg = &gs->seg;
+	Size		total = sizeof(float) * GraphQuantParamFloats(gs->dim);
+	char	   *params = palloc(total);
+	Size		done = 0;
+	BlockNumber blk = seg->qparam_start;
+
+	while (done < total)
+	{
+		Size		len = Min(SEGVEC_SEGPAGE_USABLE, total - done);
+
+		memcpy(params + done, read_block(gs->index, seg, &gs->vbuf, blk++),
+			   len);
+		done += len;
+	}
+	release_block(gs->index, seg, &gs->vbuf);
+	GraphQuantPrepare(&gs->qq, (const float *) params, gs->metric,
+					  gs->query, gs->dim);
+	pfree(params);
 }
 
 /* Read entry pos of the upper-layer area */
@@ -254,17 +385,13 @@ GraphReadVector(Relation index, const SegvecSegment *seg, uint32 node,
 	GraphScan	gs;
 
 	memset(&gs, 0, sizeof(gs));
-	gs.index = index;
-	gs.seg = *seg;
-	gs.dim = dim;
-	gs.m0 = 2 * seg->m;
-	gs.buf = InvalidBuffer;
-	if (seg->pages_per_node > 0)
-		gs.nodebuf = palloc(seg->node_size);
-	memcpy(vector, node_vector(&gs, read_node(&gs, node)), sizeof(float) * dim);
-	release_block(index, seg, &gs.buf);
+	reader_init(&gs, index, seg, dim);
+	memcpy(vector, read_vector(&gs, node), sizeof(float) * dim);
+	reader_release(&gs);
 	if (gs.nodebuf)
 		pfree(gs.nodebuf);
+	if (gs.vecbuf)
+		pfree(gs.vecbuf);
 }
 
 /*
@@ -281,13 +408,7 @@ GraphForEachNode(Relation index, const SegvecSegment *seg, int dim,
 	SegvecDocInfo doc;
 
 	memset(&gs, 0, sizeof(gs));
-	gs.index = index;
-	gs.seg = *seg;
-	gs.dim = dim;
-	gs.m0 = 2 * seg->m;
-	gs.buf = InvalidBuffer;
-	if (seg->pages_per_node > 0)
-		gs.nodebuf = palloc(seg->node_size);
+	reader_init(&gs, index, seg, dim);
 
 	for (i = 0; i < seg->ndocs; i++)
 	{
@@ -295,11 +416,13 @@ GraphForEachNode(Relation index, const SegvecSegment *seg, int dim,
 			continue;
 		CHECK_FOR_INTERRUPTS();
 		GraphReadDocs(index, seg, i, 1, &doc);
-		callback(&doc, node_vector(&gs, read_node(&gs, i)), dim, arg);
+		callback(&doc, read_vector(&gs, i), dim, arg);
 	}
-	release_block(index, seg, &gs.buf);
+	reader_release(&gs);
 	if (gs.nodebuf)
 		pfree(gs.nodebuf);
+	if (gs.vecbuf)
+		pfree(gs.vecbuf);
 }
 
 /*
@@ -326,12 +449,7 @@ GraphCountUnreachable(Relation index, const SegvecSegment *seg,
 		return 0;
 
 	memset(&gs, 0, sizeof(gs));
-	gs.index = index;
-	gs.seg = *seg;
-	gs.m0 = 2 * seg->m;
-	gs.buf = InvalidBuffer;
-	if (seg->pages_per_node > 0)
-		gs.nodebuf = palloc(seg->node_size);
+	reader_init(&gs, index, seg, 0);
 	seen = palloc0((seg->ndocs + 7) / 8 + 1);
 	queue = MemoryContextAllocHuge(CurrentMemoryContext,
 								   sizeof(uint32) * seg->ndocs);
@@ -367,7 +485,7 @@ GraphCountUnreachable(Relation index, const SegvecSegment *seg,
 			*first = i;
 		unreached++;
 	}
-	release_block(index, seg, &gs.buf);
+	reader_release(&gs);
 	pfree(seen);
 	pfree(queue);
 	return unreached;
@@ -393,12 +511,12 @@ start_exact(GraphScan *gs)
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
 		gs->ranked[gs->nranked].id = i;
-		gs->ranked[gs->nranked].distance = distance_to(gs, i);
+		gs->ranked[gs->nranked].distance = exact_distance(gs, i);
 		gs->nranked++;
 	}
 	/* on a standby, every page the scores came from checked again */
 	if (RecoveryInProgress())
-		release_block(gs->index, &gs->seg, &gs->buf);
+		reader_release(gs);
 	qsort(gs->ranked, gs->nranked, sizeof(GraphCand), cand_cmp);
 	gs->rankpos = 0;
 	gs->exact = true;
@@ -519,17 +637,11 @@ GraphScanBegin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
 	GraphCand	ep;
 	int			layer;
 
-	gs->index = index;
-	gs->seg = *seg;
+	reader_init(gs, index, seg, dim);
 	gs->metric = metric;
-	gs->dim = dim;
 	gs->query = query;
 	gs->ef = Max(ef_search, 1);
-	gs->m0 = 2 * seg->m;
-	gs->buf = InvalidBuffer;
 	gs->last = -get_float8_infinity();
-	if (seg->pages_per_node > 0)
-		gs->nodebuf = palloc(seg->node_size);
 
 	gs->visited = palloc0(mapbytes);
 	gs->emitted = palloc0(mapbytes);
@@ -554,6 +666,14 @@ GraphScanBegin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
 	{
 		start_exact(gs);
 		return gs;
+	}
+
+	if (gs->quant)
+	{
+		prepare_quant(gs);
+		gs->rerank = segvec_rerank > 0 ? segvec_rerank : gs->ef;
+		gs->floor = -get_float8_infinity();
+		cand_heap_init(&gs->pool, Min(gs->rerank + 1, 1024), false);
 	}
 
 	ep.id = seg->entry_point;
@@ -621,6 +741,13 @@ GraphScanBegin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
 void
 GraphScanSetBound(GraphScan *gs, GraphScanBound *bound)
 {
+	/*
+	 * A quantized segment's search holds estimated distances, which must
+	 * not tighten the bound of the others; it is searched unbounded.
+	 * XXX: offer the exact distances of its rerank pool instead.
+	 */
+	if (gs->quant)
+		bound = NULL;
 	if (bound && gs->bound == NULL && gs->exact)
 	{
 		uint32		i;
@@ -758,6 +885,65 @@ graph_next(GraphScan *gs, GraphCand *c)
 }
 
 /*
+ * Quantized segment: the next node in exact distance order: take nodes
+ * from the graph search into the rerank pool (each marked emitted and
+ * scored exactly) until the pool holds gs->rerank nodes and its nearest is
+ * no farther than gs->floor, then take that nearest.  False when graph and
+ * pool are both empty.
+ */
+static bool
+rerank_next(GraphScan *gs, GraphCand *c)
+{
+	GraphCand	g;
+
+	for (;;)
+	{
+		/*
+		 * The pool's nearest may go once the pool is full and nothing the
+		 * graph search yields later can be nearer: it yields in estimated
+		 * order, and GraphQuantLowerBound bounds the exact distances from
+		 * an estimate.
+		 */
+		if (gs->pool.count > 0 && gs->pool.count >= gs->rerank &&
+			gs->pool.items[0].distance <= gs->floor)
+			break;
+		if (graph_next(gs, &g) != GRAPH_SCAN_ROW)
+		{
+			gs->floor = get_float8_infinity();
+			break;
+		}
+		BIT_SET(gs->emitted, g.id);
+		cand_heap_push(&gs->pool, exact_distance(gs, g.id), g.id);
+		gs->floor = GraphQuantLowerBound(&gs->qq, g.distance);
+	}
+	/* on a standby, every vector page the scores came from checked again */
+	if (RecoveryInProgress())
+		release_block(gs->index, &gs->seg, &gs->vbuf);
+	if (gs->pool.count == 0)
+		return false;
+	*c = cand_heap_pop(&gs->pool);
+	return true;
+}
+
+/*
+ * Before exact scoring takes over: give the pool's nodes back (unmark
+ * them), so that exact scoring ranks them with the rest.
+ */
+static void
+unpool(GraphScan *gs)
+{
+	int			i;
+
+	for (i = 0; i < gs->pool.count; i++)
+	{
+		uint32		id = gs->pool.items[i].id;
+
+		gs->emitted[id >> 3] &= (uint8) ~(1 << (id & 7));
+	}
+	gs->pool.count = 0;
+}
+
+/*
  * GraphScanNext: the next node in distance order: GRAPH_SCAN_ROW with its
  * distance (as the SQL operator computes it; NaN reported as +Infinity) and
  * heap TID; GRAPH_SCAN_DONE when the segment has nothing more; or, for a
@@ -793,10 +979,15 @@ GraphScanNext(GraphScan *gs, double *distance, ItemPointer heaptid)
 		if (gs->nreturned >= gs->ef &&
 			(int64) gs->seg.ndocs <= gs->exact_limit)
 		{
+			if (gs->quant)
+				unpool(gs);
 			start_exact(gs);
 			continue;
 		}
-		r = graph_next(gs, &c);
+		if (gs->quant)
+			r = rerank_next(gs, &c) ? GRAPH_SCAN_ROW : GRAPH_SCAN_DONE;
+		else
+			r = graph_next(gs, &c);
 		if (r == GRAPH_SCAN_DONE)
 			goto done;
 		if (r == GRAPH_SCAN_BOUNDED)
@@ -816,8 +1007,42 @@ GraphScanNext(GraphScan *gs, double *distance, ItemPointer heaptid)
 	return GRAPH_SCAN_ROW;
 
 done:
-	release_block(gs->index, &gs->seg, &gs->buf);
+	reader_release(gs);
 	return GRAPH_SCAN_DONE;
+}
+
+/*
+ * GraphSegmentSplit: the bytes of seg's extent by what they hold: codes
+ * (the quantized part of the node records, and the quantizer's pages),
+ * float4 vectors, graph (neighbour lists, node headers, padding, the
+ * upper-layer area) and docs (doc area and tombstone pages).  They add up
+ * to the extent's size.
+ */
+void
+GraphSegmentSplit(const SegvecSegment *seg, int dim, int64 *codes,
+				  int64 *vectors, int64 *graph, int64 *docs)
+{
+	BlockNumber end = seg->start + seg->npages;
+	int64		nodebytes;
+
+	*docs = (int64) (seg->upper_start - seg->start) * BLCKSZ;
+	if (seg->quant != SEGVEC_QUANT_NONE)
+	{
+		nodebytes = (int64) (seg->vec_start - seg->node_start) * BLCKSZ;
+		*codes = (int64) seg->ndocs * GraphQuantRecordBytes(dim) +
+			(int64) (seg->node_start - seg->qparam_start) * BLCKSZ;
+		*vectors = (int64) (end - seg->vec_start) * BLCKSZ;
+		*graph = nodebytes - (int64) seg->ndocs * GraphQuantRecordBytes(dim) +
+			(int64) (seg->qparam_start - seg->upper_start) * BLCKSZ;
+	}
+	else
+	{
+		nodebytes = (int64) (end - seg->node_start) * BLCKSZ;
+		*codes = 0;
+		*vectors = (int64) seg->ndocs * dim * sizeof(float);
+		*graph = nodebytes - *vectors +
+			(int64) (seg->node_start - seg->upper_start) * BLCKSZ;
+	}
 }
 
 /*
@@ -827,5 +1052,5 @@ done:
 void
 GraphScanEnd(GraphScan *gs)
 {
-	release_block(gs->index, &gs->seg, &gs->buf);
+	reader_release(gs);
 }

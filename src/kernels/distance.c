@@ -915,6 +915,7 @@ assign_segvec_kernel(int newval, void *extra)
 		kernel_name = "avx2";
 	}
 #endif
+	SegvecSq8SelectKernels(kernel_name);
 }
 
 /*

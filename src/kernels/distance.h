@@ -41,6 +41,19 @@ typedef float (*SegvecKernelFn) (const float *a, const float *b, int dim);
 extern PGDLLIMPORT SegvecKernelFn SegvecL2SquaredKernel;	/* sum (a-b)^2 */
 extern PGDLLIMPORT SegvecKernelFn SegvecDotKernel;			/* sum a*b */
 
+/*
+ * The SQ8 kernel over 8-bit codes (sq8.c), chosen with the others:
+ * sum q[j] * code[j] in int32.  |q[j]| must be at most SEGVEC_SQ8_QMAX(dim),
+ * so that no partial sum overflows (and every path returns the same).
+ */
+typedef int32 (*SegvecSq8DotFn) (const int16 *q, const uint8 *code, int dim);
+
+#define SEGVEC_SQ8_QMAX(dim) \
+	((int) Min(32767, PG_INT32_MAX / ((int64) Max(dim, 1) * 255)))
+
+extern PGDLLIMPORT SegvecSq8DotFn SegvecSq8DotKernel;
+extern void SegvecSq8SelectKernels(const char *path);
+
 extern void SegvecInitKernels(void);
 extern const char *SegvecKernelName(void);
 

@@ -119,7 +119,31 @@ typedef struct SegvecSegment
 	BlockNumber node_start;		/* first node page */
 	uint64		min_docid;		/* doc ids held, sorted in the doc area */
 	uint64		max_docid;
+	uint16		quant;			/* SEGVEC_QUANT_* of the node records */
+	uint16		quant_unused;
+	uint32		code_size;		/* bytes of a node record's quantized part */
+	BlockNumber qparam_start;	/* quantizer parameters, or Invalid */
+	BlockNumber vec_start;		/* first vector page, or Invalid when the
+								 * vectors are in the node records */
 } SegvecSegment;
+
+/*
+ * Quantization of a segment's node records.  The value is stored in the
+ * metapage (frozen options) and in each segment descriptor: never
+ * renumber.
+ *
+ *	NONE: a node record holds the float4 vector; a search computes exact
+ *	  distances all the way.
+ *	SQ8: a node record holds an 8-bit code per dimension and the vector's
+ *	  norm; the float4 vectors are in the segment's vector area, read only
+ *	  to rerank (graph/quant.c).  The vector area is packed: vector i
+ *	  starts at byte i * dim * 4 of the area's data, counted over the
+ *	  usable bytes of its pages, and may cross a page boundary.  The quantizer parameters (per dimension
+ *	  the lowest value and the step, 2 * dim float4) are in the parameter
+ *	  area.
+ */
+#define SEGVEC_QUANT_NONE		0
+#define SEGVEC_QUANT_SQ8		1
 
 /* ----------------
  * Metapage
@@ -137,6 +161,7 @@ typedef struct SegvecFrozenOptions
 	int32		m;
 	int32		ef_construction;
 	int32		dimensions;		/* as given in WITH, 0 if not */
+	int32		quantization;	/* SEGVEC_QUANT_* of new segments */
 } SegvecFrozenOptions;
 
 /*
@@ -331,7 +356,9 @@ typedef SegvecMutableTupleData *SegvecMutableTuple;
 
 /*
  * Node record header.  It is followed by neighbours[2*M] (uint32 node
- * numbers, the first nneighbors valid) and then the vector (dim float4).
+ * numbers, the first nneighbors valid) and then the vector (dim float4);
+ * in a quantized segment (quant SQ8) by the vector's norm (float4) and its
+ * code (dim bytes) instead, padded to a multiple of 4 bytes.
  * The node's upper-layer neighbour lists, for layers 1..level, start at
  * upper_off in the upper-layer area; each is a count and M node numbers.
  */

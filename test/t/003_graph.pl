@@ -1,4 +1,6 @@
 # 003_graph.pl: graph segments on real data (Fashion-MNIST, 784-dim, L2).
+# The segments are quantized (quantization = sq8), so the standby and
+# crash checks below run on quantized segments.
 #
 # - recall@10 against the exact answer (computed with no index) >= 0.95
 #   at segvec.ef_search = 64 for 200 test images: after CREATE INDEX (built
@@ -118,10 +120,15 @@ $primary->safe_psql('postgres',
 	'INSERT INTO items SELECT * FROM stage WHERE id <= 20000');
 my $n_built = $primary->safe_psql('postgres', 'SELECT count(*) FROM items');
 $primary->safe_psql('postgres',
-	'CREATE INDEX items_emb_idx ON items USING segvec (embedding)');
+	q{CREATE INDEX items_emb_idx ON items USING segvec (embedding) WITH (quantization = 'sq8')});
 is($primary->safe_psql('postgres', q{SELECT * FROM ft.compact('items_emb_idx')}),
 	'0|0|0',
 	"CREATE INDEX of $n_built docs wrote graph segments only");
+is( $primary->safe_psql(
+		'postgres', q{
+SELECT count(*) > 0 AND bool_and(s->>'quantization' = 'sq8')
+FROM ft.info('items_emb_idx') f, jsonb_array_elements(f.segments) s}),
+	't', 'the graph segments are quantized (sq8)');
 
 # One line per query: its id, the ids of its top-10 through the index, how
 # many of them are within the exact 10th distance (a hit; ties count) and
@@ -249,11 +256,16 @@ ALTER TABLE crash ALTER embedding SET STORAGE PLAIN;
 INSERT INTO crash SELECT * FROM stage WHERE id <= 1000;
 SET segvec.compact_threshold = 0;
 CREATE INDEX crash_emb_idx ON crash USING segvec (embedding)
-  WITH (ef_construction = 400);
+  WITH (ef_construction = 400, quantization = 'sq8');
 CREATE TABLE progress (n int);
 });
 is($primary->safe_psql('postgres', q{SELECT * FROM ft.compact('crash_emb_idx')}),
 	'0|0|0', 'crash table: CREATE INDEX wrote a graph segment');
+is( $primary->safe_psql(
+		'postgres', q{
+SELECT count(*) > 0 AND bool_and(s->>'quantization' = 'sq8')
+FROM ft.info('crash_emb_idx') f, jsonb_array_elements(f.segments) s}),
+	't', 'crash table: its graph segment is quantized (sq8)');
 $n = $primary->safe_psql('postgres', 'SELECT count(*) FROM crash');
 is($primary->safe_psql('postgres', sprintf($full_sql, 'crash')),
 	"$n|$n", "before the crash: a full index scan returns the $n rows");

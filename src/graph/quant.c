@@ -1,0 +1,297 @@
+/*-------------------------------------------------------------------------
+ *
+ * quant.c
+ *	  SQ8 scalar quantization of graph segments: training, encoding, and
+ *	  the estimated distances a search traverses a segment with.
+ *
+ * Every dimension j of a segment gets its own range: lo[j], the lowest
+ * value of any of the segment's vectors there, and step[j] = (highest -
+ * lo[j]) / 255.  A vector x is stored as code[j] = round((x[j] - lo[j]) /
+ * step[j]) in 0..255 (0 where step[j] is 0), so the decoded vector
+ * lo + step * code is within step / 2 of x in every dimension.  The
+ * parameters are trained on all of the segment's vectors when the segment
+ * is written (a merge trains them afresh on its output, since its inputs'
+ * ranges differ), so no vector of the segment falls outside them.
+ *
+ * A search estimates the distance between the query q and the decoded
+ * vector x' = lo + step * code through one integer dot product, X = sum
+ * b[j] * code[j] (kernels/sq8.c), with b quantized to int16 once per
+ * segment (scale = max |b| / SEGVEC_SQ8_QMAX):
+ *
+ *	- l2: |q - x'|^2 = sum (q - lo)^2 - 2 X + sum (step * code)^2, with
+ *	  b = step * (q - lo); the last term is the doc's own, kept in its
+ *	  record;
+ *	- ip: -(q . x') = -(sum q * lo + X), with b = q * step;
+ *	- cosine: 1 - q . x' / (|q| |x|), q . x' as for ip, |x| the exact norm
+ *	  of the stored vector, kept in its record.
+ *
+ * The estimates only steer the graph search; the scan reranks what it
+ * returns with exact distances from the float4 vectors (graphsearch.c).
+ *
+ * src/graph/quant.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "utils/float.h"
+
+#include "graph/quant.h"
+
+/*
+ * GraphQuantTrainBegin: start training params (GraphQuantParamFloats(dim)
+ * floats); during training step[] holds each dimension's highest value.
+ */
+void
+GraphQuantTrainBegin(float *params, int dim)
+{
+	int			j;
+
+	for (j = 0; j < dim; j++)
+	{
+		params[j] = get_float4_infinity();
+		params[dim + j] = -get_float4_infinity();
+	}
+	GraphQuantErrBound(params, dim) = 0;
+	GraphQuantMinNorm(params, dim) = get_float4_infinity();
+}
+
+/* GraphQuantTrainAdd: widen the ranges to cover vector */
+void
+GraphQuantTrainAdd(float *params, int dim, const float *vector)
+{
+	float	   *lo = params;
+	float	   *hi = params + dim;
+	double		norm = 0;
+	int			j;
+
+	for (j = 0; j < dim; j++)
+	{
+		if (vector[j] < lo[j])
+			lo[j] = vector[j];
+		if (vector[j] > hi[j])
+			hi[j] = vector[j];
+		norm += (double) vector[j] * vector[j];
+	}
+	norm = sqrt(norm);
+	if (norm > 0 && norm < GraphQuantMinNorm(params, dim))
+		GraphQuantMinNorm(params, dim) = (float) norm;
+}
+
+/* GraphQuantTrainEnd: turn the highest values into steps */
+void
+GraphQuantTrainEnd(float *params, int dim)
+{
+	float	   *lo = params;
+	float	   *step = params + dim;
+	int			j;
+
+	for (j = 0; j < dim; j++)
+	{
+		if (isinf(lo[j]))
+		{
+			/* no vector trained: an empty segment */
+			lo[j] = 0;
+			step[j] = 0;
+			continue;
+		}
+		step[j] = (float) (((double) step[j] - (double) lo[j]) / 255.0);
+		if (!(step[j] > 0) || isinf(step[j]))
+			step[j] = 0;
+	}
+	if (isinf(GraphQuantMinNorm(params, dim)))
+		GraphQuantMinNorm(params, dim) = 0;
+	GraphQuantErrBound(params, dim) = 0;
+}
+
+/*
+ * GraphQuantTrainError: after GraphQuantTrainEnd, widen the recorded
+ * largest decoding error |x - decoded x| to cover vector (called for every
+ * vector of the segment).
+ */
+void
+GraphQuantTrainError(float *params, int dim, const float *vector)
+{
+	const float *lo = params;
+	const float *step = params + dim;
+	double		err = 0;
+	float		e;
+	int			j;
+
+	for (j = 0; j < dim; j++)
+	{
+		double		c = 0;
+		double		d;
+
+		if (step[j] > 0)
+		{
+			c = rint(((double) vector[j] - lo[j]) / step[j]);
+			c = Max(0, Min(255, c));
+		}
+		d = (double) vector[j] - ((double) lo[j] + (double) step[j] * c);
+		err += d * d;
+	}
+	/* rounded up a little: it is a bound */
+	e = (float) (sqrt(err) * 1.0001 + 1e-6);
+	if (e > GraphQuantErrBound(params, dim))
+		GraphQuantErrBound(params, dim) = e;
+}
+
+/*
+ * GraphQuantEncode: write vector's quantized part of a node record into
+ * rec (GraphQuantRecordBytes(dim) bytes): its norm, the squared norm of
+ * its decoded offset, then its code.
+ */
+void
+GraphQuantEncode(const float *params, int dim, const float *vector, char *rec)
+{
+	const float *step = params + dim;
+	const float *lo = params;
+	uint8	   *code = (uint8 *) (rec + 2 * sizeof(float));
+	double		norm = 0;
+	double		dsq = 0;
+	float		f;
+	int			j;
+
+	for (j = 0; j < dim; j++)
+	{
+		double		c = 0;
+
+		norm += (double) vector[j] * vector[j];
+		if (step[j] > 0)
+		{
+			c = rint(((double) vector[j] - lo[j]) / step[j]);
+			c = Max(0, Min(255, c));
+		}
+		code[j] = (uint8) c;
+		dsq += ((double) step[j] * c) * ((double) step[j] * c);
+	}
+	f = (float) sqrt(norm);
+	memcpy(rec, &f, sizeof(float));
+	f = (float) dsq;
+	memcpy(rec + sizeof(float), &f, sizeof(float));
+}
+
+/*
+ * GraphQuantPrepare: prepare query (dim floats) for the estimates against
+ * the codes of a segment with parameters params; allocates in the current
+ * memory context.
+ */
+void
+GraphQuantPrepare(GraphQuantQuery *qq, const float *params,
+				  SegvecMetric metric, const float *query, int dim)
+{
+	const float *lo = params;
+	const float *step = params + dim;
+	double	   *b = palloc(sizeof(double) * Max(dim, 1));
+	double		bmax = 0;
+	int			qmax = SEGVEC_SQ8_QMAX(dim);
+	int			j;
+
+	qq->metric = metric;
+	qq->dim = dim;
+	qq->q = palloc(sizeof(int16) * Max(dim, 1));
+	qq->konst = 0;
+	qq->qnorm = 0;
+	for (j = 0; j < dim; j++)
+	{
+		double		d = (double) query[j] - lo[j];
+
+		qq->qnorm += (double) query[j] * query[j];
+		if (metric == SEGVEC_METRIC_L2)
+		{
+			b[j] = (double) step[j] * d;
+			qq->konst += d * d;
+		}
+		else
+		{
+			b[j] = (double) query[j] * step[j];
+			qq->konst += (double) query[j] * lo[j];
+		}
+		bmax = Max(bmax, fabs(b[j]));
+	}
+	qq->qnorm = sqrt(qq->qnorm);
+	qq->scale = bmax > 0 ? bmax / qmax : 0;
+
+	/*
+	 * The error bounds: rounding the query's weights moves X by at most
+	 * scale / 2 * sum code <= scale * 127.5 * dim; decoding moves x by at
+	 * most GraphQuantErrBound.  l2: the squared estimate is off by at most
+	 * twice the first (sqerr), and the distance to x by the second (derr);
+	 * ip: q . x by the first plus |q| times the second; cosine: that over
+	 * |q| |x|, |x| at least the segment's least norm.  Float rounding of the
+	 * stored sums adds a relative 1e-5.
+	 */
+	{
+		double		xerr = qq->scale * 127.5 * dim;
+		double		derr = GraphQuantErrBound(params, dim);
+		double		minnorm = GraphQuantMinNorm(params, dim);
+
+		qq->sqerr = 2 * xerr + 1e-5 * (qq->konst + 1);
+		qq->derr = derr;
+		qq->slack = 0;
+		if (metric != SEGVEC_METRIC_L2)
+		{
+			qq->slack = xerr + qq->qnorm * derr +
+				1e-5 * (fabs(qq->konst) + qq->qnorm * minnorm + 1);
+			if (metric == SEGVEC_METRIC_COSINE)
+				qq->slack = (qq->qnorm > 0 && minnorm > 0) ?
+					qq->slack / (qq->qnorm * minnorm) : get_float8_infinity();
+		}
+	}
+	for (j = 0; j < dim; j++)
+	{
+		double		v = qq->scale > 0 ? rint(b[j] / qq->scale) : 0;
+
+		qq->q[j] = (int16) Max(-qmax, Min(qmax, v));
+	}
+	pfree(b);
+}
+
+/*
+ * GraphQuantLowerBound: a distance that no node of the segment whose
+ * estimate is at least estimate can be nearer than (exactly).
+ */
+double
+GraphQuantLowerBound(const GraphQuantQuery *qq, double estimate)
+{
+	if (isinf(estimate) || isnan(estimate))
+		return estimate;
+	if (qq->metric == SEGVEC_METRIC_L2)
+		return sqrt(Max(0.0, estimate * estimate - qq->sqerr)) - qq->derr;
+	return estimate - qq->slack;
+}
+
+/*
+ * GraphQuantDistance: the estimated distance between the prepared query
+ * and the vector whose quantized record is rec; NaN where the exact
+ * distance would be NaN (cosine with a zero vector).
+ */
+double
+GraphQuantDistance(const GraphQuantQuery *qq, const char *rec)
+{
+	const uint8 *code = (const uint8 *) (rec + 2 * sizeof(float));
+	double		x = qq->scale * SegvecSq8DotKernel(qq->q, code, qq->dim);
+	float		f;
+	double		sim;
+
+	switch (qq->metric)
+	{
+		case SEGVEC_METRIC_L2:
+			memcpy(&f, rec + sizeof(float), sizeof(float));
+			return sqrt(Max(0.0, qq->konst + f - 2 * x));
+		case SEGVEC_METRIC_IP:
+			return -(qq->konst + x);
+		case SEGVEC_METRIC_COSINE:
+			memcpy(&f, rec, sizeof(float));
+			if (f == 0 || qq->qnorm == 0)
+				return get_float8_nan();
+			sim = (qq->konst + x) / (qq->qnorm * f);
+			return 1.0 - Max(-1.0, Min(1.0, sim));
+		default:
+			elog(ERROR, "unknown segvec metric %d", (int) qq->metric);
+	}
+	return 0;					/* keep the compiler quiet */
+}

@@ -1,0 +1,68 @@
+/*-------------------------------------------------------------------------
+ *
+ * quant.h
+ *	  The SQ8 quantizer of graph segments, shared by graphbuild.c (which
+ *	  writes the codes) and graphsearch.c (which reads them).  Private to
+ *	  graph/.
+ *
+ * src/graph/quant.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SEGVEC_QUANT_H
+#define SEGVEC_QUANT_H
+
+#include "postgres.h"
+
+#include "kernels/distance.h"
+
+/*
+ * The parameters of a segment's quantizer: 2 * dim + 2 float4, lo[dim]
+ * (each dimension's lowest value in the segment), step[dim] ((highest -
+ * lowest) / 255, 0 for a dimension with one value), then the largest
+ * |x - decoded x| of the segment's vectors, and the least non-zero norm of
+ * the segment's vectors.  Stored in the segment's
+ * parameter area.
+ */
+#define GraphQuantParamFloats(dim)	(2 * (Size) (dim) + 2)
+#define GraphQuantErrBound(params, dim)	((params)[2 * (dim)])
+#define GraphQuantMinNorm(params, dim)	((params)[2 * (dim) + 1])
+
+/*
+ * Bytes of a node record's quantized part: the vector's norm |x| and the
+ * squared norm of its decoded offset, sum (step * code)^2 (float4 each),
+ * then the code
+ */
+#define GraphQuantRecordBytes(dim)	(2 * sizeof(float) + (Size) (dim))
+
+extern void GraphQuantTrainBegin(float *params, int dim);
+extern void GraphQuantTrainAdd(float *params, int dim, const float *vector);
+extern void GraphQuantTrainEnd(float *params, int dim);
+extern void GraphQuantTrainError(float *params, int dim, const float *vector);
+extern void GraphQuantEncode(const float *params, int dim,
+							 const float *vector, char *rec);
+
+/*
+ * A query prepared for one segment's codes: every estimate is an affine
+ * function of X = scale * sum q[j] * code[j] (see quant.c)
+ */
+typedef struct GraphQuantQuery
+{
+	SegvecMetric metric;
+	int			dim;
+	int16	   *q;				/* the query's weights, quantized */
+	double		scale;
+	double		konst;			/* l2: sum (q - lo)^2; ip, cosine: sum q * lo */
+	double		qnorm;			/* cosine: |q| */
+	double		sqerr;			/* l2: |estimate^2 - |q - decoded x|^2| bound */
+	double		derr;			/* the segment's largest |x - decoded x| */
+	double		slack;			/* ip, cosine: |estimate - exact| bound */
+} GraphQuantQuery;
+
+extern void GraphQuantPrepare(GraphQuantQuery *qq, const float *params,
+							  SegvecMetric metric, const float *query,
+							  int dim);
+extern double GraphQuantDistance(const GraphQuantQuery *qq, const char *rec);
+extern double GraphQuantLowerBound(const GraphQuantQuery *qq, double estimate);
+
+#endif							/* SEGVEC_QUANT_H */

@@ -1,0 +1,299 @@
+#!/usr/bin/env bash
+# quant.sh: what "make bench-quant" runs -- the benchmark of issue 13,
+# quantized graph segments against unquantized ones and pgvector's HNSW.
+#
+# As root: build and install segvec, then in a throwaway cluster
+# (pg_virtualenv, as postgres, shared_preload_libraries=segvec,
+# shared_buffers=2GB so everything measured stays in memory) run this
+# script with --inside.  --inside alone runs against the server that the
+# PG* environment names (a cluster of your own, say), as any superuser.
+#
+# For the data set (BENCH_DATA):
+#   fmnist   the first BENCH_ROWS (60,000) Fashion-MNIST training images
+#            (784 dimensions), the test images as queries;
+#   synth    BENCH_ROWS (100,000) vectors of BENCH_DIM (1,536) dimensions
+#            drawn around 100 random centres (clustered, not uniform),
+#            queries drawn the same way;
+# it loads the rows, computes the exact top-10 of BENCH_QUERIES queries by
+# sequential scan, then for each method (segvec with quantization = sq8,
+# segvec with quantization = none, pgvector HNSW when the server has the
+# "vector" extension; all m = 16, ef_construction = 64, builds in one
+# backend): CREATE INDEX time, index size (segvec: split into codes,
+# vectors, graph and docs from ft.info), and for every ef_search in
+# BENCH_EF recall@10 over all queries and single-client QPS (pgbench -M
+# prepared, the relations prewarmed, the best of BENCH_QPS_RUNS runs, the
+# methods taking turns), both by the wall clock and by the CPU time of the
+# backend (utime + stime from /proc: on a busy machine the waits for a CPU
+# swamp the wall clock, the CPU time much less).  Prints one table and the
+# ratios to pgvector at recall 0.95 and 0.99 (the best QPS among the
+# ef_search values that reach the recall).
+#
+# Knobs (environment): BENCH_DATA (fmnist), BENCH_ROWS, BENCH_DIM (synth),
+# BENCH_QUERIES (200), BENCH_QPS_TX (BENCH_QUERIES), BENCH_QPS_RUNS (2),
+# BENCH_EF ("10 20 40 80 160"), BENCH_PGVECTOR (auto | off),
+# BENCH_SHARED_BUFFERS (2GB), BENCH_MWM (1GB).
+set -euo pipefail
+
+data=${BENCH_DATA:-fmnist}
+case $data in
+	fmnist) rows=${BENCH_ROWS:-60000}; dim=784 ;;
+	synth) rows=${BENCH_ROWS:-100000}; dim=${BENCH_DIM:-1536} ;;
+	*) echo "quant.sh: BENCH_DATA is fmnist or synth" >&2; exit 1 ;;
+esac
+nq=${BENCH_QUERIES:-200}
+qtx=${BENCH_QPS_TX:-$nq}
+qruns=${BENCH_QPS_RUNS:-2}
+efs=${BENCH_EF:-10 20 40 80 160}
+use_pgvector=${BENCH_PGVECTOR:-auto}
+sb=${BENCH_SHARED_BUFFERS:-2GB}
+mwm=${BENCH_MWM:-1GB}
+
+if [ "${1:-}" = --inside ]; then
+	cd "$(dirname "${BASH_SOURCE[0]}")"
+	work=$(mktemp -d /tmp/segvec-quant.XXXXXX)
+	psql() { command psql -X -q -v ON_ERROR_STOP=1 -P pager=off "$@"; }
+	val() { psql -At -c "$1" | tail -1; }
+	calc() { awk "BEGIN { printf \"%.${2:-3}f\", $1 }"; }
+	say() { echo "[$(date +%T)] $*" >&2; }
+	results=$work/results.tsv
+	: >"$results"
+	put() { printf '%s\t%s\n' "$1" "$2" >>"$results"; }
+
+	pgv=no
+	if [ "$use_pgvector" != off ] &&
+		[ "$(val "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'")" = 1 ]; then
+		pgv=yes
+	fi
+
+	say "$data: loading $rows rows of $dim dimensions and $nq queries"
+	psql -c 'DROP TABLE IF EXISTS q_base, q_queries, q_gt, q_sq8, q_none, q_pgv, q_queries_v CASCADE' \
+		-c 'CREATE EXTENSION IF NOT EXISTS segvec' -c 'CREATE EXTENSION IF NOT EXISTS pg_prewarm' \
+		-c 'CREATE TABLE q_base (id int PRIMARY KEY, embedding real[])' \
+		-c 'ALTER TABLE q_base ALTER embedding SET STORAGE PLAIN' \
+		-c 'CREATE TABLE q_queries (qid int PRIMARY KEY, embedding real[])' \
+		-c 'ALTER TABLE q_queries ALTER embedding SET STORAGE PLAIN'
+	if [ "$data" = fmnist ]; then
+		python3 ../fmnist.py train "$rows" | psql -c 'COPY q_base FROM STDIN'
+		python3 ../fmnist.py test "$nq" | psql -c 'COPY q_queries FROM STDIN'
+	else
+		# 100 centres uniform in [-1, 1]^dim; a row is its centre plus
+		# Gaussian noise of sd 0.15 per dimension (Box-Muller), seeded
+		psql <<SQL
+SELECT setseed(0.13);
+CREATE TEMP TABLE centre AS
+  SELECT c, array_agg((random() * 2 - 1)::real ORDER BY j) AS v
+  FROM generate_series(0, 99) c, generate_series(1, $dim) j GROUP BY c;
+CREATE FUNCTION pg_temp.noisy(v real[]) RETURNS real[] VOLATILE LANGUAGE sql AS \$\$
+  SELECT array_agg((x + 0.15 * sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()))::real
+                   ORDER BY o)
+  FROM unnest(v) WITH ORDINALITY u(x, o) \$\$;
+INSERT INTO q_base SELECT g, pg_temp.noisy(c.v) FROM generate_series(1, $rows) g
+  JOIN centre c ON c.c = (g * 7919) % 100;
+INSERT INTO q_queries SELECT g, pg_temp.noisy(c.v) FROM generate_series(1, $nq) g
+  JOIN centre c ON c.c = (g * 104729) % 100;
+SQL
+	fi
+	psql -c 'VACUUM ANALYZE q_base' -c 'VACUUM ANALYZE q_queries'
+
+	say "exact top-10 of $nq queries (two sessions)"
+	psql -c 'CREATE TABLE q_gt (qid int PRIMARY KEY, ids int[])'
+	for p in 0 1; do
+		psql -c 'SET max_parallel_workers_per_gather = 0' -c 'SET enable_indexscan = off' \
+			-c "INSERT INTO q_gt SELECT q.qid, (SELECT array_agg(id ORDER BY d, id) FROM
+				(SELECT b.id, b.embedding <-> q.embedding AS d FROM q_base b ORDER BY 2, 1 LIMIT 10) s)
+				FROM q_queries q WHERE q.qid % 2 = $p" &
+	done
+	wait
+
+	methods=(sq8 none)
+	declare -A tbl ddl guc src
+	for m in sq8 none; do
+		tbl[$m]=q_$m
+		src[$m]=q_queries
+		guc[$m]=segvec.ef_search
+		ddl[$m]="CREATE INDEX q_${m}_idx ON q_$m USING segvec (embedding vector_l2_ops) WITH (m = 16, ef_construction = 64, quantization = '$m')"
+		psql -c "CREATE TABLE q_$m (id int PRIMARY KEY, embedding real[])" \
+			-c "ALTER TABLE q_$m ALTER embedding SET STORAGE PLAIN" \
+			-c "INSERT INTO q_$m SELECT * FROM q_base ORDER BY id" -c "VACUUM ANALYZE q_$m"
+	done
+	if [ $pgv = yes ]; then
+		methods+=(pgvector)
+		tbl[pgvector]=q_pgv
+		src[pgvector]=q_queries_v
+		guc[pgvector]=hnsw.ef_search
+		ddl[pgvector]="CREATE INDEX q_pgv_idx ON q_pgv USING hnsw (embedding vector_l2_ops) WITH (m = 16, ef_construction = 64)"
+		psql -c 'CREATE EXTENSION IF NOT EXISTS vector' \
+			-c "CREATE TABLE q_pgv (id int PRIMARY KEY, embedding vector($dim))" \
+			-c "ALTER TABLE q_pgv ALTER embedding SET STORAGE PLAIN" \
+			-c "INSERT INTO q_pgv SELECT id, embedding::vector($dim) FROM q_base ORDER BY id" \
+			-c "CREATE TABLE q_queries_v (qid int PRIMARY KEY, embedding vector($dim))" \
+			-c "INSERT INTO q_queries_v SELECT qid, embedding::vector($dim) FROM q_queries" \
+			-c 'VACUUM ANALYZE q_pgv' -c 'VACUUM ANALYZE q_queries_v'
+		put pgvector_version "$(val "SELECT extversion FROM pg_extension WHERE extname = 'vector'")"
+	fi
+
+	for m in "${methods[@]}"; do
+		say "$m: CREATE INDEX"
+		psql -c CHECKPOINT
+		t=$(psql -At <<SQL | tail -1
+SET max_parallel_maintenance_workers = 0;
+SET maintenance_work_mem = '$mwm';
+SELECT clock_timestamp() AS t0 \gset
+${ddl[$m]};
+SELECT extract(epoch FROM clock_timestamp() - :'t0'::timestamptz);
+SQL
+)
+		put "${m}_build_s" "$t"
+		put "${m}_index_mb" "$(val "SELECT round(pg_relation_size('${tbl[$m]}_idx') / 1048576.0, 1)")"
+		if [ "$m" != pgvector ]; then
+			put "${m}_split" "$(val "SELECT format('codes %s MB, vectors %s MB, graph %s MB, docs %s MB, keymap and rest %s MB',
+				round(sum((s->>'code_bytes')::bigint) / 1048576.0, 1),
+				round(sum((s->>'vector_bytes')::bigint) / 1048576.0, 1),
+				round(sum((s->>'graph_bytes')::bigint) / 1048576.0, 1),
+				round(sum((s->>'doc_bytes')::bigint) / 1048576.0, 1),
+				round((max(f.index_bytes) - sum((s->>'bytes')::bigint)) / 1048576.0, 1))
+				FROM ft.info('${tbl[$m]}_idx') f, jsonb_array_elements(f.segments) s")"
+		fi
+		say "$m: built in $t s"
+	done
+
+	psql -c "DROP SEQUENCE IF EXISTS q_seq" -c "CREATE SEQUENCE q_seq MINVALUE 1 MAXVALUE $nq CYCLE"
+	for m in "${methods[@]}"; do
+		psql -c "SELECT pg_prewarm('${tbl[$m]}'), pg_prewarm('${tbl[$m]}_idx'), pg_prewarm('${src[$m]}')" >/dev/null
+	done
+	knn_once() {
+		local m=$1 ef=$2 out
+		out=$work/pgbench-$m-$ef.out
+		cat >"$work/knn-$m.pgb" <<EOF
+SELECT embedding AS q FROM ${src[$m]} WHERE qid = (SELECT nextval('q_seq'))::int \\gset
+SELECT id FROM ${tbl[$m]} ORDER BY embedding <-> :q LIMIT 10;
+EOF
+		psql -c 'ALTER SEQUENCE q_seq RESTART'
+		# the backend's CPU time too (utime + stime, in ticks): on a busy
+		# machine it shows the cost of a query without the waits for a CPU
+		PGOPTIONS="${PGOPTIONS:-} -c enable_seqscan=off -c ${guc[$m]}=$ef" PGAPPNAME=quantbench \
+			pgbench -n -M prepared -c 1 -t "$qtx" -r -f "$work/knn-$m.pgb" >"$out" 2>&1 &
+		local bp=$! pid= t0= t1= v
+		while kill -0 "$bp" 2>/dev/null; do
+			[ -n "$pid" ] || pid=$(val "SELECT pid FROM pg_stat_activity WHERE application_name = 'quantbench' LIMIT 1" 2>/dev/null)
+			if [ -n "$pid" ] && v=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null); then
+				[ -n "$t0" ] || t0=$v
+				t1=$v
+			fi
+			sleep 0.02
+		done
+		wait "$bp" || { cat "$out" >&2; exit 1; }
+		# CPU ms per transaction (both statements), when the backend was seen
+		local cpu=-
+		[ -n "$t0" ] && [ "$t1" != "$t0" ] && cpu=$(calc "($t1 - $t0) * 1000 / $(getconf CLK_TCK) / $qtx" 4)
+		echo "$(python3 bench.py pgbench "$out" 'ORDER BY embedding' | awk '{ print $2 }') $cpu"
+	}
+	for ef in $efs; do
+		for m in "${methods[@]}"; do
+			put "${m}_recall_$ef" "$(val "SET enable_seqscan = off; SET ${guc[$m]} = $ef;
+				SELECT round(avg((SELECT count(*) FROM unnest(r.ids) x WHERE x = ANY (g.ids))::numeric / 10), 4)
+				FROM ${src[$m]} q JOIN q_gt g USING (qid)
+				CROSS JOIN LATERAL (SELECT array_agg(id) AS ids FROM
+					(SELECT t.id FROM ${tbl[$m]} t ORDER BY t.embedding <-> q.embedding LIMIT 10) s) r")"
+		done
+		declare -A best=() bestcpu=()
+		for rep in $(seq "$qruns"); do
+			for m in "${methods[@]}"; do
+				read -r lat cpu < <(knn_once "$m" "$ef")
+				if [ -z "${best[$m]:-}" ] || awk "BEGIN { exit !($lat < ${best[$m]}) }"; then
+					best[$m]=$lat
+				fi
+				if [ "$cpu" != - ] && { [ -z "${bestcpu[$m]:-}" ] || awk "BEGIN { exit !($cpu < ${bestcpu[$m]}) }"; }; then
+					bestcpu[$m]=$cpu
+				fi
+			done
+		done
+		for m in "${methods[@]}"; do
+			put "${m}_qps_$ef" "$(calc "1000 / ${best[$m]}" 1)"
+			put "${m}_cpuqps_$ef" "$([ -n "${bestcpu[$m]:-}" ] && calc "1000 / ${bestcpu[$m]}" 1 || echo n/a)"
+		done
+		unset best bestcpu
+		say "ef_search $ef: $(for m in "${methods[@]}"; do printf '%s recall %s qps %s; ' "$m" \
+			"$(sed -n "s/^${m}_recall_$ef\t//p" "$results")" "$(sed -n "s/^${m}_qps_$ef\t//p" "$results")"; done)"
+	done
+
+	# --- report ---------------------------------------------------------------
+	get() { sed -n "s/^$1\t//p" "$results"; }
+	echo
+	echo "quant.sh: $data, $rows rows x $dim, $nq queries, load $(cut -d' ' -f1-3 /proc/loadavg)"
+	for m in "${methods[@]}"; do
+		echo "  $m: build $(get "${m}_build_s") s, index $(get "${m}_index_mb") MB${pgv:+}$( [ "$m" != pgvector ] && echo " ($(get "${m}_split"))")"
+	done
+	echo "  QPS: wall clock (pgbench); CPU QPS: queries per second of the backend's CPU time"
+	printf '  %-10s' ef_search; for m in "${methods[@]}"; do printf ' %28s' "$m recall/QPS/CPU QPS"; done; echo
+	for ef in $efs; do
+		printf '  %-10s' "$ef"
+		for m in "${methods[@]}"; do printf ' %12s/%7s/%-7s' "$(get "${m}_recall_$ef")" "$(get "${m}_qps_$ef")" "$(get "${m}_cpuqps_$ef")"; done
+		echo
+	done
+	# QPS at a recall: the best QPS among the ef_search values reaching it
+	at() {
+		local m=$1 r=$2 kind=${3:-qps} ef best=
+		for ef in $efs; do
+			q=$(get "${m}_${kind}_$ef")
+			[ "$q" = n/a ] && continue
+			if awk "BEGIN { exit !($(get "${m}_recall_$ef") >= $r) }"; then
+				if [ -z "$best" ] || awk "BEGIN { exit !($q > $best) }"; then best=$q; fi
+			fi
+		done
+		echo "${best:-none}"
+	}
+	for kind in qps cpuqps; do
+		for r in 0.95 0.99; do
+			line="  $([ $kind = qps ] && echo QPS || echo 'CPU QPS') at recall >= $r:"
+			for m in "${methods[@]}"; do line+=" $m $(at "$m" "$r" $kind);"; done
+			if [ $pgv = yes ]; then
+				p=$(at pgvector "$r" $kind)
+				for m in sq8 none; do
+					s=$(at "$m" "$r" $kind)
+					[ "$s" != none ] && [ "$p" != none ] && line+=" $m/pgvector $(calc "$s / $p" 2);"
+				done
+			fi
+			echo "$line"
+		done
+	done
+	if [ $pgv = yes ]; then
+		for m in sq8 none; do
+			echo "  $m/pgvector: build $(calc "$(get "${m}_build_s") / $(get pgvector_build_s)" 2), size $(calc "$(get "${m}_index_mb") / $(get pgvector_index_mb)" 2)"
+		done
+	fi
+	rm -rf "$work"
+	exit 0
+fi
+
+# --- as root: build, install, start a throwaway cluster ----------------------
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$here"
+if [ "$(id -u)" != 0 ]; then
+	echo "quant.sh: run as root, or with --inside against a server of your own" >&2
+	exit 1
+fi
+export LANG=C.UTF-8 LC_ALL=C.UTF-8
+make -j"$(nproc)"
+make install
+work=$(mktemp -d /tmp/segvec-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/bench"
+cp test/bench/quant.sh test/bench/bench.py "$work/bench/"
+cp test/fmnist.py "$work/"
+chmod -R a+rX "$work"
+chown -R postgres:postgres "$work"
+runuser -u postgres -- env BENCH_DATA="$data" BENCH_ROWS="$rows" BENCH_DIM="$dim" \
+	BENCH_QUERIES="$nq" BENCH_QPS_TX="$qtx" BENCH_QPS_RUNS="$qruns" BENCH_EF="$efs" \
+	BENCH_PGVECTOR="$use_pgvector" BENCH_MWM="$mwm" \
+	pg_virtualenv -v 15 \
+	-o shared_preload_libraries=segvec \
+	-o shared_buffers="$sb" \
+	-o maintenance_work_mem="$mwm" \
+	-o max_parallel_maintenance_workers=0 \
+	-o autovacuum=off \
+	-o segvec.max_workers=0 \
+	-o jit=off \
+	-o max_wal_size=20GB \
+	-o checkpoint_timeout=1h \
+	bash "$work/bench/quant.sh" --inside
