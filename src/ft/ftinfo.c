@@ -587,9 +587,8 @@ ft_keymap_buckets(PG_FUNCTION_ARGS)
 	{
 		FtCheckPartitionedOwner(relid, true);
 		return FtFanOut(fcinfo,
-						psprintf("SELECT b.bucket, NULL::pg_catalog.int8,"
-								 " sum(b.snapshot_pages)::pg_catalog.int4,"
-								 " sum(b.snapshot_entries)::pg_catalog.int4,"
+						psprintf("SELECT b.bucket,"
+								 " sum(b.snapshot_entries)::pg_catalog.int8,"
 								 " sum(b.changes)::pg_catalog.int4"
 								 " FROM %s b GROUP BY b.bucket ORDER BY b.bucket",
 								 FtFanOutSource(fcinfo, kind, "ft.keymap_buckets(%s)",
