@@ -158,7 +158,8 @@ extern void GraphPlanLayout(SegvecSegment *seg, int n, const uint8 *levels,
 extern void GraphInitSegmentPage(Page page, const SegvecSegment *seg);
 extern void GraphNotePeak(HnswBuilder *b);
 
-/* graphmerge.c: paged storage */
+/* graphbuild.c: paged storage (a merge's builder), and pinning a block */
+extern char *GraphPinBlock(Relation index, Buffer *buf, BlockNumber blkno);
 extern const float *GraphPagedVector(HnswBuilder *b, uint32 id, int slot);
 extern uint32 *GraphPagedList(HnswBuilder *b, uint32 id, int *count, int slot);
 extern void GraphPagedStoreList(HnswBuilder *b, uint32 id,

@@ -1418,3 +1418,98 @@ HnswBuilderFree(HnswBuilder *b)
 {
 	MemoryContextDelete(b->ctx);
 }
+
+/*
+ * GraphPinBlock: the contents of block blkno, pinned in *buf (which keeps
+ * its pin if it already holds that block, else drops its old one); no lock.
+ */
+char *
+GraphPinBlock(Relation index, Buffer *buf, BlockNumber blkno)
+{
+	if (!BufferIsValid(*buf) || BufferGetBlockNumber(*buf) != blkno)
+	{
+		if (BufferIsValid(*buf))
+			ReleaseBuffer(*buf);
+		*buf = ReadBuffer(index, blkno);
+	}
+	return PageGetContents(BufferGetPage(*buf));
+}
+
+/* ----------------
+ * Paged storage of the builder (graph_int.h): a merge's builder keeps
+ * vectors and layer-0 lists in the output's node pages (graphmerge.c)
+ * ----------------
+ */
+
+/* Node id's vector, in vector slot `slot`, valid until the slot's next use */
+const float *
+GraphPagedVector(HnswBuilder *b, uint32 id, int slot)
+{
+	const SegvecSegment *seg = &b->seg;
+	Size		off;
+	BlockNumber blk;
+
+	if (b->vid[slot] == (int64) id)
+		return b->vptr[slot];
+	blk = GraphNodeBlock(seg, id, &off);
+	if (seg->nodes_per_page > 0)
+		b->vptr[slot] = (const float *)
+			(GraphPinBlock(b->index, &b->vpin[slot], blk) + off +
+			 GraphRecVectorOffset(b->m));
+	else
+	{
+		/* the vector starts on the record's first page and runs on */
+		Size		voff = GraphRecVectorOffset(b->m);
+		Size		vlen = sizeof(float) * b->dim;
+		Size		done = 0;
+
+		while (done < vlen)
+		{
+			Size		at = voff + done;
+			Size		inpage = at % SEGVEC_SEGPAGE_USABLE;
+			Size		len = Min(SEGVEC_SEGPAGE_USABLE - inpage, vlen - done);
+			char	   *data = GraphPinBlock(b->index, &b->vpin[slot],
+										 blk + at / SEGVEC_SEGPAGE_USABLE);
+
+			memcpy((char *) b->vbuf[slot] + done, data + inpage, len);
+			done += len;
+		}
+		b->vptr[slot] = b->vbuf[slot];
+	}
+	b->vid[slot] = id;
+	return b->vptr[slot];
+}
+
+/* the header and list of node id, on its record's first page (pinned) */
+static char *
+paged_record(HnswBuilder *b, uint32 id)
+{
+	Size		off;
+	BlockNumber blk = GraphNodeBlock(&b->seg, id, &off);
+
+	return GraphPinBlock(b->index, &b->lpin, blk) + off;
+}
+
+/* A copy of node id's layer-0 list in list slot `slot` */
+uint32 *
+GraphPagedList(HnswBuilder *b, uint32 id, int *count, int slot)
+{
+	char	   *rec = paged_record(b, id);
+
+	*count = ((SegvecNodeHeader *) rec)->nneighbors;
+	memcpy(b->lbuf[slot], GraphRecNeighbors(rec), sizeof(uint32) * *count);
+	return b->lbuf[slot];
+}
+
+/* Make list[0 .. count) node id's layer-0 list, in its page */
+void
+GraphPagedStoreList(HnswBuilder *b, uint32 id, const uint32 *list, int count)
+{
+	char	   *rec = paged_record(b, id);
+
+	LockBuffer(b->lpin, BUFFER_LOCK_EXCLUSIVE);
+	((SegvecNodeHeader *) rec)->nneighbors = count;
+	memmove(GraphRecNeighbors(rec), list, sizeof(uint32) * count);
+	MarkBufferDirty(b->lpin);
+	LockBuffer(b->lpin, BUFFER_LOCK_UNLOCK);
+}

@@ -76,18 +76,6 @@ typedef struct SegReader
 	char	   *spanbuf;		/* a record spanning pages, copied */
 } SegReader;
 
-static char *
-pin_block(Relation index, Buffer *buf, BlockNumber blkno)
-{
-	if (!BufferIsValid(*buf) || BufferGetBlockNumber(*buf) != blkno)
-	{
-		if (BufferIsValid(*buf))
-			ReleaseBuffer(*buf);
-		*buf = ReadBuffer(index, blkno);
-	}
-	return PageGetContents(BufferGetPage(*buf));
-}
-
 static void
 unpin(Buffer *buf)
 {
@@ -123,12 +111,12 @@ reader_node(SegReader *r, uint32 id)
 	Size		done = 0;
 
 	if (seg->nodes_per_page > 0)
-		return pin_block(r->index, &r->nodebuf, blk) + off;
+		return GraphPinBlock(r->index, &r->nodebuf, blk) + off;
 	while (done < seg->node_size)
 	{
 		Size		len = Min(SEGVEC_SEGPAGE_USABLE, seg->node_size - done);
 
-		memcpy(r->spanbuf + done, pin_block(r->index, &r->nodebuf, blk++), len);
+		memcpy(r->spanbuf + done, GraphPinBlock(r->index, &r->nodebuf, blk++), len);
 		done += len;
 	}
 	return r->spanbuf;
@@ -137,7 +125,7 @@ reader_node(SegReader *r, uint32 id)
 static const SegvecDocInfo *
 reader_doc(SegReader *r, uint32 id)
 {
-	char	   *data = pin_block(r->index, &r->docbuf,
+	char	   *data = GraphPinBlock(r->index, &r->docbuf,
 								 r->seg->doc_start + id / SEGVEC_DOCS_PER_PAGE);
 
 	return (const SegvecDocInfo *) data + id % SEGVEC_DOCS_PER_PAGE;
@@ -146,7 +134,7 @@ reader_doc(SegReader *r, uint32 id)
 static uint32
 reader_upper(SegReader *r, Size pos)
 {
-	char	   *data = pin_block(r->index, &r->upbuf,
+	char	   *data = GraphPinBlock(r->index, &r->upbuf,
 								 r->seg->upper_start + pos / SEGVEC_UPPER_PER_PAGE);
 
 	return ((uint32 *) data)[pos % SEGVEC_UPPER_PER_PAGE];
@@ -209,82 +197,9 @@ cursor_advance(MergeCursor *c)
 }
 
 /* ----------------
- * Paged storage of the builder (graph_int.h): the output's node pages
+ * Paged storage of the builder (graphbuild.c): releasing its pins
  * ----------------
  */
-
-/* Node id's vector, in vector slot `slot`, valid until the slot's next use */
-const float *
-GraphPagedVector(HnswBuilder *b, uint32 id, int slot)
-{
-	const SegvecSegment *seg = &b->seg;
-	Size		off;
-	BlockNumber blk;
-
-	if (b->vid[slot] == (int64) id)
-		return b->vptr[slot];
-	blk = GraphNodeBlock(seg, id, &off);
-	if (seg->nodes_per_page > 0)
-		b->vptr[slot] = (const float *)
-			(pin_block(b->index, &b->vpin[slot], blk) + off +
-			 GraphRecVectorOffset(b->m));
-	else
-	{
-		/* the vector starts on the record's first page and runs on */
-		Size		voff = GraphRecVectorOffset(b->m);
-		Size		vlen = sizeof(float) * b->dim;
-		Size		done = 0;
-
-		while (done < vlen)
-		{
-			Size		at = voff + done;
-			Size		inpage = at % SEGVEC_SEGPAGE_USABLE;
-			Size		len = Min(SEGVEC_SEGPAGE_USABLE - inpage, vlen - done);
-			char	   *data = pin_block(b->index, &b->vpin[slot],
-										 blk + at / SEGVEC_SEGPAGE_USABLE);
-
-			memcpy((char *) b->vbuf[slot] + done, data + inpage, len);
-			done += len;
-		}
-		b->vptr[slot] = b->vbuf[slot];
-	}
-	b->vid[slot] = id;
-	return b->vptr[slot];
-}
-
-/* the header and list of node id, on its record's first page (pinned) */
-static char *
-paged_record(HnswBuilder *b, uint32 id)
-{
-	Size		off;
-	BlockNumber blk = GraphNodeBlock(&b->seg, id, &off);
-
-	return pin_block(b->index, &b->lpin, blk) + off;
-}
-
-/* A copy of node id's layer-0 list in list slot `slot` */
-uint32 *
-GraphPagedList(HnswBuilder *b, uint32 id, int *count, int slot)
-{
-	char	   *rec = paged_record(b, id);
-
-	*count = ((SegvecNodeHeader *) rec)->nneighbors;
-	memcpy(b->lbuf[slot], GraphRecNeighbors(rec), sizeof(uint32) * *count);
-	return b->lbuf[slot];
-}
-
-/* Make list[0 .. count) node id's layer-0 list, in its page */
-void
-GraphPagedStoreList(HnswBuilder *b, uint32 id, const uint32 *list, int count)
-{
-	char	   *rec = paged_record(b, id);
-
-	LockBuffer(b->lpin, BUFFER_LOCK_EXCLUSIVE);
-	((SegvecNodeHeader *) rec)->nneighbors = count;
-	memmove(GraphRecNeighbors(rec), list, sizeof(uint32) * count);
-	MarkBufferDirty(b->lpin);
-	LockBuffer(b->lpin, BUFFER_LOCK_UNLOCK);
-}
 
 static void
 paged_release(HnswBuilder *b)

@@ -16,7 +16,7 @@
  *	  snapshot's frozen keymap change pages (SegvecFreePagesAdd);
  *	- SegvecExtentTake removes the blocks a new extent will use, in a
  *	  record of its own, before they are written (by the holder of the
- *	  compaction lock, or CREATE INDEX).  Nothing points at them until the
+ *	  compaction lock or the merge lock, or CREATE INDEX).  Nothing points at them until the
  *	  writer's install record; a crash or an error in between leaves them
  *	  neither free nor reachable, and VACUUM's cleanup finds them by kind
  *	  (unreachable pages) and recycles them page by page;
@@ -46,6 +46,10 @@
 
 #include "access/generic_xlog.h"
 #include "access/transam.h"
+#include "access/xloginsert.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -298,4 +302,116 @@ SegvecBlockIsFree(const SegvecFreeExtent *free, uint32 nfree,
 			return true;
 	}
 	return false;
+}
+
+/*
+ * SegvecAllocExtent: npages contiguous blocks for a new extent, nothing in
+ * them reachable: first fit from the free-extent list (SegvecExtentTake),
+ * else added at the end of the relation.  Returns the first block.  The
+ * caller fills them and WAL-logs them as full page images before anything
+ * points at them (SegvecFillExtent; a merge fills and changes them over the
+ * length of its build, then logs them: graph/graphmerge.c), and then
+ * installs them.
+ *
+ * The relation extension lock is held only while the blocks are added
+ * (PostgreSQL 15 has no ExtendBufferedRelBy: one block at a time, none
+ * written), so that they are contiguous; the pages are filled and logged
+ * after it is released, so backends that extend the index meanwhile (an
+ * insert adding a mutable page under its tail lock) wait for a few
+ * zero-page extensions, not for the whole write.  The blocks are neither
+ * reachable nor in the free space map, so no one else touches them
+ * meanwhile.  A crash in between leaves them all zeroes; VACUUM's cleanup
+ * gives those to the free space map, and it runs under the compaction
+ * lock, which every extent writer holds, or the merge lock, which a merge
+ * holds (CREATE INDEX excludes VACUUM by its table lock), so it never
+ * takes blocks still being written.
+ */
+BlockNumber
+SegvecAllocExtent(Relation index, uint32 npages)
+{
+	bool		needLock = !RELATION_IS_LOCAL(index);
+	BlockNumber start;
+	uint32		k;
+
+	if (npages == 0)
+		return InvalidBlockNumber;
+
+	start = SegvecExtentTake(index, npages);
+	if (start != InvalidBlockNumber)
+		return start;
+
+	if (needLock)
+		LockRelationForExtension(index, ExclusiveLock);
+	for (k = 0; k < npages; k++)
+	{
+		Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW,
+											 RBM_NORMAL, NULL);
+
+		if (k == 0)
+			start = BufferGetBlockNumber(buf);
+		else if (BufferGetBlockNumber(buf) != start + k)
+			elog(ERROR, "segvec index \"%s\": extent is not contiguous",
+				 RelationGetRelationName(index));
+		ReleaseBuffer(buf);
+	}
+	if (needLock)
+		UnlockRelationForExtension(index, ExclusiveLock);
+	return start;
+}
+
+/*
+ * SegvecFillExtent: write the npages blocks from start (from
+ * SegvecAllocExtent): fill(page, k, arg) fills page k, in increasing order,
+ * into a zeroed private page (outside any critical section, so it may read
+ * buffers and fail); the page is then copied into the buffer and logged as
+ * a full page image, so the extent is durable before anything points at
+ * it.
+ */
+void
+SegvecFillExtent(Relation index, BlockNumber start, uint32 npages,
+				 SegvecFillPageFn fill, void *arg)
+{
+	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKWRITE);
+	PGAlignedBlock local;
+	uint32		k;
+
+	for (k = 0; k < npages; k++)
+	{
+		Buffer		buf;
+
+		CHECK_FOR_INTERRUPTS();
+
+		MemSet(local.data, 0, BLCKSZ);
+		fill((Page) local.data, k, arg);
+
+		/* zeroed and locked, without reading it */
+		buf = ReadBufferExtended(index, MAIN_FORKNUM, start + k,
+								 RBM_ZERO_AND_LOCK, strategy);
+
+		START_CRIT_SECTION();
+		memcpy(BufferGetPage(buf), local.data, BLCKSZ);
+		MarkBufferDirty(buf);
+		if (RelationNeedsWAL(index))
+			log_newpage_buffer(buf, true);
+		END_CRIT_SECTION();
+
+		UnlockReleaseBuffer(buf);
+	}
+
+	FreeAccessStrategy(strategy);
+}
+
+/*
+ * SegvecWriteExtent: SegvecAllocExtent and SegvecFillExtent in one; returns
+ * the first block.
+ */
+BlockNumber
+SegvecWriteExtent(Relation index, uint32 npages, SegvecFillPageFn fill,
+				  void *arg)
+{
+	BlockNumber start = SegvecAllocExtent(index, npages);
+
+	if (start != InvalidBlockNumber)
+		SegvecFillExtent(index, start, npages, fill, arg);
+	return start;
 }

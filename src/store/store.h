@@ -137,21 +137,21 @@ typedef void (*SegvecDocRemovedFn) (Relation index, const SegvecDocInfo *doc,
  * ----------------
  */
 
-/* page.c: pages, extents, page deletion */
+/* page.c: pages, page deletion */
 extern void SegvecInitPage(Page page, uint16 flags);
 extern Buffer SegvecNewBuffer(Relation index);
-extern BlockNumber SegvecAllocExtent(Relation index, uint32 npages);
-extern void SegvecFillExtent(Relation index, BlockNumber start,
-							 uint32 npages, SegvecFillPageFn fill, void *arg);
-extern BlockNumber SegvecWriteExtent(Relation index, uint32 npages,
-									 SegvecFillPageFn fill, void *arg);
 extern void SegvecPageSetDeleted(Page page, uint64 xid);
 extern bool SegvecMarkPageDeleted(Relation index, Buffer buf, uint64 xid);
 extern uint32 SegvecMarkPagesDeleted(Relation index, BlockNumber first,
 									 BlockNumber stop, uint32 npages,
 									 bool chain, uint64 xid);
 
-/* extent.c: the free-extent list */
+/* extent.c: the free-extent list; allocating and writing extents */
+extern BlockNumber SegvecAllocExtent(Relation index, uint32 npages);
+extern void SegvecFillExtent(Relation index, BlockNumber start,
+							 uint32 npages, SegvecFillPageFn fill, void *arg);
+extern BlockNumber SegvecWriteExtent(Relation index, uint32 npages,
+									 SegvecFillPageFn fill, void *arg);
 extern bool SegvecFreeExtentAdd(SegvecMetaPage meta, BlockNumber start,
 								uint32 npages, uint64 xid);
 extern BlockNumber SegvecExtentTake(Relation index, uint32 npages);
