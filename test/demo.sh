@@ -152,6 +152,20 @@ esac
 
 export LANG=C.UTF-8 LC_ALL=C.UTF-8
 
+# An existing kept demo cluster may hold the user's work: leave it alone
+# (before building anything), say how to connect, and succeed.
+if [ "${KEEP:-}" = 1 ] && [ "${REPLACE:-}" != 1 ] && command -v pg_lsclusters >/dev/null &&
+	pg_lsclusters -h | awk '{ print $1 "/" $2 }' | grep -qx "15/segvec_demo"; then
+	port=$(pg_lsclusters -h | awk '$1 == 15 && $2 == "segvec_demo" { print $3 }')
+	cat <<EOF
+demo: the cluster 15/segvec_demo of an earlier "make demo KEEP=1" exists
+(port $port) and may hold your work, so it is left alone.  Connect with
+    runuser -u postgres -- psql -p $port
+or replace it with a fresh demo:  make demo KEEP=1 REPLACE=1
+EOF
+	exit 0
+fi
+
 bash test/setup.sh
 make -j"$(nproc)"
 make install
@@ -167,16 +181,6 @@ cd "$work"
 if [ "${KEEP:-}" = 1 ]; then
 	cluster=segvec_demo
 	if pg_lsclusters -h | awk '{ print $1 "/" $2 }' | grep -qx "15/$cluster"; then
-		if [ "${REPLACE:-}" != 1 ]; then
-			port=$(pg_lsclusters -h | awk -v c="$cluster" '$1 == 15 && $2 == c { print $3 }')
-			cat >&2 <<EOF
-demo: the cluster 15/$cluster of an earlier "make demo KEEP=1" exists (port
-$port) and may hold your work, so it is left alone.  Connect with
-    runuser -u postgres -- psql -p $port
-or replace it with a fresh demo:  make demo KEEP=1 REPLACE=1
-EOF
-			exit 1
-		fi
 		pg_dropcluster --stop 15 "$cluster"
 	fi
 	pg_createcluster 15 "$cluster" >/dev/null

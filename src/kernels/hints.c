@@ -83,7 +83,7 @@ hint_for(ErrorData *edata)
 		strcmp(id, "operator is not unique: %s") == 0 &&
 		strncmp(msg, "operator is not unique: unknown ", 32) == 0 &&
 		(strstr(msg, " <-> ") || strstr(msg, " <=> ") || strstr(msg, " <#> ")))
-		return psprintf("segvec defines this operator for real[], pgvector for its vector types: give an operand a type, as in '{1,2}'::real[] or '[1,2]'::vector.");
+		return psprintf("More than one type has this operator (segvec's real[], PostgreSQL's geometric types, pgvector's vector types where installed): give an operand a type, as in '{1,2}'::real[].");
 
 	if (edata->sqlerrcode == ERRCODE_UNDEFINED_OBJECT &&
 		strcmp(id, "type \"%s\" does not exist") == 0 &&
