@@ -191,20 +191,39 @@ FtFanOutKind(Oid indexoid)
 
 /*
  * FtCitusSetLocal: set the setting name to value for the rest of the
- * current GUC nest level here and, through Citus, on the nodes the
- * transaction's next distributed queries run on: SET LOCAL with
- * citus.propagate_set_commands = 'local' (Citus sends the transaction's
- * SET LOCALs to the workers it opens transactions on).  The workers keep
- * the value to the end of the transaction.  SPI must be connected.
+ * current GUC nest level here and, through Citus, on the workers the rest
+ * of the transaction's distributed queries on heapoid (a Citus table) run
+ * on.  Citus sends a SET LOCAL to the workers (citus.propagate_set_commands
+ * = 'local') only when it is run in what it counts as a multi-statement
+ * transaction (a DO block is one), and only to remote transaction blocks,
+ * which a read-only statement outside BEGIN ... COMMIT does not open unless
+ * the transaction is already a distributed one; so this first takes
+ * ACCESS SHARE on heapoid with LOCK TABLE, which Citus propagates to the
+ * workers in a distributed transaction (a lock every query of the table
+ * takes anyway), then runs the SET LOCALs in a DO block.  A caller
+ * without SELECT on the whole table (LOCK TABLE needs it) skips the lock;
+ * the setting then reaches the workers only inside BEGIN ... COMMIT.  The
+ * workers keep the value to the end of the transaction.  SPI must be
+ * connected.
  */
 void
-FtCitusSetLocal(const char *name, const char *value)
+FtCitusSetLocal(Oid heapoid, const char *name, const char *value)
 {
-	if (SPI_execute("SET LOCAL citus.propagate_set_commands = 'local'",
-					false, 0) != SPI_OK_UTILITY ||
-		SPI_execute(psprintf("SET LOCAL %s = %s", name,
-							 quote_literal_cstr(value)),
+	char	   *body;
+	char	   *set;
+
+	if (pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT) == ACLCHECK_OK &&
+		SPI_execute(psprintf("LOCK TABLE %s IN ACCESS SHARE MODE",
+							 quote_qualified_identifier(get_namespace_name(get_rel_namespace(heapoid)),
+														get_rel_name(heapoid))),
 					false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not lock table \"%s\" for Citus",
+			 get_rel_name(heapoid));
+	body = psprintf("BEGIN SET LOCAL citus.propagate_set_commands = 'local'; "
+					"SET LOCAL %s = %s; END",
+					quote_identifier(name), quote_literal_cstr(value));
+	set = psprintf("DO %s", quote_literal_cstr(body));
+	if (SPI_execute(set, false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "could not set %s for Citus", name);
 }
 

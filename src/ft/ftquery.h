@@ -290,7 +290,7 @@ extern void FtCheckPartitionedOwner(Oid indexoid, bool stats);
 extern Datum FtFanOut(FunctionCallInfo fcinfo, const char *sql);
 extern int	FtFanOutKind(Oid indexoid);
 extern char *FtTextLiteral(const char *s);
-extern void FtCitusSetLocal(const char *name, const char *value);
+extern void FtCitusSetLocal(Oid heapoid, const char *name, const char *value);
 extern char *FtFanOutSource(FunctionCallInfo fcinfo, int kind,
 							const char *call, const char *coldefs,
 							bool placements);

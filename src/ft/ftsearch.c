@@ -354,7 +354,7 @@ run_query(FunctionCallInfo fcinfo, FtIndexInfo *info, FtQuery *q,
 	nestlevel = push_ef_search(c->ef_search);
 	/* a Citus table: the shards' scans must see it too */
 	if (c->ef_search > 0 && MergeTableIsCitus(info->heapoid))
-		FtCitusSetLocal("segvec.ef_search", psprintf("%d", c->ef_search));
+		FtCitusSetLocal(info->heapoid, "segvec.ef_search", psprintf("%d", c->ef_search));
 
 	ret = execute_with_pending(c, pending);
 	if (ret != SPI_OK_SELECT)
