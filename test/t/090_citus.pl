@@ -103,6 +103,13 @@ is( $coord->safe_psql('postgres',
 		"SELECT row(heap_rows, indexed_docs, missing_docs, duplicate_docs, keymap_entries, phantom_entries, search_misses) FROM ft.verify('local_idx')"),
 	'ft.verify gives the single-node counts');
 
+$coord->safe_psql('postgres', "SELECT ft.snapshot('items_idx'), ft.snapshot('local_idx')");
+is( $coord->safe_psql('postgres',
+		"SELECT row(sum(snapshot_entries), count(*)) FROM ft.keymap_buckets('items_idx')"),
+	$coord->safe_psql('postgres',
+		"SELECT row(sum(snapshot_entries), count(*)) FROM ft.keymap_buckets('local_idx')"),
+	'ft.keymap_buckets after ft.snapshot: the single-node entries and buckets');
+
 # searches: the same top-10, and ef_search reaches the shards
 my $same_sql = sub {
 	my ($ef) = @_;
