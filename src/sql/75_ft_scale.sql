@@ -195,7 +195,10 @@ BEGIN
 		USING tbl, cmd
 	LOOP
 		IF NOT r.success THEN
-			RAISE EXCEPTION 'could not run % on shard %: %', call, r.shard, r.result;
+			RAISE EXCEPTION 'could not run % on shard %',
+				replace(call, '%s', index::pg_catalog.text), r.shard
+				USING DETAIL = r.result,
+				HINT = 'Every node must be able to connect to every node, itself included (citus.node_conninfo, pg_hba.conf).';
 		END IF;
 		shard := r.shard;
 		result := r.result::jsonb;
