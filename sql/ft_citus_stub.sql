@@ -83,11 +83,14 @@ SELECT g.id, g.vector = pg_temp.v(g.id::int) AS right_vector, g.segment
   FROM unnest(ARRAY['7', '8', '999']) k, ft.get('dist_idx', k) g;
 -- an id with a quote and a percent sign reaches the shards intact
 DO $$
+DECLARE
+	detail text;
 BEGIN
 	PERFORM * FROM ft.get('dist_idx', 'not''a%snumber');
 EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
 	RAISE NOTICE 'the shard read the id as written: %',
-		strpos(SQLERRM, 'invalid input syntax for type bigint: "not''a%snumber"') > 0;
+		strpos(detail, 'invalid input syntax for type bigint: "not''a%snumber"') > 0;
 END
 $$;
 
