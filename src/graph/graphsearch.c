@@ -9,7 +9,8 @@
  *
  * A search descends the upper layers greedily from the entry point, then
  * runs SEARCH-LAYER (Malkov & Yashunin, algorithm 2) on layer 0 with
- * ef = segvec.ef_search, incrementally, for as long as the caller asks:
+ * ef = segvec.ef_search (at least SEGVEC_MIN_SEARCH_WIDTH), incrementally,
+ * for as long as the caller asks:
  * the scan holds every discovered live node it has not returned, the ef
  * nearest of them in a sorted window and the rest in a heap; it returns
  * the window's nearest once the search has settled for the window (no
@@ -17,8 +18,13 @@
  * stopping rule), and goes on expanding when it has not.  So results come
  * out in non-decreasing distance as far as the graph search can tell, each
  * costs work in proportion to what it discovers, and no discovered doc is
- * ever dropped: one found after a farther one was returned (which takes a
- * path through farther nodes) is returned next.  A scan stops expanding
+ * ever dropped here.  The order is not guaranteed: going on with the search
+ * can discover a node nearer than one already returned (reached only
+ * through farther nodes), a "late find"; this file returns it next, and
+ * the scan (am/segvecscan.c) skips it under segvec.scan_order = strict or
+ * passes it on under relaxed.  Late finds are the search's own misses, so
+ * they grow rare as the window widens: the minimum width keeps them to
+ * about one query in fifty in the first 10 rows.  A scan stops expanding
  * once it has computed segvec.max_scan_tuples distances over all its
  * segments (GraphScanBudget); it then returns what it holds, in order.
  *
@@ -494,7 +500,8 @@ GraphCountUnreachable(Relation index, const SegvecSegment *seg,
 /*
  * Exact mode: score every live node not yet returned, sort, and return
  * them in order from there on.  Nodes nearer than the last one returned
- * (which the graph search missed) come first: late, never dropped.
+ * (which the graph search missed) come first: late finds, which the scan
+ * skips under segvec.scan_order = strict (am/segvecscan.c).
  */
 static void
 start_exact(GraphScan *gs)
@@ -640,7 +647,7 @@ GraphScanBegin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
 	reader_init(gs, index, seg, dim);
 	gs->metric = metric;
 	gs->query = query;
-	gs->ef = Max(ef_search, 1);
+	gs->ef = Max(ef_search, SEGVEC_MIN_SEARCH_WIDTH);
 	gs->last = -get_float8_infinity();
 
 	gs->visited = palloc0(mapbytes);
