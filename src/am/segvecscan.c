@@ -140,14 +140,17 @@ candidate_cmp(const SegvecCandidate *a, const SegvecCandidate *b)
 static void
 report_late(SegvecScanOpaque so)
 {
-	if (so->nlate > 0)
+	int64		late = so->nlate + so->budget.late;
+
+	if (late > 0)
 		ereport(DEBUG1,
 				(errmsg(so->order == SEGVEC_SCAN_ORDER_STRICT ?
 						"segvec index scan skipped " INT64_FORMAT " rows found after a farther row was returned" :
 						"segvec index scan returned " INT64_FORMAT " rows after a farther row",
-						so->nlate),
+						late),
 				 errdetail("It returned " INT64_FORMAT " rows.", so->nreturned)));
 	so->nlate = 0;
+	so->budget.late = 0;
 }
 
 /* Release the graph sources' buffers */
@@ -374,6 +377,8 @@ start_scan(IndexScanDesc scan)
 			so->budget.visited = 0;
 			so->budget.limit = segvec_max_scan_tuples;
 			so->budget.noticed = false;
+			so->budget.skip_late = (so->order == SEGVEC_SCAN_ORDER_STRICT);
+			so->budget.late = 0;
 			so->ngraphs = info->nsegments;
 			so->graphs = palloc0(sizeof(SegvecGraphSource) * Max(so->ngraphs, 1));
 			/* biggest first: its nearest docs bound the smaller searches */

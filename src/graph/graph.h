@@ -129,13 +129,17 @@ extern PGDLLIMPORT int segvec_rerank;
 /*
  * What one index scan may spend over all its segments: distances computed
  * (docs visited), up to segvec.max_scan_tuples; a NOTICE says, once, when
- * the scan stopped for it.
+ * the scan stopped for it.  Also what its searches do with a late find (a
+ * row nearer than one the search already returned): skip it, counting it
+ * in late, under segvec.scan_order = strict.
  */
 typedef struct GraphScanBudget
 {
 	int64		visited;
 	int64		limit;
 	bool		noticed;
+	bool		skip_late;		/* skip late finds (strict order) */
+	int64		late;			/* late finds skipped so far */
 } GraphScanBudget;
 
 /*

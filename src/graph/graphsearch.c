@@ -20,9 +20,12 @@
  * costs work in proportion to what it discovers, and no discovered doc is
  * ever dropped here.  The order is not guaranteed: going on with the search
  * can discover a node nearer than one already returned (reached only
- * through farther nodes), a "late find"; this file returns it next, and
- * the scan (am/segvecscan.c) skips it under segvec.scan_order = strict or
- * passes it on under relaxed.  Late finds are the search's own misses, so
+ * through farther nodes), a "late find".  Under segvec.scan_order =
+ * strict the search skips it (GraphScanBudget.skip_late: it is not
+ * returned, and not counted as a row toward the switch to exact scoring);
+ * under relaxed it returns it next, and the scan (am/segvecscan.c) passes
+ * it on.  The scan's merge checks the order again across all its sources
+ * and is what guarantees it.  Late finds are the search's own misses, so
  * they grow rare as the window widens: the minimum width keeps them to
  * about one query in fifty in the first 10 rows.  A scan stops expanding
  * once it has computed segvec.max_scan_tuples distances over all its
@@ -500,8 +503,8 @@ GraphCountUnreachable(Relation index, const SegvecSegment *seg,
 /*
  * Exact mode: score every live node not yet returned, sort, and return
  * them in order from there on.  Nodes nearer than the last one returned
- * (which the graph search missed) come first: late finds, which the scan
- * skips under segvec.scan_order = strict (am/segvecscan.c).
+ * (which the graph search missed) come first: late finds, skipped under
+ * segvec.scan_order = strict.
  */
 static void
 start_exact(GraphScan *gs)
@@ -770,7 +773,8 @@ GraphScanSetBound(GraphScan *gs, GraphScanBound *bound)
 /*
  * Expand the nearest unexpanded candidate: compute the distance of each
  * neighbour not seen yet, make it a candidate, and hold it if it is live.
- * Charges the distances to the scan's budget.
+ * Charges the distances to the scan's budget, and stops when it is spent
+ * (so a scan visits at most segvec.max_scan_tuples docs).
  */
 static void
 expand(GraphScan *gs)
@@ -795,6 +799,9 @@ expand(GraphScan *gs)
 
 		if (e >= gs->seg.ndocs || BIT_IS_SET(gs->visited, e))
 			continue;
+		/* the budget is exact: the rest of the list stays unvisited */
+		if (gs->budget->visited >= gs->budget->limit)
+			break;
 		BIT_SET(gs->visited, e);
 		d = distance_to(gs, e);
 		gs->budget->visited++;
@@ -951,6 +958,22 @@ unpool(GraphScan *gs)
 }
 
 /*
+ * Under strict order (budget->skip_late), is c a late find (nearer than
+ * the row this search returned last, float8 order) to skip?  Counts it.
+ * The scan's merge skips any that remain (am/segvecscan.c); skipping here
+ * spares the doc read and keeps a late find from counting as a row
+ * returned, which would switch a segment to exact scoring one row early.
+ */
+static inline bool
+late_skipped(GraphScan *gs, const GraphCand *c)
+{
+	if (!gs->budget->skip_late || float8_cmp_internal(c->distance, gs->last) >= 0)
+		return false;
+	gs->budget->late++;
+	return true;
+}
+
+/*
  * GraphScanNext: the next node in distance order: GRAPH_SCAN_ROW with its
  * distance (as the SQL operator computes it; NaN reported as +Infinity) and
  * heap TID; GRAPH_SCAN_DONE when the segment has nothing more; or, for a
@@ -975,6 +998,8 @@ GraphScanNext(GraphScan *gs, double *distance, ItemPointer heaptid)
 			if (BIT_IS_SET(gs->emitted, c.id))
 				continue;
 			BIT_SET(gs->emitted, c.id);
+			if (late_skipped(gs, &c))
+				continue;
 			break;
 		}
 
@@ -1003,12 +1028,16 @@ GraphScanNext(GraphScan *gs, double *distance, ItemPointer heaptid)
 			return GRAPH_SCAN_BOUNDED;
 		}
 		BIT_SET(gs->emitted, c.id);
+		/* a skipped late find does not count toward the switch above */
+		if (late_skipped(gs, &c))
+			continue;
 		gs->nreturned++;
 		break;
 	}
 
 	*distance = c.distance;
-	gs->last = Max(gs->last, c.distance);
+	if (float8_cmp_internal(c.distance, gs->last) > 0)
+		gs->last = c.distance;
 	GraphReadDocs(gs->index, &gs->seg, c.id, 1, &doc);
 	*heaptid = doc.heaptid;
 	return GRAPH_SCAN_ROW;
