@@ -101,7 +101,6 @@ typedef struct SegvecScanOpaqueData
 	int64		maxcands;
 	int64		next;			/* next candidate to return */
 	double		last_distance;	/* distance of the row last returned */
-	SegvecCandidate last;		/* the row last returned */
 
 	/* one source per immutable segment */
 	SegvecGraphSource *graphs;
@@ -409,7 +408,9 @@ start_scan(IndexScanDesc scan)
 /*
  * segvecgettuple: amgettuple callback.  Returns the next heap TID in
  * distance order; distances are exact (computed from the stored float4
- * vector), so the executor need not recheck the ORDER BY.
+ * vector), so the executor need not recheck the ORDER BY, and under
+ * segvec.scan_order = strict no row is nearer than the one before it (the
+ * executor does not re-sort).
  */
 bool
 segvecgettuple(IndexScanDesc scan, ScanDirection dir)
@@ -472,7 +473,7 @@ segvecgettuple(IndexScanDesc scan, ScanDirection dir)
 				continue;
 			}
 			if (best == NULL || so->nreturned == 0 ||
-				candidate_cmp(best, &so->last) >= 0)
+				float8_cmp_internal(best->distance, so->last_distance) >= 0)
 				break;
 
 			/*
@@ -496,7 +497,6 @@ segvecgettuple(IndexScanDesc scan, ScanDirection dir)
 
 		scan->xs_heaptid = best->heaptid;
 		so->last_distance = best->distance;
-		so->last = *best;
 		scan->xs_recheck = false;
 		scan->xs_recheckorderby = false;
 

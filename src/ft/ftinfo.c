@@ -569,9 +569,10 @@ ft_index_stats(PG_FUNCTION_ARGS)
  * upserts and merges (ft.merge_stats) and the server's background work
  * (ft.job_stats summed); see src/sql/70_info.sql for the columns.
  *
- * In C rather than PL/pgSQL only so that the common mistake, an index of
- * another access method or a table, gets its error and a hint alone,
- * checked before any SQL runs, not under a CONTEXT of the SQL inside.
+ * In C rather than PL/pgSQL only so that the common mistakes, an index of
+ * another access method or a table, or an index the caller may not read,
+ * get their error (and a hint) alone, checked before any SQL runs, not
+ * under a CONTEXT of the SQL inside.
  * Runs with the search_path its definition pins.
  */
 PG_FUNCTION_INFO_V1(ft_info);
@@ -608,6 +609,17 @@ ft_info(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a segvec index", name),
 				 errhint("ft.info takes an index created USING segvec, or a partitioned index of such indexes.")));
+
+	/* what ft.index_stats checks, before any SQL runs (see above) */
+	if (FtFanOutKind(relid) != FT_FANOUT_NONE)
+		FtCheckPartitionedOwner(relid, true);
+	else
+	{
+		Relation	index = SegvecOpenIndex(relid, AccessShareLock, false);
+
+		SegvecCheckStatsPrivilege(index);
+		relation_close(index, AccessShareLock);
+	}
 
 	args[0] = ObjectIdGetDatum(relid);
 	SPI_connect();

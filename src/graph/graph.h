@@ -113,9 +113,9 @@ extern PGDLLIMPORT int segvec_exact_scan_factor;
  * A graph search holds at least this many nearest nodes before it returns
  * the nearest (segvec.ef_search below it searches as this).  Rows found
  * after a farther row was returned ("late finds", graphsearch.c) are the
- * search's own misses; with a window of 1 to 5 half the queries of a 4,000
- * doc segment had one in their first 10 rows, with 10 one in 50, at the
- * cost of a search at ef_search 10 (src/README.md, "Scans").
+ * search's own misses: with a window of 1, half the queries of a 4,000-doc
+ * segment had one in their first 10 rows, with 10 one in 50, for the cost
+ * of a search at ef_search 10 (src/README.md, "Scans").
  */
 #define SEGVEC_MIN_SEARCH_WIDTH	10
 

@@ -26,8 +26,9 @@
  * under relaxed it returns it next, and the scan (am/segvecscan.c) passes
  * it on.  The scan's merge checks the order again across all its sources
  * and is what guarantees it.  Late finds are the search's own misses, so
- * they grow rare as the window widens: the minimum width keeps them to
- * about one query in fifty in the first 10 rows.  A scan stops expanding
+ * they grow rare as the window widens; the minimum width spares the
+ * smallest ef_search values the worst of them (src/README.md, "Scans",
+ * has the figures).  A scan stops expanding
  * once it has computed segvec.max_scan_tuples distances over all its
  * segments (GraphScanBudget); it then returns what it holds, in order.
  *
