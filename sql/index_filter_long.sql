@@ -77,6 +77,10 @@ SELECT count(*) < 10 AS fewer FROM (
     SELECT id FROM fl_items WHERE category = 7
     ORDER BY embedding <-> (SELECT v FROM fl_q) LIMIT 10) s;
 \set VERBOSITY default
+-- the NOTICE's count is exact: the scan visits no more than the budget
+SELECT count(*) < 10 AS fewer FROM (
+    SELECT id FROM fl_items WHERE category = 42
+    ORDER BY embedding <-> (SELECT v FROM fl_q) LIMIT 10) s;
 RESET segvec.max_scan_tuples;
 
 DROP TABLE fl_items, fl_q;

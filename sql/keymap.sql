@@ -136,6 +136,10 @@ SELECT key, c.same_as_index_query, c.same_as_exact
 FROM (VALUES ('1'), ('777'), ('3000')) k(key),
      LATERAL pg_temp.similar_check('km_big_idx', key, 10) c;
 SELECT count(*) AS similar_of_unknown FROM ft.similar('km_big_idx', '3001', 5);
+-- its distance has ft.search's type
+SELECT (SELECT pg_typeof(distance) FROM ft.similar('km_big_idx', '42', 1)) AS similar_type,
+       (SELECT pg_typeof(distance) FROM ft.search('km_big_idx',
+            (SELECT embedding FROM km_big WHERE id = 42), 1)) AS search_type;
 
 -- ft.compact moves every doc into a graph segment; doc ids do not change,
 -- so the keymap has no changes and the snapshot is not rewritten
@@ -379,5 +383,7 @@ FROM ft.verify('km_nokey_idx');
 SELECT * FROM ft.get('km_big_pkey', '1');
 SELECT * FROM ft.info('km_big_pkey');
 \set VERBOSITY default
+-- the error and a hint, no CONTEXT of ft.info's own SQL
+SELECT * FROM ft.info('km_big_pkey');
 
 DROP TABLE km_big, km_text, km_uuid, km_nokey, km_before, km_after;

@@ -4,7 +4,8 @@
 # postgres user, shared_preload_libraries=segvec):
 #
 #   - load the 60,000 Fashion-MNIST training images (784-dim real[]) with COPY;
-#   - build a segvec index (vector_l2_ops) and print its build time and size;
+#   - build a segvec index (vector_l2_ops, INCLUDE (id) for ft.get and
+#     ft.similar) and print its build time and size;
 #   - run a few test images as queries, by index scan (sequential scans off,
 #     so the index is measured whatever the cost model prefers; the scan the
 #     planner picks by default is printed too) and by exact scan (index scans
@@ -44,7 +45,9 @@ if [ "${1:-}" = --inside ]; then
 \echo === building the index (maintenance_work_mem = 1GB: one graph segment)
 SET maintenance_work_mem = '1GB';
 SELECT clock_timestamp() AS t0 \gset
-CREATE INDEX fmnist_embedding_idx ON fmnist USING segvec (embedding vector_l2_ops);
+-- INCLUDE (id): the rows' ids in the index, for ft.get and ft.similar
+CREATE INDEX fmnist_embedding_idx ON fmnist USING segvec (embedding vector_l2_ops)
+	INCLUDE (id);
 SELECT round(extract(epoch FROM clock_timestamp() - :'t0'::timestamptz)::numeric, 2)
 	AS build_s \gset
 \echo index build time: :build_s s
@@ -53,6 +56,9 @@ SELECT pg_size_pretty(pg_relation_size('fmnist_embedding_idx')) AS "index size",
 	pg_size_pretty(pg_total_relation_size('fmnist')) AS "table size (total)";
 SELECT num_docs, num_segments, mutable_docs, dimensions, metric, m, ef_construction
 FROM ft.info('fmnist_embedding_idx');
+\echo === ft.similar: the 3 images nearest to image 1 (by its id, no vector passed)
+SELECT id, round(distance::numeric, 1) AS distance
+FROM ft.similar('fmnist_embedding_idx', '1', 3);
 
 /*
  * One top-10 search, timed.  The index side turns sequential scans off, so
@@ -204,6 +210,8 @@ and try, for example:
     ORDER BY embedding <-> (SELECT embedding FROM queries WHERE qid = 1)
     LIMIT 10;
     SELECT * FROM ft.info('fmnist_embedding_idx');
+    SELECT * FROM ft.get('fmnist_embedding_idx', '42');
+    SELECT * FROM ft.similar('fmnist_embedding_idx', '42', 5);
 
 Drop it with:  pg_dropcluster --stop 15 $cluster
 EOF

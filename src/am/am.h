@@ -32,6 +32,14 @@
 extern PGDLLIMPORT int segvec_ef_search;
 extern PGDLLIMPORT int segvec_max_scan_tuples;
 extern PGDLLIMPORT bool segvec_shared_bound;
+extern PGDLLIMPORT int segvec_scan_order;
+
+/* segvec.scan_order: what an ordered scan does with a late find */
+typedef enum SegvecScanOrder
+{
+	SEGVEC_SCAN_ORDER_STRICT,	/* skip it (and count it): output sorted */
+	SEGVEC_SCAN_ORDER_RELAXED	/* return it where it was found */
+} SegvecScanOrder;
 
 /* CREATE INDEX phases, for pg_stat_progress_create_index */
 #define SEGVEC_PHASE_SCAN		2

@@ -28,6 +28,13 @@ static relopt_kind segvec_relopt_kind;
 int			segvec_ef_search = 40;
 int			segvec_max_scan_tuples = 20000;
 bool		segvec_shared_bound = true;
+int			segvec_scan_order = SEGVEC_SCAN_ORDER_STRICT;
+
+static const struct config_enum_entry scan_order_options[] = {
+	{"strict", SEGVEC_SCAN_ORDER_STRICT, false},
+	{"relaxed", SEGVEC_SCAN_ORDER_RELAXED, false},
+	{NULL, 0, false}
+};
 
 /* Validator of the quantization reloption */
 static void
@@ -124,6 +131,12 @@ SegvecAmInit(void)
 							 "A segment whose candidates are all farther stops early (off: each segment is searched on its own, for comparisons).",
 							 &segvec_shared_bound, true,
 							 PGC_USERSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+	DefineCustomEnumVariable("segvec.scan_order",
+							 "What an ordered index scan does with a row found after a farther one was returned: strict or relaxed.",
+							 "strict skips such a row, so the output is in non-decreasing distance; relaxed returns it where it was found.",
+							 &segvec_scan_order, SEGVEC_SCAN_ORDER_STRICT,
+							 scan_order_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 }
 
 /*

@@ -23,7 +23,21 @@
  * stream then has a *provisional* head, a distance none of its rows is
  * nearer than.  When a provisional head is the nearest of all heads, or
  * once k rows are out, that segment's search goes on unbounded from where
- * it stopped, so long and filtered scans still get every row, in order.
+ * it stopped, so long and filtered scans still get every row it finds.
+ *
+ * Order.  PostgreSQL trusts an ordering index scan's order (no recheck of
+ * ORDER BY; a Merge Append over partitions relies on it too), but a graph
+ * search only approximates it: a search that goes on can find a doc nearer
+ * than one it already returned, exact scoring that takes over a segment
+ * after ef_search rows ranks first the docs its graph search missed, and a
+ * quantized segment's search yields in estimated order; a search stopped
+ * at the shared bound reports a lower bound that is as good as the search.
+ * Each such "late find" is nearer than a row already returned.  The merge
+ * compares every row with the row returned last: under segvec.scan_order =
+ * strict (the default) a nearer one is skipped, so the output is in
+ * non-decreasing distance (float8 order, NaN last) whatever the sources
+ * did; under relaxed it is returned where it was found.  Either way the
+ * scan counts them and reports the count at DEBUG1 when it ends.
  *
  * Rules for odd queries (see README.md, "NULLs, zero vectors"):
  *	- rows whose vector is NULL are not in the index, so no index scan
@@ -95,6 +109,9 @@ typedef struct SegvecScanOpaqueData
 	GraphScanBudget budget;		/* shared by the graph searches */
 	GraphScanBound bound;		/* k-th distance, shared likewise */
 	int64		nreturned;		/* rows returned since the rescan */
+	int64		nlate;			/* late finds since the rescan: skipped
+								 * (strict) or returned (relaxed) */
+	int			order;			/* segvec.scan_order at the scan's start */
 } SegvecScanOpaqueData;
 
 typedef SegvecScanOpaqueData *SegvecScanOpaque;
@@ -113,6 +130,27 @@ candidate_cmp(const SegvecCandidate *a, const SegvecCandidate *b)
 #define ST_SCOPE static
 #define ST_DEFINE
 #include "lib/sort_template.h"
+
+/*
+ * Say at DEBUG1 how many late finds the scan met since its last rescan
+ * (rows nearer than a row it had already returned): skipped under
+ * segvec.scan_order = strict, returned out of order under relaxed.
+ */
+static void
+report_late(SegvecScanOpaque so)
+{
+	int64		late = so->nlate + so->budget.late;
+
+	if (late > 0)
+		ereport(DEBUG1,
+				(errmsg(so->order == SEGVEC_SCAN_ORDER_STRICT ?
+						"segvec index scan skipped " INT64_FORMAT " rows found after a farther row was returned" :
+						"segvec index scan returned " INT64_FORMAT " rows after a farther row",
+						late),
+				 errdetail("It returned " INT64_FORMAT " rows.", so->nreturned)));
+	so->nlate = 0;
+	so->budget.late = 0;
+}
 
 /* Release the graph sources' buffers */
 static void
@@ -162,6 +200,7 @@ segvecrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 		memmove(scan->orderByData, orderbys,
 				scan->numberOfOrderBys * sizeof(ScanKeyData));
 
+	report_late(so);
 	end_graphs(so);
 	MemoryContextReset(so->scanCtx);
 	so->started = false;
@@ -172,6 +211,8 @@ segvecrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	so->maxcands = 0;
 	so->next = 0;
 	so->nreturned = 0;
+	so->nlate = 0;
+	so->order = segvec_scan_order;
 	memset(&so->bound, 0, sizeof(so->bound));	/* its heap was in scanCtx */
 }
 
@@ -335,6 +376,8 @@ start_scan(IndexScanDesc scan)
 			so->budget.visited = 0;
 			so->budget.limit = segvec_max_scan_tuples;
 			so->budget.noticed = false;
+			so->budget.skip_late = (so->order == SEGVEC_SCAN_ORDER_STRICT);
+			so->budget.late = 0;
 			so->ngraphs = info->nsegments;
 			so->graphs = palloc0(sizeof(SegvecGraphSource) * Max(so->ngraphs, 1));
 			/* biggest first: its nearest docs bound the smaller searches */
@@ -365,7 +408,9 @@ start_scan(IndexScanDesc scan)
 /*
  * segvecgettuple: amgettuple callback.  Returns the next heap TID in
  * distance order; distances are exact (computed from the stored float4
- * vector), so the executor need not recheck the ORDER BY.
+ * vector), so the executor need not recheck the ORDER BY, and under
+ * segvec.scan_order = strict no row is nearer than the one before it (the
+ * executor does not re-sort).
  */
 bool
 segvecgettuple(IndexScanDesc scan, ScanDirection dir)
@@ -415,16 +460,36 @@ segvecgettuple(IndexScanDesc scan, ScanDirection dir)
 					best_graph = i;
 				}
 			}
-			if (best_graph < 0 || !so->graphs[best_graph].provisional)
+			if (best_graph >= 0 && so->graphs[best_graph].provisional)
+			{
+				/*
+				 * Nothing known is nearer than where that search stopped at
+				 * the bound: it goes on unbounded from there (a
+				 * continuation, so nothing it held is lost), and the heads
+				 * are compared again.
+				 */
+				GraphScanSetBound(so->graphs[best_graph].scan, NULL);
+				advance_graph(so, best_graph);
+				continue;
+			}
+			if (best == NULL || so->nreturned == 0 ||
+				float8_cmp_internal(best->distance, so->last_distance) >= 0)
 				break;
 
 			/*
-			 * Nothing known is nearer than where that search stopped at the
-			 * bound: it goes on unbounded from there (a continuation, so
-			 * nothing it held is lost), and the heads are compared again.
+			 * A late find: nearer than the row returned last, which a graph
+			 * search reached only through farther nodes, or which exact
+			 * scoring of a segment ranked after its graph search had missed
+			 * it (graphsearch.c).  The executor trusts the index's order,
+			 * so under strict order the row is skipped.
 			 */
-			GraphScanSetBound(so->graphs[best_graph].scan, NULL);
-			advance_graph(so, best_graph);
+			so->nlate++;
+			if (so->order == SEGVEC_SCAN_ORDER_RELAXED)
+				break;
+			if (best_graph < 0)
+				so->next++;
+			else
+				advance_graph(so, best_graph);
 		}
 		MemoryContextSwitchTo(oldCtx);
 		if (best == NULL)
@@ -455,6 +520,7 @@ segvecendscan(IndexScanDesc scan)
 {
 	SegvecScanOpaque so = (SegvecScanOpaque) scan->opaque;
 
+	report_late(so);
 	end_graphs(so);
 	MemoryContextDelete(so->scanCtx);
 	pfree(so);

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * ftinfo.c
- *	  ft.info, ft.get, ft.keymap_buckets, ft.snapshot and ft.verify: what
+ *	  ft.info, ft.index_stats, ft.get, ft.keymap_buckets, ft.snapshot and ft.verify: what
  *	  an index holds, found through its manifest and keymap.
  *
  * src/ft/ftinfo.c
@@ -15,7 +15,9 @@
 #include "access/relation.h"
 #include "access/tableam.h"
 #include "catalog/index.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
+#include "commands/defrem.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "funcapi.h"
@@ -31,6 +33,7 @@
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 #include "compact/compact.h"
 #include "ft/ftquery.h"
@@ -559,6 +562,89 @@ ft_index_stats(PG_FUNCTION_ARGS)
 	relation_close(index, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc),
 													  values, nulls)));
+}
+
+/*
+ * ft.info(index regclass) -> one row: ft.index_stats, the index's queued
+ * upserts and merges (ft.merge_stats) and the server's background work
+ * (ft.job_stats summed); see src/sql/70_info.sql for the columns.
+ *
+ * In C rather than PL/pgSQL only so that the common mistakes, an index of
+ * another access method or a table, or an index the caller may not read,
+ * get their error (and a hint) alone, checked before any SQL runs, not
+ * under a CONTEXT of the SQL inside.
+ * Runs with the search_path its definition pins.
+ */
+PG_FUNCTION_INFO_V1(ft_info);
+Datum
+ft_info(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	TupleDesc	tupdesc;
+	HeapTuple	tp;
+	char		relkind;
+	Oid			relam;
+	char	   *name;
+	char	   *amname;
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		args[1];
+	HeapTupleHeader result;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	tp = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tp))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("relation with OID %u does not exist", relid)));
+	relkind = ((Form_pg_class) GETSTRUCT(tp))->relkind;
+	relam = ((Form_pg_class) GETSTRUCT(tp))->relam;
+	name = pstrdup(NameStr(((Form_pg_class) GETSTRUCT(tp))->relname));
+	ReleaseSysCache(tp);
+	amname = OidIsValid(relam) ? get_am_name(relam) : NULL;
+	if ((relkind != RELKIND_INDEX && relkind != RELKIND_PARTITIONED_INDEX) ||
+		amname == NULL || strcmp(amname, "segvec") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a segvec index", name),
+				 errhint("ft.info takes an index created USING segvec, or a partitioned index of such indexes.")));
+
+	/* what ft.index_stats checks, before any SQL runs (see above) */
+	if (FtFanOutKind(relid) != FT_FANOUT_NONE)
+		FtCheckPartitionedOwner(relid, true);
+	else
+	{
+		Relation	index = SegvecOpenIndex(relid, AccessShareLock, false);
+
+		SegvecCheckStatsPrivilege(index);
+		relation_close(index, AccessShareLock);
+	}
+
+	args[0] = ObjectIdGetDatum(relid);
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT s.num_docs, s.mutable_docs, s.immutable_docs,"
+							  " s.tombstones, s.num_segments, s.segments,"
+							  " s.keymap_entries, s.keymap_epoch,"
+							  " s.keymap_buckets_changed, s.index_bytes,"
+							  " s.dimensions, s.metric, s.m, s.ef_construction,"
+							  " s.compact_threshold, s.background_work,"
+							  " ms.pending, ms.oldest_pending_at,"
+							  " ms.merge_index_built_total, ms.merges_total,"
+							  " j.run, j.coalesced, j.failed"
+							  " FROM ft.index_stats($1) s"
+							  " LEFT JOIN LATERAL (SELECT * FROM ft.merge_stats($1)"
+							  " LIMIT 1) ms ON true,"
+							  " (SELECT COALESCE(sum(j.run), 0)::bigint AS run,"
+							  " COALESCE(sum(j.coalesced), 0)::bigint AS coalesced,"
+							  " COALESCE(sum(j.failed), 0)::bigint AS failed"
+							  " FROM ft.job_stats() j) j",
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "ft.info: ft.index_stats returned no row");
+	result = SPI_returntuple(SPI_tuptable->vals[0], BlessTupleDesc(tupdesc));
+	SPI_finish();
+	PG_RETURN_HEAPTUPLEHEADER(result);
 }
 
 /*

@@ -110,6 +110,16 @@ extern PGDLLIMPORT int segvec_exact_scan_factor;
 #define SEGVEC_EXACT_FACTOR		segvec_exact_scan_factor
 
 /*
+ * A graph search holds at least this many nearest nodes before it returns
+ * the nearest (segvec.ef_search below it searches as this).  Rows found
+ * after a farther row was returned ("late finds", graphsearch.c) are the
+ * search's own misses: with a window of 1, half the queries of a 4,000-doc
+ * segment had one in their first 10 rows, with 10 one in 50, for the cost
+ * of a search at ef_search 10 (src/README.md, "Scans").
+ */
+#define SEGVEC_MIN_SEARCH_WIDTH	10
+
+/*
  * segvec.rerank: in a quantized segment, how many nodes the graph search
  * (on codes) has yielded that a scan holds, scored exactly, before it
  * returns the nearest of them; 0 means ef_search.
@@ -119,13 +129,17 @@ extern PGDLLIMPORT int segvec_rerank;
 /*
  * What one index scan may spend over all its segments: distances computed
  * (docs visited), up to segvec.max_scan_tuples; a NOTICE says, once, when
- * the scan stopped for it.
+ * the scan stopped for it.  Also what its searches do with a late find (a
+ * row nearer than one the search already returned): skip it, counting it
+ * in late, under segvec.scan_order = strict.
  */
 typedef struct GraphScanBudget
 {
 	int64		visited;
 	int64		limit;
 	bool		noticed;
+	bool		skip_late;		/* skip late finds (strict order) */
+	int64		late;			/* late finds skipped so far */
 } GraphScanBudget;
 
 /*

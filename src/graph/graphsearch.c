@@ -9,7 +9,8 @@
  *
  * A search descends the upper layers greedily from the entry point, then
  * runs SEARCH-LAYER (Malkov & Yashunin, algorithm 2) on layer 0 with
- * ef = segvec.ef_search, incrementally, for as long as the caller asks:
+ * ef = segvec.ef_search (at least SEGVEC_MIN_SEARCH_WIDTH), incrementally,
+ * for as long as the caller asks:
  * the scan holds every discovered live node it has not returned, the ef
  * nearest of them in a sorted window and the rest in a heap; it returns
  * the window's nearest once the search has settled for the window (no
@@ -17,8 +18,17 @@
  * stopping rule), and goes on expanding when it has not.  So results come
  * out in non-decreasing distance as far as the graph search can tell, each
  * costs work in proportion to what it discovers, and no discovered doc is
- * ever dropped: one found after a farther one was returned (which takes a
- * path through farther nodes) is returned next.  A scan stops expanding
+ * ever dropped here.  The order is not guaranteed: going on with the search
+ * can discover a node nearer than one already returned (reached only
+ * through farther nodes), a "late find".  Under segvec.scan_order =
+ * strict the search skips it (GraphScanBudget.skip_late: it is not
+ * returned, and not counted as a row toward the switch to exact scoring);
+ * under relaxed it returns it next, and the scan (am/segvecscan.c) passes
+ * it on.  The scan's merge checks the order again across all its sources
+ * and is what guarantees it.  Late finds are the search's own misses, so
+ * they grow rare as the window widens; the minimum width spares the
+ * smallest ef_search values the worst of them (src/README.md, "Scans",
+ * has the figures).  A scan stops expanding
  * once it has computed segvec.max_scan_tuples distances over all its
  * segments (GraphScanBudget); it then returns what it holds, in order.
  *
@@ -494,7 +504,8 @@ GraphCountUnreachable(Relation index, const SegvecSegment *seg,
 /*
  * Exact mode: score every live node not yet returned, sort, and return
  * them in order from there on.  Nodes nearer than the last one returned
- * (which the graph search missed) come first: late, never dropped.
+ * (which the graph search missed) come first: late finds, skipped under
+ * segvec.scan_order = strict.
  */
 static void
 start_exact(GraphScan *gs)
@@ -640,7 +651,7 @@ GraphScanBegin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
 	reader_init(gs, index, seg, dim);
 	gs->metric = metric;
 	gs->query = query;
-	gs->ef = Max(ef_search, 1);
+	gs->ef = Max(ef_search, SEGVEC_MIN_SEARCH_WIDTH);
 	gs->last = -get_float8_infinity();
 
 	gs->visited = palloc0(mapbytes);
@@ -763,7 +774,8 @@ GraphScanSetBound(GraphScan *gs, GraphScanBound *bound)
 /*
  * Expand the nearest unexpanded candidate: compute the distance of each
  * neighbour not seen yet, make it a candidate, and hold it if it is live.
- * Charges the distances to the scan's budget.
+ * Charges the distances to the scan's budget, and stops when it is spent
+ * (so a scan visits at most segvec.max_scan_tuples docs).
  */
 static void
 expand(GraphScan *gs)
@@ -788,6 +800,9 @@ expand(GraphScan *gs)
 
 		if (e >= gs->seg.ndocs || BIT_IS_SET(gs->visited, e))
 			continue;
+		/* the budget is exact: the rest of the list stays unvisited */
+		if (gs->budget->visited >= gs->budget->limit)
+			break;
 		BIT_SET(gs->visited, e);
 		d = distance_to(gs, e);
 		gs->budget->visited++;
@@ -944,6 +959,22 @@ unpool(GraphScan *gs)
 }
 
 /*
+ * Under strict order (budget->skip_late), is c a late find (nearer than
+ * the row this search returned last, float8 order) to skip?  Counts it.
+ * The scan's merge skips any that remain (am/segvecscan.c); skipping here
+ * spares the doc read and keeps a late find from counting as a row
+ * returned, which would switch a segment to exact scoring one row early.
+ */
+static inline bool
+late_skipped(GraphScan *gs, const GraphCand *c)
+{
+	if (!gs->budget->skip_late || float8_cmp_internal(c->distance, gs->last) >= 0)
+		return false;
+	gs->budget->late++;
+	return true;
+}
+
+/*
  * GraphScanNext: the next node in distance order: GRAPH_SCAN_ROW with its
  * distance (as the SQL operator computes it; NaN reported as +Infinity) and
  * heap TID; GRAPH_SCAN_DONE when the segment has nothing more; or, for a
@@ -968,6 +999,8 @@ GraphScanNext(GraphScan *gs, double *distance, ItemPointer heaptid)
 			if (BIT_IS_SET(gs->emitted, c.id))
 				continue;
 			BIT_SET(gs->emitted, c.id);
+			if (late_skipped(gs, &c))
+				continue;
 			break;
 		}
 
@@ -996,12 +1029,16 @@ GraphScanNext(GraphScan *gs, double *distance, ItemPointer heaptid)
 			return GRAPH_SCAN_BOUNDED;
 		}
 		BIT_SET(gs->emitted, c.id);
+		/* a skipped late find does not count toward the switch above */
+		if (late_skipped(gs, &c))
+			continue;
 		gs->nreturned++;
 		break;
 	}
 
 	*distance = c.distance;
-	gs->last = Max(gs->last, c.distance);
+	if (float8_cmp_internal(c.distance, gs->last) > 0)
+		gs->last = c.distance;
 	GraphReadDocs(gs->index, &gs->seg, c.id, 1, &doc);
 	*heaptid = doc.heaptid;
 	return GRAPH_SCAN_ROW;

@@ -67,10 +67,10 @@ CREATE FUNCTION ft._stage_phantom(index regclass, id text) RETURNS bigint
  * ft.similar(index, key, k): "more like this": the k rows nearest to the
  * row whose id is key, by the index's metric, without passing its vector
  * (the row itself is left out, and so are rows without a vector, which the
- * index does not hold either).
+ * index does not hold either).  The distance is real, as in ft.search.
  */
 CREATE FUNCTION ft.similar(index regclass, key text, k int DEFAULT 10)
-	RETURNS TABLE (id text, distance float8)
+	RETURNS TABLE (id text, distance real)
 	LANGUAGE plpgsql STABLE
 	SET search_path = pg_catalog, pg_temp
 	AS $$
@@ -104,7 +104,8 @@ BEGIN
 		   JOIN pg_namespace n ON n.oid = o.oprnamespace
 	 WHERE i.indexrelid = index;
 	RETURN QUERY EXECUTE format(
-		'SELECT CAST(t.%1$I AS pg_catalog.text), t.%2$I %3$s $1 FROM %4$s t '
+		'SELECT CAST(t.%1$I AS pg_catalog.text), '
+		'CAST(t.%2$I %3$s $1 AS pg_catalog.float4) FROM %4$s t '
 		'WHERE CAST(t.%1$I AS pg_catalog.text) IS DISTINCT FROM $2 '
 		'AND t.%2$I IS NOT NULL '
 		'ORDER BY t.%2$I %3$s $1 LIMIT $3',

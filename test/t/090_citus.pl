@@ -10,7 +10,7 @@
 #   ft.similar, ft.add + ft.flush, ft.merge from a colocated table and
 #   ft.dropindex with a queue give the single-node answer;
 # - ft.search(ef_search => 1) differs from ef_search => 400 on some query
-#   (the nearest doc; the setting reached the shards);
+#   (the top 40; the setting reached the shards);
 # - ft.create on a table distributed by another column makes a plain id
 #   btree with a WARNING.
 #
@@ -125,20 +125,23 @@ SELECT count(*) FROM generate_series(1, 50) q
 };
 is($coord->safe_psql('postgres', $same_sql->(400)),
 	'0', 'top-10 of 50 queries equal to one node at ef_search 400');
-# ef_search => 1 against 400: the nearest doc (k = 1), where a greedy
-# search that stops at a local minimum shows on some queries; at k = 10
-# the coordinator's merge of four shards' top-10 lists hides the misses at
-# each list's tail.  Were the setting not to reach the shards, both would
-# search at the workers' default and agree on every query.
+# ef_search => 1 against 400: the top 40, about 10 from each shard's list,
+# where a graph search of a shard's 1,000 docs at the smallest width (10:
+# ef_search below it searches as 10) misses a doc on some queries, and 400
+# scores each shard exactly; at k = 10 the coordinator's merge of four
+# shards' lists hides the misses at each list's tail, and the nearest doc
+# alone (k = 1) is found at width 10 too.  Were the setting not to reach
+# the shards, both would search at the workers' default and agree on every
+# query.
 cmp_ok(
 	$coord->safe_psql('postgres', qq{
 SELECT count(*) FROM generate_series(1, 50) q
  WHERE (SELECT array_agg(s.id ORDER BY s.o)
-		  FROM ft.search('items_idx', v(q + 10000), 1, ef_search => 1)
+		  FROM ft.search('items_idx', v(q + 10000), 40, ef_search => 1)
 			   WITH ORDINALITY s(id, distance, fields, o))
 	IS DISTINCT FROM
 	   (SELECT array_agg(s.id ORDER BY s.o)
-		  FROM ft.search('items_idx', v(q + 10000), 1, ef_search => 400)
+		  FROM ft.search('items_idx', v(q + 10000), 40, ef_search => 400)
 			   WITH ORDINALITY s(id, distance, fields, o))}),
 	'>', 0, 'ft.search(ef_search => 1) answers differently: the setting reached the shards');
 
