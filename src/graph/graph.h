@@ -183,6 +183,9 @@ extern void GraphSegmentSplit(const SegvecSegment *seg, int dim,
 extern uint32 GraphSegmentStamp(const SegvecSegment *seg);
 extern void GraphCheckPage(Relation index, const SegvecSegment *seg,
 						   Buffer buf, bool locked);
+extern Buffer GraphPinPage(Relation index, BlockNumber blkno);
+extern void GraphPrefetchPage(Relation index, BlockNumber blkno, Size offset,
+							  Size len);
 extern void GraphReadTombstones(Relation index, const SegvecSegment *seg,
 								uint8 *bitmap);
 extern uint8 *GraphGetTombstones(Relation index, const SegvecSegment *seg);
