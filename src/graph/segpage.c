@@ -15,6 +15,7 @@
 #include <xxhash.h>
 
 #include "access/xlog.h"
+#include "pgstat.h"
 #include "storage/buf_internals.h"
 #include "storage/bufmgr.h"
 #include "utils/hsearch.h"
@@ -109,9 +110,9 @@ GraphCheckPage(Relation index, const SegvecSegment *seg, Buffer buf,
  * pins it) without the table look-up.  A hint that went stale (the block
  * was evicted, the relation dropped, the relfilenode reused) just fails
  * that check, and the read goes through ReadBuffer and renews the hint:
- * hints never change what is read, only how fast.  Note that
- * ReadRecentBuffer, unlike ReadBuffer, does not count the read in the
- * relation's pg_statio figures (it does in EXPLAIN's BUFFERS).
+ * hints never change what is read, only how fast.  ReadRecentBuffer
+ * counts the hit in EXPLAIN's BUFFERS but not in the relation's pg_statio
+ * figures, as ReadBuffer does, so GraphPinPage counts it there itself.
  *
  * The hints of a relation are chunks of HINT_CHUNK buffers, allocated as
  * blocks in them are first read: 4 bytes per block read, 1/2048 of the
@@ -216,7 +217,11 @@ GraphPinPage(Relation index, BlockNumber blkno)
 	slot = hint_slot(index, blkno);
 	if (*slot != InvalidBuffer &&
 		ReadRecentBuffer(index->rd_node, MAIN_FORKNUM, blkno, *slot))
+	{
+		pgstat_count_buffer_read(index);
+		pgstat_count_buffer_hit(index);
 		return *slot;
+	}
 	buf = ReadBuffer(index, blkno);
 	*slot = buf;
 	return buf;
