@@ -117,6 +117,14 @@ extern PGDLLIMPORT int segvec_exact_scan_factor;
 extern PGDLLIMPORT int segvec_rerank;
 
 /*
+ * segvec.quant_bound: how a quantized segment's rerank bounds the exact
+ * distances of what the graph search yields later (graph/quant.c)
+ */
+#define SEGVEC_QUANT_BOUND_PROVEN	0
+#define SEGVEC_QUANT_BOUND_PROBABLE	1
+extern PGDLLIMPORT int segvec_quant_bound;
+
+/*
  * What one index scan may spend over all its segments: distances computed
  * (docs visited), up to segvec.max_scan_tuples; a NOTICE says, once, when
  * the scan stopped for it.
