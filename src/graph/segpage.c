@@ -154,9 +154,10 @@ hint_slot(Relation index, BlockNumber blkno)
 		{
 			HASHCTL		ctl;
 
-			hint_cxt = AllocSetContextCreate(TopMemoryContext,
-											 "segvec buffer hints",
-											 ALLOCSET_DEFAULT_SIZES);
+			if (hint_cxt == NULL)
+				hint_cxt = AllocSetContextCreate(TopMemoryContext,
+												 "segvec buffer hints",
+												 ALLOCSET_DEFAULT_SIZES);
 			ctl.keysize = sizeof(RelFileNode);
 			ctl.entrysize = sizeof(HintRel);
 			ctl.hcxt = hint_cxt;
@@ -173,8 +174,11 @@ hint_slot(Relation index, BlockNumber blkno)
 	}
 	if (c >= h->nchunks)
 	{
-		uint32		n = Max(c + 1, Min(2 * h->nchunks, (uint32) (MaxBlockNumber >> HINT_CHUNK_BITS) + 1));
-		Buffer	  **chunks = MemoryContextAllocZero(hint_cxt, sizeof(Buffer *) * n);
+		uint32		most = (MaxBlockNumber >> HINT_CHUNK_BITS) + 1;
+		uint32		n = Max(c + 1, Min(2 * h->nchunks, most));
+		Buffer	  **chunks;
+
+		chunks = MemoryContextAllocZero(hint_cxt, sizeof(Buffer *) * n);
 
 		if (h->chunks)
 		{
@@ -188,7 +192,8 @@ hint_slot(Relation index, BlockNumber blkno)
 	if (h->chunks[c] == NULL)
 	{
 		/* InvalidBuffer is 0 */
-		h->chunks[c] = MemoryContextAllocZero(hint_cxt, sizeof(Buffer) * HINT_CHUNK);
+		h->chunks[c] = MemoryContextAllocZero(hint_cxt,
+											  sizeof(Buffer) * HINT_CHUNK);
 		hint_bytes += sizeof(Buffer) * HINT_CHUNK;
 	}
 	return &h->chunks[c][blkno & (HINT_CHUNK - 1)];
@@ -209,6 +214,7 @@ GraphPinPage(Relation index, BlockNumber blkno)
 		return ReadBuffer(index, blkno);
 	if (hint_bytes > HINT_MAX_BYTES)
 	{
+		/* the hash table's own context, a child, goes too */
 		MemoryContextReset(hint_cxt);
 		hint_rels = NULL;
 		hint_last = NULL;
