@@ -24,6 +24,12 @@
 
 static relopt_kind segvec_relopt_kind;
 
+static const struct config_enum_entry quant_bound_options[] = {
+	{"proven", SEGVEC_QUANT_BOUND_PROVEN, false},
+	{"probable", SEGVEC_QUANT_BOUND_PROBABLE, false},
+	{NULL, 0, false}
+};
+
 /* GUCs */
 int			segvec_ef_search = 40;
 int			segvec_max_scan_tuples = 20000;
@@ -121,6 +127,12 @@ SegvecAmInit(void)
 							"Higher values give better recall and slower searches of quantized segments.",
 							&segvec_rerank, 0, 0, 100000,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("segvec.quant_bound",
+							 "How the rerank of a quantized graph segment bounds the exact distances of the rows its graph search has not yielded yet.",
+							 "proven: a worst-case bound, results always in exact order; probable: a bound that fails with probability about 1e-9 per node, far tighter in many dimensions.",
+							 &segvec_quant_bound, SEGVEC_QUANT_BOUND_PROVEN,
+							 quant_bound_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("segvec.max_scan_tuples",
 							"Most docs the graph searches of one index scan visit.",
 							"Bounds how far a filtered or long search keeps going; a NOTICE says when a scan stopped for it.",

@@ -127,6 +127,14 @@ extern PGDLLIMPORT int segvec_exact_scan_factor;
 extern PGDLLIMPORT int segvec_rerank;
 
 /*
+ * segvec.quant_bound: how a quantized segment's rerank bounds the exact
+ * distances of what the graph search yields later (graph/quant.c)
+ */
+#define SEGVEC_QUANT_BOUND_PROVEN	0
+#define SEGVEC_QUANT_BOUND_PROBABLE	1
+extern PGDLLIMPORT int segvec_quant_bound;
+
+/*
  * What one index scan may spend over all its segments: distances computed
  * (docs visited), up to segvec.max_scan_tuples; a NOTICE says, once, when
  * the scan stopped for it.  Also what its searches do with a late find (a
@@ -197,6 +205,9 @@ extern void GraphSegmentSplit(const SegvecSegment *seg, int dim,
 extern uint32 GraphSegmentStamp(const SegvecSegment *seg);
 extern void GraphCheckPage(Relation index, const SegvecSegment *seg,
 						   Buffer buf, bool locked);
+extern Buffer GraphPinPage(Relation index, BlockNumber blkno);
+extern void GraphPrefetchPage(Relation index, BlockNumber blkno, Size offset,
+							  Size len);
 extern void GraphReadTombstones(Relation index, const SegvecSegment *seg,
 								uint8 *bitmap);
 extern uint8 *GraphGetTombstones(Relation index, const SegvecSegment *seg);

@@ -151,7 +151,7 @@ read_block(Relation index, const SegvecSegment *seg, Buffer *buf,
 	if (!BufferIsValid(*buf) || BufferGetBlockNumber(*buf) != blkno)
 	{
 		release_block(index, seg, buf);
-		*buf = ReadBuffer(index, blkno);
+		*buf = GraphPinPage(index, blkno);
 		/* on a primary nothing reuses the page while a scan can reach it */
 		if (RecoveryInProgress())
 			GraphCheckPage(index, seg, *buf, false);
@@ -256,6 +256,36 @@ reader_release(GraphScan *gs)
 {
 	release_block(gs->index, &gs->seg, &gs->buf);
 	release_block(gs->index, &gs->seg, &gs->vbuf);
+}
+
+/*
+ * Prefetch what scoring the nodes ids[0 .. count - 1] not visited yet will
+ * read (their records' payloads: the vector, or the code), so that the
+ * cache misses of a node's neighbours overlap instead of following one
+ * another.
+ */
+static void
+reader_prefetch(GraphScan *gs, const uint32 *ids, int count)
+{
+	const SegvecSegment *seg = &gs->seg;
+	Size		payload = sizeof(SegvecNodeHeader) + sizeof(uint32) * gs->m0;
+	Size		len = gs->quant ? GraphQuantRecordBytes(gs->dim) :
+		sizeof(float) * gs->dim;
+	int			i;
+
+	if (seg->nodes_per_page <= 0)
+		return;
+	for (i = 0; i < count; i++)
+	{
+		uint32		e = ids[i];
+
+		if (e >= seg->ndocs || BIT_IS_SET(gs->visited, e))
+			continue;
+		GraphPrefetchPage(gs->index, seg->node_start + e / seg->nodes_per_page,
+						  MAXALIGN(SizeOfPageHeaderData) +
+						  (Size) (e % seg->nodes_per_page) * seg->node_size +
+						  payload, len);
+	}
 }
 
 static inline const uint32 *
@@ -792,6 +822,7 @@ expand(GraphScan *gs)
 	nbrs = node_neighbors(rec, &count);
 	count = Min(count, gs->m0);
 	memcpy(ids, nbrs, sizeof(uint32) * count);
+	reader_prefetch(gs, ids, count);
 
 	for (i = 0; i < count; i++)
 	{

@@ -38,7 +38,10 @@
 
 #include "utils/float.h"
 
+#include "graph/graph.h"
 #include "graph/quant.h"
+
+int			segvec_quant_bound = SEGVEC_QUANT_BOUND_PROVEN;
 
 /*
  * GraphQuantTrainBegin: start training params (GraphQuantParamFloats(dim)
@@ -214,38 +217,77 @@ GraphQuantPrepare(GraphQuantQuery *qq, const float *params,
 	}
 	qq->qnorm = sqrt(qq->qnorm);
 	qq->scale = bmax > 0 ? bmax / qmax : 0;
+	for (j = 0; j < dim; j++)
+	{
+		double		v = qq->scale > 0 ? rint(b[j] / qq->scale) : 0;
+
+		qq->q[j] = (int16) Max(-qmax, Min(qmax, v));
+	}
 
 	/*
-	 * The error bounds: rounding the query's weights moves X by at most
-	 * scale / 2 * sum code <= scale * 127.5 * dim; decoding moves x by at
-	 * most GraphQuantErrBound.  l2: the squared estimate is off by at most
-	 * twice the first (sqerr), and the distance to x by the second (derr);
-	 * ip: q . x by the first plus |q| times the second; cosine: that over
-	 * |q| |x|, |x| at least the segment's least norm.  Float rounding of the
-	 * stored sums adds a relative 1e-5.
+	 * The error bounds.  Rounding the query's weights to q makes scale * X
+	 * exceed sum b[j] * code[j] by sum r[j] * code[j], r[j] = scale * q[j] -
+	 * b[j]; that is 127.5 * sum r[j] (taken off through xshift) plus
+	 * sum r[j] * (code[j] - 127.5), at most xerr = 127.5 * sum |r[j]| either
+	 * way.  Decoding moves x by at most GraphQuantErrBound (derr): l2: the
+	 * squared estimate is off by at most twice xerr (sqerr), and the
+	 * distance to x by derr; ip: q . x by xerr plus |q| times derr; cosine:
+	 * that over |q| |x|, |x| at least the segment's least norm.  Float
+	 * rounding of the stored sums adds a relative 1e-5.
+	 *
+	 * With segvec.quant_bound = probable, derr's share is the bound that
+	 * holds unless the decoding errors x[j] - decoded x[j] (each within
+	 * step[j] / 2) conspire against the query: by Hoeffding's inequality,
+	 * for errors independent across dimensions a sum w . (x - decoded x)
+	 * exceeds kappa * sqrt(sum (w[j] * step[j])^2) with probability at
+	 * most exp(-2 kappa^2), 1e-9 for kappa = 3.22; for l2, w = q - decoded
+	 * x, so |q - x|^2 >= |q - decoded x|^2 - 2 ptol * |q - decoded x|
+	 * with ptol = kappa * maxstep (GraphQuantLowerBound); for ip and
+	 * cosine w = q, so |q| * derr becomes kappa * sqrt(sum (q[j] *
+	 * step[j])^2) where that is smaller.
+	 * It is far tighter in many dimensions, where the worst case (every
+	 * error at its extreme, in the direction of the query) is far off.
 	 */
 	{
-		double		xerr = qq->scale * 127.5 * dim;
-		double		derr = GraphQuantErrBound(params, dim);
-		double		minnorm = GraphQuantMinNorm(params, dim);
+		double		rsum = 0,
+					rabs = 0,
+					qstep = 0,
+					maxstep = 0,
+					xerr,
+					derr = GraphQuantErrBound(params, dim),
+					qderr,
+					minnorm = GraphQuantMinNorm(params, dim);
+
+		for (j = 0; j < dim; j++)
+		{
+			double		r = qq->scale * qq->q[j] - b[j];
+
+			rsum += r;
+			rabs += fabs(r);
+			qstep += ((double) query[j] * step[j]) * ((double) query[j] * step[j]);
+			maxstep = Max(maxstep, (double) step[j]);
+		}
+		qq->xshift = -127.5 * rsum;
+		xerr = 127.5 * rabs;
+		qderr = qq->qnorm * derr;
+		qq->ptol = -1;
+		if (segvec_quant_bound == SEGVEC_QUANT_BOUND_PROBABLE)
+		{
+			qq->ptol = GRAPH_QUANT_KAPPA * maxstep;
+			qderr = Min(qderr, GRAPH_QUANT_KAPPA * sqrt(qstep));
+		}
 
 		qq->sqerr = 2 * xerr + 1e-5 * (qq->konst + 1);
 		qq->derr = derr;
 		qq->slack = 0;
 		if (metric != SEGVEC_METRIC_L2)
 		{
-			qq->slack = xerr + qq->qnorm * derr +
+			qq->slack = xerr + qderr +
 				1e-5 * (fabs(qq->konst) + qq->qnorm * minnorm + 1);
 			if (metric == SEGVEC_METRIC_COSINE)
 				qq->slack = (qq->qnorm > 0 && minnorm > 0) ?
 					qq->slack / (qq->qnorm * minnorm) : get_float8_infinity();
 		}
-	}
-	for (j = 0; j < dim; j++)
-	{
-		double		v = qq->scale > 0 ? rint(b[j] / qq->scale) : 0;
-
-		qq->q[j] = (int16) Max(-qmax, Min(qmax, v));
 	}
 	pfree(b);
 }
@@ -260,7 +302,19 @@ GraphQuantLowerBound(const GraphQuantQuery *qq, double estimate)
 	if (isinf(estimate) || isnan(estimate))
 		return estimate;
 	if (qq->metric == SEGVEC_METRIC_L2)
-		return sqrt(Max(0.0, estimate * estimate - qq->sqerr)) - qq->derr;
+	{
+		/* |q - decoded x| is at least d, |q - x| at least d - derr */
+		double		d = sqrt(Max(0.0, estimate * estimate - qq->sqerr));
+		double		lb = d - qq->derr;
+
+		/*
+		 * segvec.quant_bound = probable: |q - x|^2 >= t^2 - 2 ptol t for
+		 * t = |q - decoded x| >= d, which grows with t from t = ptol on
+		 */
+		if (qq->ptol >= 0)
+			lb = Max(lb, d >= 2 * qq->ptol ? sqrt(d * d - 2 * qq->ptol * d) : 0.0);
+		return lb;
+	}
 	return estimate - qq->slack;
 }
 
@@ -273,7 +327,8 @@ double
 GraphQuantDistance(const GraphQuantQuery *qq, const char *rec)
 {
 	const uint8 *code = (const uint8 *) (rec + 2 * sizeof(float));
-	double		x = qq->scale * SegvecSq8DotKernel(qq->q, code, qq->dim);
+	double		x = qq->scale * SegvecSq8DotKernel(qq->q, code, qq->dim) +
+		qq->xshift;
 	float		f;
 	double		sim;
 

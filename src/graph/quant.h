@@ -35,6 +35,9 @@
  */
 #define GraphQuantRecordBytes(dim)	(2 * sizeof(float) + (Size) (dim))
 
+/* Hoeffding's kappa for a probability of exp(-2 kappa^2) = 1e-9 */
+#define GRAPH_QUANT_KAPPA 3.22
+
 extern void GraphQuantTrainBegin(float *params, int dim);
 extern void GraphQuantTrainAdd(float *params, int dim, const float *vector);
 extern void GraphQuantTrainEnd(float *params, int dim);
@@ -54,8 +57,12 @@ typedef struct GraphQuantQuery
 	double		scale;
 	double		konst;			/* l2: sum (q - lo)^2; ip, cosine: sum q * lo */
 	double		qnorm;			/* cosine: |q| */
+	double		xshift;			/* added to scale * X: the query's rounding
+								 * at a mid-range code */
 	double		sqerr;			/* l2: |estimate^2 - |q - decoded x|^2| bound */
-	double		derr;			/* the segment's largest |x - decoded x| */
+	double		derr;			/* l2: the segment's largest |x - decoded x| */
+	double		ptol;			/* l2, segvec.quant_bound = probable: kappa
+								 * times the largest step; else -1 */
 	double		slack;			/* ip, cosine: |estimate - exact| bound */
 } GraphQuantQuery;
 

@@ -15,7 +15,9 @@
 #   holds;
 # - cosine and inner-product indexes with quantization: recall@10 >= 0.95
 #   against the exact answer, in exact order;
-# - segvec.rerank = 1 still returns exact distances in exact order.
+# - segvec.rerank = 1 still returns exact distances in exact order;
+# - segvec.quant_bound = probable: recall@10 >= 0.95 and exact order for
+#   l2, cosine and inner product.
 use strict;
 use warnings;
 
@@ -181,6 +183,12 @@ is(scalar(grep { $_ ne $lists{scalar} } values %lists),
 ($recall, $bad) = check('truth_l2', '<->', 10, 'true', 'SET segvec.rerank = 1;');
 is($bad, 0, 'segvec.rerank = 1: still exact distances in exact order');
 
+# segvec.quant_bound = probable: a tighter floor, same rows here (the codes
+# of integer pixels are nearly exact), still in exact order
+($recall, $bad) = check('truth_l2', '<->', 10, 'true', 'SET segvec.quant_bound = probable;');
+cmp_ok($recall, '>=', 0.95, 'quant_bound = probable: recall@10 >= 0.95');
+is($bad, 0, 'quant_bound = probable: exact distances in exact order');
+
 # A graph search can find a node only after a farther one was returned
 # (src/README.md, "Scans"); the rerank must add no such case of its own.
 ($recall, $bad) = check('truth_l2', '<->', 300);
@@ -248,6 +256,9 @@ CREATE INDEX items_m_idx ON items USING segvec (embedding $opc) WITH (quantizati
 	note "$name recall\@10: $recall";
 	cmp_ok($recall, '>=', 0.95, "$name: recall\@10 >= 0.95 with quantization");
 	is($bad, 0, "$name: exact distance order, no row twice");
+	($recall, $bad) = check("truth_$name", $op, 10, 'true', 'SET segvec.quant_bound = probable;');
+	cmp_ok($recall, '>=', 0.95, "$name, quant_bound = probable: recall\@10 >= 0.95");
+	is($bad, 0, "$name, quant_bound = probable: exact distance order");
 	$node->safe_psql('postgres',
 		q{CREATE INDEX items_emb_idx ON items USING segvec (embedding) WITH (quantization = 'sq8')})
 	  if $name eq 'cosine';
