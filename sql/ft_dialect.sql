@@ -169,6 +169,9 @@ INSERT INTO cases (kind, q, p, expect) VALUES
  ('o', '*', '{"SORTBY": ["price", "DESC"], "LIMIT": [0, 2]}', '3,4'),
  ('o', '* DIALECT 2', NULL, '0,1,2,3,4,5,6,7,8,9'),
  ('o', '* dialect 2 limit 0 1', NULL, '0'),
+ -- INKEYS: only the docs with these keys
+ ('o', '@condition:{new} INKEYS 3 bicycle:5 bicycle:9 bicycle:0', NULL, '0,5'),
+ ('d', '*=>[KNN 2 @embedding $v] INKEYS 2 bicycle:3 bicycle:8', :'v', '3:0.8200,8:1.3000'),
 -- ---- KNN (distances: L2 squared) ----------------------------------------
  ('d', '*=>[KNN 3 @embedding $v]', :'v', '5:0.5000,7:0.2000,9:0.0000'),
  ('d', '*=>[KNN 3 @embedding $v AS dist] SORTBY dist', :'v', '9:0.0000,7:0.2000,5:0.5000'),
@@ -338,7 +341,6 @@ INSERT INTO cases (kind, q, p, expect) VALUES
  ('e', 'bike EXPANDER x', NULL, '0A000'),
  ('e', '* HIGHLIGHT', NULL, '0A000'),
  ('e', '* SUMMARIZE', NULL, '0A000'),
- ('e', '* INKEYS 1 bicycle:1', NULL, '0A000'),
  ('e', '* INFIELDS 1 model', NULL, '0A000'),
  ('e', '* GEOFILTER loc 1 2 3 km', NULL, '0A000'),
  ('e', '* FILTER price 1 2', NULL, '0A000'),

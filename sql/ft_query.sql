@@ -345,7 +345,7 @@ SELECT * FROM ft.query('ftq_l2', '@category:{books} RETURN x');
 SELECT * FROM ft.query('ftq_l2', '@category:{books} SORTBY');
 SELECT * FROM ft.query('ftq_l2', '@category:{books} DIALECT 1');
 SELECT * FROM ft.query('ftq_l2', '@category:{books} PARAMS 2 vec x');
-SELECT * FROM ft.query('ftq_l2', '@category:{books} INKEYS 1 x');
+SELECT * FROM ft.query('ftq_l2', '@category:{books} INFIELDS 1 x');
 SELECT * FROM ft.query('ftq_l2', '@category:{books} ;');
 SELECT * FROM ft.query('ftq_l2', '@title:hello');
 -- positions count characters, not bytes
