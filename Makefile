@@ -32,6 +32,9 @@ OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c src/*/*.c)))
 EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" segvec.control)
 UPDATE_SCRIPTS = $(patsubst src/sql/updates/%.sql.in,sql/%.sql,$(sort $(wildcard src/sql/updates/segvec--*.sql.in)))
 DATA_built = sql/segvec--$(EXTVERSION).sql $(UPDATE_SCRIPTS)
+# RediSearch's default stop words, for the text search configuration
+# ft.english_redisearch (src/sql/65_ft_dialect.sql)
+DATA_TSEARCH = src/sql/segvec_redisearch.stop
 
 REGRESS = $(patsubst sql/%.sql,%,$(filter-out sql/segvec--%.sql,$(sort $(wildcard sql/*.sql))))
 REGRESS_OPTS = --inputdir=.

@@ -169,23 +169,29 @@ INSERT INTO cases (kind, q, p, expect) VALUES
  ('o', '*', '{"SORTBY": ["price", "DESC"], "LIMIT": [0, 2]}', '3,4'),
  ('o', '* DIALECT 2', NULL, '0,1,2,3,4,5,6,7,8,9'),
  ('o', '* dialect 2 limit 0 1', NULL, '0'),
+ -- INKEYS: only the docs with these keys
+ ('o', '@condition:{new} INKEYS 3 bicycle:5 bicycle:9 bicycle:0', NULL, '0,5'),
+ ('d', '*=>[KNN 2 @embedding $v] INKEYS 2 bicycle:3 bicycle:8', :'v', '3:0.8200,8:1.3000'),
 -- ---- KNN (distances: L2 squared) ----------------------------------------
- ('d', '*=>[KNN 3 @embedding $v]', :'v', '9:0.0000,7:0.2000,5:0.5000'),
+ ('d', '*=>[KNN 3 @embedding $v]', :'v', '5:0.5000,7:0.2000,9:0.0000'),
+ ('d', '*=>[KNN 3 @embedding $v AS dist] SORTBY dist', :'v', '9:0.0000,7:0.2000,5:0.5000'),
+ ('d', '*=>[KNN 3 @embedding $v] SORTBY __embedding_score', :'v', '9:0.0000,7:0.2000,5:0.5000'),
+ ('d', '*=>[KNN 8 @embedding $v AS d] SORTBY d', :'v', '9:0.0000,7:0.2000,5:0.5000,2:0.5800,1:0.6800,6:0.7200,4:0.7300,0:0.8200'),
  ('d', '*=>[KNN 3 @embedding $v AS dist] SORTBY dist DESC', :'v', '5:0.5000,7:0.2000,9:0.0000'),
- ('d', '@condition:{new}=>[KNN 2 @embedding $v]', :'v', '7:0.2000,5:0.5000'),
- ('d', '(@price:[500 1000])=>[KNN 2 @embedding $v]', :'v', '9:0.0000,5:0.5000'),
- ('d', '(-@tags:{road})=>[KNN 2 @embedding $v]', :'v', '9:0.0000,2:0.5800'),
- ('d', '*=>[KNN $k @embedding $v]', '{"k": 2, "v": [0, 0]}', '9:0.0000,7:0.2000'),
- ('d', '*=>[KNN 4 @embedding $v EF_RUNTIME 50]', :'v', '9:0.0000,7:0.2000,5:0.5000,2:0.5800'),
- ('d', '*=>[KNN 2 @embedding $v EF_RUNTIME $ef]', '{"ef": 10, "v": [0, 0]}', '9:0.0000,7:0.2000'),
- ('d', '*=>[KNN 2 @embedding $v]=>{$YIELD_DISTANCE_AS: d; $EF_RUNTIME: 20}', :'v', '9:0.0000,7:0.2000'),
+ ('d', '@condition:{new}=>[KNN 2 @embedding $v]', :'v', '5:0.5000,7:0.2000'),
+ ('d', '(@price:[500 1000])=>[KNN 2 @embedding $v]', :'v', '5:0.5000,9:0.0000'),
+ ('d', '(-@tags:{road})=>[KNN 2 @embedding $v]', :'v', '2:0.5800,9:0.0000'),
+ ('d', '*=>[KNN $k @embedding $v]', '{"k": 2, "v": [0, 0]}', '7:0.2000,9:0.0000'),
+ ('d', '*=>[KNN 4 @embedding $v EF_RUNTIME 50]', :'v', '2:0.5800,5:0.5000,7:0.2000,9:0.0000'),
+ ('d', '*=>[KNN 2 @embedding $v EF_RUNTIME $ef]', '{"ef": 10, "v": [0, 0]}', '7:0.2000,9:0.0000'),
+ ('d', '*=>[KNN 2 @embedding $v]=>{$YIELD_DISTANCE_AS: d; $EF_RUNTIME: 20}', :'v', '7:0.2000,9:0.0000'),
  ('d', '*=>[KNN 3 @embedding $v AS $a] SORTBY score DESC', '{"a": "score", "v": [0, 0]}', '5:0.5000,7:0.2000,9:0.0000'),
  ('d', '*=>[KNN 3 @embedding $v]=>{$YIELD_DISTANCE_AS: $a} SORTBY s DESC', '{"a": "s", "v": [0, 0]}', '5:0.5000,7:0.2000,9:0.0000'),
- ('d', '(@tags:{road})=>[KNN 5 @embedding $v HYBRID_POLICY BATCHES BATCH_SIZE 2]', :'v', '7:0.2000,5:0.5000'),
- ('d', '(@tags:{road})=>[KNN 5 @embedding $v HYBRID_POLICY ADHOC_BF]', :'v', '7:0.2000,5:0.5000'),
- ('d', '(@tags:{road})=>[KNN 5 @embedding $v]=>{$HYBRID_POLICY: BATCHES; $BATCH_SIZE: 10}', :'v', '7:0.2000,5:0.5000'),
- ('d', '*=>[KNN 20 @embedding $v]', :'v', '9:0.0000,7:0.2000,5:0.5000,2:0.5800,1:0.6800,6:0.7200,4:0.7300,0:0.8200,3:0.8200,8:1.3000'),
- ('d', '*=>[KNN 20 @embedding $v] LIMIT 8 5', :'v', '3:0.8200,8:1.3000'),
+ ('d', '(@tags:{road})=>[KNN 5 @embedding $v HYBRID_POLICY BATCHES BATCH_SIZE 2]', :'v', '5:0.5000,7:0.2000'),
+ ('d', '(@tags:{road})=>[KNN 5 @embedding $v HYBRID_POLICY ADHOC_BF]', :'v', '5:0.5000,7:0.2000'),
+ ('d', '(@tags:{road})=>[KNN 5 @embedding $v]=>{$HYBRID_POLICY: BATCHES; $BATCH_SIZE: 10}', :'v', '5:0.5000,7:0.2000'),
+ ('d', '*=>[KNN 20 @embedding $v]', :'v', '0:0.8200,1:0.6800,2:0.5800,3:0.8200,4:0.7300,5:0.5000,6:0.7200,7:0.2000,8:1.3000,9:0.0000'),
+ ('d', '*=>[KNN 20 @embedding $v] LIMIT 8 5', :'v', '8:1.3000,9:0.0000'),
  ('d', '*=>[KNN 3 @embedding $v] SORTBY price', :'v', '7:0.2000,5:0.5000,9:0.0000'),
  ('d', '*=>[KNN 0 @embedding $v]', :'v', ''),
  ('d', '@embedding:[VECTOR_RANGE 0.55 $v]', :'v', '5:0.5000,7:0.2000,9:0.0000'),
@@ -198,12 +204,16 @@ INSERT INTO cases (kind, q, p, expect) VALUES
  ('d', '@embedding:[VECTOR_RANGE 0.55 $v] LIMIT 1 1', :'v', '7:0.2000'),
  ('o', '@embedding:[VECTOR_RANGE 0.55 $v] | @condition:{refurbished}', :'v', '5,7,9'),
  ('o', '-@embedding:[VECTOR_RANGE 0.55 $v]', :'v', '0,1,2,3,4,6,8'),
- ('d', '*=>[KNN 2 @embedding $v]', '{"v": "AAAAAAAAAAA="}', '9:0.0000,7:0.2000'),
+ ('d', '*=>[KNN 2 @embedding $v]', '{"v": "AAAAAAAAAAA="}', '7:0.2000,9:0.0000'),
 -- ---- full text (TEXT fields model and description, english) -------------
  ('s', 'bike', NULL, '2,4,5,6,7,8'),
  ('s', 'bikes', NULL, '2,4,5,6,7,8'),
  ('s', 'BIKE', NULL, '2,4,5,6,7,8'),
  ('s', 'mountain bike', NULL, '2,8'),
+ -- a prefix shorter than 2 characters matches nothing, as in RediSearch
+ ('s', 'b*', NULL, ''),
+ ('s', 'bi* b*', NULL, ''),
+ ('s', 'bi*', NULL, '2,3,4,5,6,7,8,9'),
  ('s', '"mountain bike"', NULL, '2,8'),
  ('s', '"bike mountain"', NULL, ''),
  ('s', '"first experience"', NULL, '2'),
@@ -259,9 +269,9 @@ INSERT INTO cases (kind, q, p, expect) VALUES
  ('s', 'bike=>{$weight: 2.0}', NULL, '2,4,5,6,7,8'),
  ('s', '@model:$w=>{$weight: $x}', '{"w": "kahuna", "x": 2}', '4'),
  ('d', '@model:$w=>{$weight: 2}=>[KNN 2 @embedding $v]', '{"w": "summit", "v": [0, 0]}', '8:1.3000'),
- ('d', '(mountain)=>[KNN 2 @embedding $v]', '{"v": [0.75, 0.85]}', '8:0.0050,2:0.2250'),
- ('d', '(bike -mountain)=>[KNN 2 @embedding $v]', :'v', '7:0.2000,5:0.5000'),
- ('d', '(kids)=>[KNN 5 @embedding $v]', :'v', '2:0.5800,1:0.6800');
+ ('d', '(mountain)=>[KNN 2 @embedding $v] SORTBY __embedding_score', '{"v": [0.75, 0.85]}', '8:0.0050,2:0.2250'),
+ ('d', '(bike -mountain)=>[KNN 2 @embedding $v] SORTBY __embedding_score', :'v', '7:0.2000,5:0.5000'),
+ ('d', '(kids)=>[KNN 5 @embedding $v] SORTBY __embedding_score', :'v', '2:0.5800,1:0.6800');
 
 -- ---- refused: what RediSearch refuses, and what segvec does not support --
 INSERT INTO cases (kind, q, p, expect) VALUES
@@ -274,6 +284,10 @@ INSERT INTO cases (kind, q, p, expect) VALUES
  ('e', '@embedding:[VECTOR_RANGE -1 $v]', :'v', '22023'),
  ('e', '@embedding:[VECTOR_RANGE $r $v]', '{"r": -0.5, "v": [0, 0]}', '22023'),
  ('e', '@embedding:[VECTOR_RANGE 0.5 $v]=>{$EPSILON: -1}', :'v', '22023'),
+ ('e', '@embedding:[VECTOR_RANGE 0.5 $v]=>{$EPSILON: 0}', :'v', '22023'),
+ ('e', '@embedding:[VECTOR_RANGE 0.5 $v]=>{$YIELD_DISTANCE_AS: d} @embedding:[VECTOR_RANGE 0.7 $v]=>{$YIELD_DISTANCE_AS: d}', :'v', '42701'),
+ ('e', '*=>[KNN 576460752303423488 @embedding $v]', :'v', '54000'),
+ ('e', '@condition:{new}=>[KNN 3 @embedding $v HYBRID_POLICY ADHOC_BF EF_RUNTIME 10]', :'v', '42601'),
  ('e', '@embedding:[VECTOR_RANGE 0.5 $v]=>{$EPSILON: 0.1; $EPSILON: 0.2}', :'v', '42601'),
  ('e', '@embedding:[VECTOR_RANGE 0.5 $v]=>{$EF_RUNTIME: 5}', :'v', '42601'),
  ('e', '@price:[1 -inf]', NULL, '42601'),
@@ -327,7 +341,6 @@ INSERT INTO cases (kind, q, p, expect) VALUES
  ('e', 'bike EXPANDER x', NULL, '0A000'),
  ('e', '* HIGHLIGHT', NULL, '0A000'),
  ('e', '* SUMMARIZE', NULL, '0A000'),
- ('e', '* INKEYS 1 bicycle:1', NULL, '0A000'),
  ('e', '* INFIELDS 1 model', NULL, '0A000'),
  ('e', '* GEOFILTER loc 1 2 3 km', NULL, '0A000'),
  ('e', '* FILTER price 1 2', NULL, '0A000'),
@@ -415,4 +428,17 @@ SELECT ft.create('bikes_ip', 'bikes', 'id', 'embedding', metric => 'ip');
 SELECT replace(id, 'bicycle:', '') AS id, round(distance::numeric, 4) AS distance
   FROM ft.query('bikes_ip', '*=>[KNN 3 @embedding $v]', '{"v": [1, 1]}');
 SELECT ft.dropindex('bikes_ip');
+
+-- without a language, TEXT fields use ft.english_redisearch: english
+-- stemming with RediSearch's default stop words, so "you" (a stop word of
+-- PostgreSQL's english, not of RediSearch) is searched, "the" is not
+SELECT ft.create('bikes_rs', 'bikes', 'id', 'embedding',
+  text_fields => '{description}');
+SELECT replace(id, 'bicycle:', '') AS id
+  FROM ft.query('bikes_rs', '@description:(you want)');
+SELECT replace(id, 'bicycle:', '') AS id
+  FROM ft.query('bikes_rs', '@description:(the want)');
+SELECT replace(id, 'bicycle:', '') AS id
+  FROM ft.query('bikes_idx', '@description:(you want)');
+SELECT ft.dropindex('bikes_rs');
 DROP EXTENSION fuzzystrmatch;

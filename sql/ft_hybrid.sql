@@ -37,9 +37,10 @@ BEGIN
   RETURN r;
 END
 $$;
+-- (nearest first: SORTBY the distance; without it the k come in doc order)
 CREATE FUNCTION pg_temp.knn(q text) RETURNS text[] LANGUAGE sql AS $$
   SELECT array_agg(id || ':' || round(distance::numeric, 5) ORDER BY ord)
-  FROM ft.query('hdocs_idx', q, '{"v": [0.3, -0.2, 0.9]}')
+  FROM ft.query('hdocs_idx', q || ' SORTBY __embedding_score', '{"v": [0.3, -0.2, 0.9]}')
     WITH ORDINALITY s(id, distance, fields, ord) $$;
 
 -- 1. KNN among the docs that pass a full-text filter

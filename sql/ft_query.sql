@@ -63,22 +63,30 @@ CREATE TEMP TABLE qv AS
          jsonb_build_object('vec', pg_temp.v(100000 + g)) AS p
   FROM generate_series(1, 3) g;
 
--- 1. KNN: the k nearest, nearest first; as many as LIMIT allows (10 by
--- default, as in RediSearch); AS, EF_RUNTIME, attributes, $k, any case
+-- 1. KNN: the k nearest (ties at the k-th distance to the lowest ids),
+-- in RediSearch's default order, by doc, or nearest first with SORTBY
+-- the distance; as many as LIMIT allows (10 by default, as in
+-- RediSearch); AS, EF_RUNTIME, attributes, $k, any case
 SELECT qid,
   pg_temp.ids('ftq_l2', '*=>[KNN 10 @embedding $vec]', p)
-    = pg_temp.exact('SELECT id FROM ftq_items WHERE embedding IS NOT NULL
-                     ORDER BY embedding <-> $1, id LIMIT 10', v) AS l2,
+    = pg_temp.exact('SELECT id FROM (SELECT id FROM ftq_items WHERE embedding IS NOT NULL
+                     ORDER BY embedding <-> $1, id LIMIT 10) k ORDER BY id', v) AS l2,
   pg_temp.ids('ftq_cos', '*=>[KNN 10 @embedding $vec]', p)
+    = pg_temp.exact('SELECT id FROM (SELECT id FROM ftq_items WHERE embedding IS NOT NULL
+                     ORDER BY embedding <=> $1, id LIMIT 10) k ORDER BY id', v) AS cosine,
+  pg_temp.ids('ftq_l2', '*=>[KNN 10 @embedding $vec] SORTBY __embedding_score', p)
     = pg_temp.exact('SELECT id FROM ftq_items WHERE embedding IS NOT NULL
-                     ORDER BY embedding <=> $1, id LIMIT 10', v) AS cosine
+                     ORDER BY embedding <-> $1, id LIMIT 10', v) AS l2_nearest_first,
+  pg_temp.ids('ftq_cos', '*=>[KNN 10 @embedding $vec AS d] SORTBY d', p)
+    = pg_temp.exact('SELECT id FROM ftq_items WHERE embedding IS NOT NULL
+                     ORDER BY embedding <=> $1, id LIMIT 10', v) AS cosine_nearest_first
 FROM qv ORDER BY qid;
 SELECT cardinality(pg_temp.ids('ftq_l2', '*=>[KNN 5 @embedding $vec]', p)) AS k5,
   cardinality(pg_temp.ids('ftq_l2', '*=>[KNN 20 @embedding $vec]', p)) AS k20,
   cardinality(pg_temp.ids('ftq_l2', '*=>[KNN 20 @embedding $vec] LIMIT 0 20', p)) AS k20_limit20,
   pg_temp.ids('ftq_l2', '*=>[KNN 20 @embedding $vec] LIMIT 0 20', p)
-    = pg_temp.exact('SELECT id FROM ftq_items WHERE embedding IS NOT NULL
-                     ORDER BY embedding <-> $1, id LIMIT 20', v) AS same20
+    = pg_temp.exact('SELECT id FROM (SELECT id FROM ftq_items WHERE embedding IS NOT NULL
+                     ORDER BY embedding <-> $1, id LIMIT 20) k ORDER BY id', v) AS same20
 FROM qv WHERE qid = 1;
 SELECT pg_temp.ids('ftq_l2', q, p || '{"k": 7, "ef": 100}') AS ids
 FROM qv, (VALUES
@@ -131,8 +139,8 @@ SELECT f.n, f.filter,
   bool_and(pg_temp.ids('ftq_l2', '(' || f.filter || ')=>[KNN 10 @embedding $vec]',
                        qv.p || x.params)
     IS NOT DISTINCT FROM
-    pg_temp.exact('SELECT id FROM ftq_items WHERE embedding IS NOT NULL AND ('
-                  || f.sqlwhere || ') ORDER BY embedding <-> $1, id LIMIT 10',
+    pg_temp.exact('SELECT id FROM (SELECT id FROM ftq_items WHERE embedding IS NOT NULL AND ('
+                  || f.sqlwhere || ') ORDER BY embedding <-> $1, id LIMIT 10) k ORDER BY id',
                   qv.v)) AS knn,
   bool_and(pg_temp.ids('ftq_l2', f.filter, x.params)
     IS NOT DISTINCT FROM
@@ -186,15 +194,15 @@ SELECT
     = pg_temp.exact('SELECT id FROM (SELECT id, price, embedding <-> $1 AS d
                        FROM ftq_items WHERE embedding IS NOT NULL
                        ORDER BY embedding <-> $1, id LIMIT 10) t
-                     ORDER BY price DESC NULLS LAST, d, id', v) AS knn_desc,
+                     ORDER BY price DESC NULLS LAST, id', v) AS knn_desc,
   pg_temp.ids('ftq_l2', '*=>[KNN 10 @embedding $vec] SORTBY @price', p)
     = pg_temp.exact('SELECT id FROM (SELECT id, price, embedding <-> $1 AS d
                        FROM ftq_items WHERE embedding IS NOT NULL
                        ORDER BY embedding <-> $1, id LIMIT 10) t
-                     ORDER BY price NULLS LAST, d, id', v) AS knn_asc,
+                     ORDER BY price NULLS LAST, id', v) AS knn_asc,
   pg_temp.ids('ftq_l2', '*=>[KNN 10 @embedding $vec AS s] SORTBY s DESC', p)
     = (SELECT array_agg(x ORDER BY o DESC) FROM unnest(
-         pg_temp.ids('ftq_l2', '*=>[KNN 10 @embedding $vec]', p))
+         pg_temp.ids('ftq_l2', '*=>[KNN 10 @embedding $vec AS s] SORTBY s', p))
          WITH ORDINALITY u(x, o)) AS score_desc,
   pg_temp.ids('ftq_l2', '@category:{books} SORTBY rating DESC LIMIT 0 20')
     = pg_temp.exact($$SELECT id FROM ftq_items WHERE embedding IS NOT NULL
@@ -254,9 +262,9 @@ SELECT
     AS sortby_price,
   pg_temp.ids('ftq_l2',
     '(@embedding:[VECTOR_RANGE $r $vec] @qty:{1 | 2 | 3})=>[KNN 4 @embedding $vec]', p)
-    = pg_temp.exact('SELECT id FROM ftq_items WHERE (embedding <-> $1) ^ 2 <= '
+    = pg_temp.exact('SELECT id FROM (SELECT id FROM ftq_items WHERE (embedding <-> $1) ^ 2 <= '
                     || (p ->> 'r') || ' AND qty IN (1, 2, 3)
-                    ORDER BY embedding <-> $1, id LIMIT 4', v) AS range_knn,
+                    ORDER BY embedding <-> $1, id LIMIT 4) k ORDER BY id', v) AS range_knn,
   pg_temp.ids('ftq_l2', '@embedding:[VECTOR_RANGE 0 $vec]', p) AS radius_0
 FROM rq;
 SELECT id, fields FROM ft.query('ftq_l2',
@@ -337,7 +345,7 @@ SELECT * FROM ft.query('ftq_l2', '@category:{books} RETURN x');
 SELECT * FROM ft.query('ftq_l2', '@category:{books} SORTBY');
 SELECT * FROM ft.query('ftq_l2', '@category:{books} DIALECT 1');
 SELECT * FROM ft.query('ftq_l2', '@category:{books} PARAMS 2 vec x');
-SELECT * FROM ft.query('ftq_l2', '@category:{books} INKEYS 1 x');
+SELECT * FROM ft.query('ftq_l2', '@category:{books} INFIELDS 1 x');
 SELECT * FROM ft.query('ftq_l2', '@category:{books} ;');
 SELECT * FROM ft.query('ftq_l2', '@title:hello');
 -- positions count characters, not bytes

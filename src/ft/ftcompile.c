@@ -27,6 +27,7 @@
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "common/int.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/array.h"
@@ -54,8 +55,10 @@
  *
  *	[WITH p AS MATERIALIZED (SELECT ... FROM ft._pending_rows() p)]
  *	SELECT s.id, CAST(s.dist AS float4) AS distance, s.fields, s.dist
- *	FROM (branch | SELECT u.* FROM ((branch) UNION ALL (pending branch)) u
- *		  ORDER BY ... LIMIT $lim) s
+ *	FROM (branch
+ *		  | SELECT k.* FROM (branch) k ORDER BY k.dist, k.ik LIMIT $lim (KNN)
+ *		  | SELECT u.* FROM ((branch) UNION ALL (pending branch)) u
+ *			ORDER BY ... LIMIT $lim) s
  *	ORDER BY <final order> LIMIT $num OFFSET $off
  *
  *	branch := SELECT CAST(t.id AS text) AS id, <distance> AS dist,
@@ -64,17 +67,21 @@
  *			  WHERE t.vec IS NOT NULL [AND t.id is not a pending id]
  *				[AND <filter>]
  *			  ORDER BY <distance> | <sort key>, t.id | t.id
- *			  LIMIT $lim
+ *			  LIMIT $lim | FETCH FIRST ($lim) ROWS WITH TIES (KNN)
  *
  * Every branch also has sk (the SORTBY key, or NULL) and sc (the
  * full-text score, or 0); distances of an L2 index are reported squared
- * in ft.query (pg_catalog.power(<->, 2)), while the order stays the
+ * in ft.query (pg_catalog.power(<->, 2) as float4), while the order stays the
  * operator's, which the index provides.
  *
  * A KNN query orders the branch by the distance, so the planner can take
  * the segvec index's ordered scan (the filter becomes its Filter and the
  * scan keeps producing rows until $lim of them pass); $lim is k, and
- * SORTBY and LIMIT apply to those k rows, as in RediSearch (HYBRID_POLICY
+ * SORTBY and LIMIT apply to those k rows, as in RediSearch (the branch
+ * also returns the docs tied with the k-th, and the k are then cut by
+ * distance and id, so ties go to the lowest ids as in RediSearch; an
+ * ORDER BY distance, id would keep the planner from the index, which
+ * orders by the distance alone; HYBRID_POLICY
  * ADHOC_BF orders by "distance + 0", which no index provides: exact
  * distances of the filtered rows).  A query whose top level has a
  * VECTOR_RANGE (and no KNN) reads the table in that distance's order
@@ -557,10 +564,20 @@ distance_expr(CompileState *st, Datum vector)
 	return psprintf("(%s %s $%d)", st->veccol, st->vecop, n);
 }
 
+static char *find_alias(CompileState *st, const char *name);
+
+/* Name a distance expression (AS, $YIELD_DISTANCE_AS, the default name) */
 static void
 add_alias(CompileState *st, const char *name, const char *expr)
 {
-	FtAlias    *a = palloc(sizeof(FtAlias));
+	FtAlias    *a;
+
+	/* as RediSearch: two vector clauses cannot yield one name */
+	if (find_alias(st, name) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_COLUMN),
+				 errmsg("distance name \"%s\" is given more than once", name)));
+	a = palloc(sizeof(FtAlias));
 
 	a->name = pstrdup(name);
 	a->expr = pstrdup(expr);
@@ -584,14 +601,16 @@ find_alias(CompileState *st, const char *name)
 
 /*
  * The distance as reported and compared.  ft.query gives RediSearch's:
- * L2 squared, IP as 1 - the inner product (<#> is its negation); cosine
- * is the same.  ft.search gives the operator's.
+ * L2 squared (rounded to float4, as RediSearch computes it in float32,
+ * so that a radius equal to a squared distance admits it), IP as 1 - the
+ * inner product (<#> is its negation); cosine is the same.  ft.search
+ * gives the operator's.
  */
 static char *
 report_expr(CompileState *st, char *raw)
 {
 	if (st->squared && st->info->metric == SEGVEC_METRIC_L2)
-		return psprintf("pg_catalog.power(%s, CAST(2 AS pg_catalog.float8))", raw);
+		return psprintf("CAST(CAST(pg_catalog.power(%s, CAST(2 AS pg_catalog.float8)) AS pg_catalog.float4) AS pg_catalog.float8)", raw);
 	if (st->squared && st->info->metric == SEGVEC_METRIC_IP)
 		return psprintf("(%s OPERATOR(pg_catalog.+) CAST(1 AS pg_catalog.float8))", raw);
 	return raw;
@@ -643,10 +662,10 @@ compile_vecrange(CompileState *st, FtNode *n, int *radius_pno)
 				 errmsg("the radius of VECTOR_RANGE%s must not be negative",
 						at_char(n->radius.location))));
 	if (n->has_epsilon &&
-		value_float8(st, &n->epsilon, "EPSILON") < 0)
+		!(value_float8(st, &n->epsilon, "EPSILON") > 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("EPSILON%s must not be negative",
+				 errmsg("EPSILON%s must be greater than 0",
 						at_char(n->epsilon.location))));
 	raw = distance_expr(st, value_vector(st, &n->vector));
 	expr = report_expr(st, raw);
@@ -994,6 +1013,19 @@ append_lexeme(StringInfo buf, const char *w, bool prefix)
 static bool has_text_term(FtNode *n);
 static char *text_tsquery(CompileState *st, FtNode *n, List **fields);
 
+/*
+ * Is n a prefix term of fewer than 2 characters ("t*")?  RediSearch
+ * expands no prefix shorter than its MINPREFIX (2): the term matches
+ * nothing.
+ */
+static bool
+short_prefix(CompileState *st, FtNode *n)
+{
+	return n->kind == FT_NODE_TEXT && n->text_kind == FT_TEXT_WORD &&
+		n->term.wild == FT_WILD_PREFIX &&
+		pg_mbstrlen(value_text(st, &n->term, "a string")) < 2;
+}
+
 /* Is n a word or prefix, or an OR of them (what SLOP / INORDER place)? */
 static bool
 near_placeable(FtNode *n)
@@ -1093,6 +1125,8 @@ text_tsquery(CompileState *st, FtNode *n, List **fields)
 				List	   *f = text_fields_of(st, n);
 
 				if (*fields != NIL && !same_fields(*fields, f))
+					return NULL;
+				if (short_prefix(st, n))
 					return NULL;
 				if (n->text_kind == FT_TEXT_WORD &&
 					(n->term.wild & ~FT_WILD_PREFIX) == 0)
@@ -1309,6 +1343,11 @@ compile_lexeme_match(CompileState *st, FtNode *n, StringInfo buf)
 	char	   *lexemes;
 	char	   *term = lower_text(value_text(st, &n->term, "a string"));
 
+	if (short_prefix(st, n))
+	{
+		appendStringInfoString(buf, "false");
+		return;
+	}
 	lexemes = psprintf("pg_catalog.unnest(pg_catalog.tsvector_to_array(pg_catalog.to_tsvector('pg_catalog.simple', %s))) l(w)",
 					   text_source(st, fields));
 	if (n->text_kind == FT_TEXT_FUZZY)
@@ -1932,6 +1971,7 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 	char	   *cols;
 	char	   *wcols;
 	char	   *branch_order;
+	char	   *branch_limit;
 	char	   *union_order;
 	char	   *final_order;
 	char	   *table;
@@ -1981,6 +2021,13 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 		dist = report_expr(&st, raw);
 		lim = knn->vector_datum != (Datum) 0 ? knn->k_value :
 			value_int64(&st, &knn->k, "the k of KNN");
+		/* RediSearch's MAX_KNN_K */
+		if (lim > (INT64CONST(1) << 58))
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("the k of KNN%s is too large",
+							at_char(knn->k.location)),
+					 errdetail("k may be at most 2^58, as in RediSearch.")));
 		if (knn->has_ef)
 		{
 			int64		ef = value_int64(&st, &knn->ef, "EF_RUNTIME");
@@ -2056,6 +2103,11 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 		appendStringInfoString(&where, " AND ");
 		compile_node(&st, q->filter, &where);
 	}
+	/* INKEYS: the docs of those ids (their text form, as ft.query returns) */
+	if (q->has_inkeys)
+		appendStringInfo(&where,
+						 " AND CAST(%s AS pg_catalog.text) OPERATOR(pg_catalog.=) ANY ($%d)",
+						 st.idcol, add_text_array_param(&st, q->inkeys));
 	initStringInfo(&pwhere);
 	appendStringInfoString(&pwhere, where.data);
 	if (st.stop_node)
@@ -2084,13 +2136,32 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 	if (q->knn)
 	{
 		/* the k nearest; HYBRID_POLICY ADHOC_BF: by exact distances */
+		/*
+		 * the k nearest; the branch reads them in the index's order (an
+		 * ORDER BY the distance alone, which the index provides) with the
+		 * docs tied with the k-th (FETCH ... WITH TIES), and the k are cut
+		 * from those by distance and id: ties at the k-th distance go to
+		 * the lowest ids, as RediSearch keeps the lowest doc ids
+		 */
 		branch_order = q->knn->policy == FT_HYBRID_ADHOC_BF ?
 			psprintf("%s OPERATOR(pg_catalog.+) CAST(0 AS pg_catalog.float8)", raw) :
 			raw;
 		union_order = "u.dist, u.ik";
-		final_order = sortkey ?
-			psprintf("s.sk %s NULLS LAST, s.dist, s.ik", dir) :
-			"s.dist, s.ik";
+		/*
+		 * Without SORTBY RediSearch returns the k in its default order,
+		 * not by distance: the full-text score (best first) when there
+		 * are text terms, then the doc; SORTBY __<field>_score (or the AS
+		 * name) orders by distance; ties of a SORTBY go by doc, as
+		 * RediSearch's.
+		 */
+		if (sortkey)
+			final_order = psprintf("s.sk %s NULLS LAST, s.ik", dir);
+		else if (!q->knn_doc_order)
+			final_order = "s.dist, s.ik";	/* ft.search: nearest first */
+		else if (st.has_text)
+			final_order = "s.sc DESC, s.ik";
+		else
+			final_order = "s.ik";
 	}
 	else if (sortkey)
 	{
@@ -2114,6 +2185,9 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 	}
 
 	lim_p = add_param(c, INT8OID, Int64GetDatum(lim));
+	branch_limit = q->knn ?
+		psprintf("FETCH FIRST ($%d) ROWS WITH TIES", lim_p) :
+		psprintf("LIMIT $%d", lim_p);
 	table = quote_qualified_identifier(info->nspname, info->relname);
 	/* the pending ids are read as the id type, a domain as its base type */
 	idtype = pending != NULL ?
@@ -2134,6 +2208,8 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 						   "FROM (");
 	if (pending != NULL)
 		appendStringInfoString(&c->sql, "SELECT u.* FROM (\n(");
+	else if (q->knn)
+		appendStringInfoString(&c->sql, "SELECT k.* FROM (\n");
 
 	/* the table branch */
 	if (st.stop_node)
@@ -2160,9 +2236,12 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 						 "SELECT %s\n"
 						 "  FROM %s t\n"
 						 "  WHERE %s%s\n"
-						 "  ORDER BY %s\n  LIMIT $%d",
+						 "  ORDER BY %s\n  %s",
 						 cols, table, where.data, exclude_pending,
-						 branch_order, lim_p);
+						 branch_order, branch_limit);
+	if (pending == NULL && q->knn)
+		appendStringInfo(&c->sql,
+						 ") k\nORDER BY k.dist, k.ik\nLIMIT $%d", lim_p);
 
 	if (pending != NULL)
 	{
@@ -2177,14 +2256,14 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 						 "%s%s%s"
 						 "    CROSS JOIN LATERAL (SELECT %s) t\n"
 						 "  WHERE p.op OPERATOR(pg_catalog.<>) 'd' AND %s\n"
-						 "  ORDER BY %s\n  LIMIT $%d)\n"
+						 "  ORDER BY %s\n  %s)\n"
 						 ") u\nORDER BY %s\nLIMIT $%d",
 						 cols, table,
 						 quote_identifier(column_name(&st, info->idattno)),
 						 idtype,
 						 from ? "    CROSS JOIN LATERAL " : "",
 						 from ? from : "", from ? "\n" : "",
-						 row, pwhere.data, q->knn ? raw : branch_order, lim_p,
+						 row, pwhere.data, branch_order, branch_limit,
 						 union_order, lim_p);
 	}
 

@@ -1532,6 +1532,31 @@ parse_options(FtParser *p, FtQuery *q)
 			q->inorder = true;
 			q->has_near = true;
 		}
+		else if (pg_strcasecmp(w, "INKEYS") == 0)
+		{
+			int			n;
+			int			i;
+
+			/* INKEYS n key ...: only those docs (keys end at white space) */
+			if (q->has_inkeys)
+				duplicate_option(p, start, "INKEYS");
+			q->has_inkeys = true;
+			n = read_small_int(p, "the number of INKEYS keys");
+			for (i = 0; i < n; i++)
+			{
+				int			from;
+
+				CHECK_FOR_INTERRUPTS();
+				skip_ws(p);
+				from = p->pos;
+				while (!at_end(p) && !isspace((unsigned char) peek(p)))
+					p->pos++;
+				if (p->pos == from)
+					syntax_error(p, from, "a key of INKEYS");
+				q->inkeys = lappend(q->inkeys,
+									pnstrdup(p->str + from, p->pos - from));
+			}
+		}
 		else if (pg_strcasecmp(w, "VERBATIM") == 0 ||
 				 pg_strcasecmp(w, "NOSTOPWORDS") == 0 ||
 				 pg_strcasecmp(w, "EXPANDER") == 0 ||
@@ -1586,6 +1611,7 @@ FtParseQuery(const char *query)
 	init_parser(&p, query, false);
 	q->dialect = 2;
 	q->squared_l2 = true;		/* as RediSearch's DISTANCE_METRIC L2 */
+	q->knn_doc_order = true;	/* as FT.SEARCH without SORTBY */
 
 	skip_ws(&p);
 	if (at_end(&p))
@@ -1609,6 +1635,12 @@ FtParseQuery(const char *query)
 				(errcode(ERRCODE_SYNTAX_ERROR),
 				 errmsg("BATCH_SIZE is irrelevant for HYBRID_POLICY ADHOC_BF (character %d)",
 						q->knn->policy_location)));
+	if (q->knn && q->knn->policy == FT_HYBRID_ADHOC_BF && q->knn->has_ef)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("EF_RUNTIME is irrelevant for HYBRID_POLICY ADHOC_BF (character %d)",
+						q->knn->policy_location),
+				 errdetail("ADHOC_BF computes the exact distance of every doc that passes the filter.")));
 	return q;
 }
 

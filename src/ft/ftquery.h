@@ -200,6 +200,11 @@ typedef struct FtQuery
 	bool		squared_l2;		/* report and compare L2 distances squared
 								 * (ft.query, as RediSearch); ft.search
 								 * keeps the operator's Euclidean value */
+	List	   *inkeys;			/* INKEYS: the ids (char *), or NIL */
+	bool		has_inkeys;
+	bool		knn_doc_order;	/* KNN results without SORTBY in RediSearch's
+								 * default order, by score then doc
+								 * (ft.query); ft.search: nearest first */
 } FtQuery;
 
 /* ----------------

@@ -6,6 +6,26 @@
  */
 
 /*
+ * ft.english_redisearch: the text search configuration of TEXT fields
+ * when ft.alter / ft.create get no language, RediSearch's default:
+ * PostgreSQL's english configuration with its Snowball stemmer given
+ * RediSearch's default stop words (segvec_redisearch.stop in
+ * tsearch_data, installed with the extension) instead of PostgreSQL's
+ * longer list, so that words such as "other" or "t" are searched as
+ * RediSearch searches them.
+ */
+CREATE TEXT SEARCH DICTIONARY ft.english_redisearch_stem (
+	TEMPLATE = pg_catalog.snowball, LANGUAGE = english,
+	STOPWORDS = segvec_redisearch);
+COMMENT ON TEXT SEARCH DICTIONARY ft.english_redisearch_stem
+	IS 'Snowball english stemmer with RediSearch''s default stop words';
+CREATE TEXT SEARCH CONFIGURATION ft.english_redisearch (COPY = pg_catalog.english);
+ALTER TEXT SEARCH CONFIGURATION ft.english_redisearch
+	ALTER MAPPING REPLACE pg_catalog.english_stem WITH ft.english_redisearch_stem;
+COMMENT ON TEXT SEARCH CONFIGURATION ft.english_redisearch
+	IS 'RediSearch''s default for TEXT fields: english stemming, RediSearch''s stop words';
+
+/*
  * ft._text_expr(tbl, fields, language): the tsvector expression over the
  * TEXT fields, as the compiler (ftcompile.c, text_source) writes it, so
  * that its queries match the GIN index built on it.  Internal.
@@ -42,7 +62,8 @@ CREATE FUNCTION ft._text_near(doc tsvector, terms tsquery[], slop int,
  * is, '{}' clears a list) and builds the GIN index over the TEXT fields
  * that full-text queries use, "<index>_text" (replacing the one an
  * earlier call built).  language is a text search configuration
- * (default english).  Needs ownership of the index, like ALTER INDEX.  On a
+ * (default ft.english_redisearch, RediSearch's stop words).  Needs
+ * ownership of the index, like ALTER INDEX.  On a
  * partitioned table the options are set on each partition's index (a
  * partitioned index's own cannot be altered; later partitions do not get
  * them until ft.alter runs again).
@@ -107,7 +128,7 @@ BEGIN
 	ELSE
 		SELECT substr(o, length('language=') + 1) INTO cfg
 		FROM unnest(cur) o WHERE o LIKE 'language=%';
-		cfg := coalesce(cfg, 'pg_catalog.english');
+		cfg := coalesce(cfg, 'ft.english_redisearch');
 	END IF;
 
 	opts := ARRAY[format('language=%s', cfg)];
@@ -210,7 +231,8 @@ BEGIN
 		RAISE EXCEPTION '"%" is not a segvec index', index
 			USING ERRCODE = 'wrong_object_type';
 	END IF;
-	knn := format('(%s)=>[KNN %s @%s $__hybrid_vec]',
+	-- nearest first (ft.query's KNN is in doc order without SORTBY)
+	knn := format('(%s)=>[KNN %s @%s $__hybrid_vec AS __hybrid_distance]',
 		coalesce(nullif(vector_filter, ''), '*'), window_size,
 		regexp_replace(vcol, '([^A-Za-z0-9_])', '\\\1', 'g'));
 	opts := jsonb_build_object('LIMIT', jsonb_build_array(0, window_size),
@@ -225,7 +247,8 @@ BEGIN
 	v AS (
 		SELECT q.id, q.ord AS r, q.distance::float8 AS d
 		FROM ft.query(index, knn, coalesce(params, '{}') || opts ||
-			jsonb_build_object('__hybrid_vec', to_jsonb(vector)))
+			jsonb_build_object('__hybrid_vec', to_jsonb(vector),
+				'SORTBY', '__hybrid_distance'))
 			WITH ORDINALITY q(id, distance, fields, ord)),
 	f AS (
 		SELECT coalesce(t.id, v.id) AS id, t.r AS tr, v.r AS vr, t.s, v.d,

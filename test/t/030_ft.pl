@@ -100,7 +100,8 @@ FROM exact e JOIN found f USING (qid, id)});
 note "recall\@10 at default settings: $recall";
 cmp_ok($recall, '>=', 0.95, 'ft.search recall@10 >= 0.95 at default settings');
 
-# ft.query's KNN is the same search, whatever the form of the vector
+# ft.query's KNN is the same search, whatever the form of the vector (nearest
+# first with SORTBY the distance; without it the k come in doc order)
 # base64 of little-endian float32, as Redis clients send it
 $node->safe_psql(
 	'postgres', q{
@@ -118,11 +119,11 @@ FROM queries q,
   LATERAL (SELECT array_agg(id::int ORDER BY ord) AS ids FROM found
            WHERE qid = q.id) f,
   LATERAL (SELECT array_agg(id::int ORDER BY ord) AS ids
-           FROM ft.query('items_idx', '*=>[KNN 10 @embedding $v]',
+           FROM ft.query('items_idx', '*=>[KNN 10 @embedding $v] SORTBY __embedding_score',
                          jsonb_build_object('v', q.embedding))
              WITH ORDINALITY AS s(id, d, x, ord)) j,
   LATERAL (SELECT array_agg(id::int ORDER BY ord) AS ids
-           FROM ft.query('items_idx', '*=>[KNN 10 @embedding $v]',
+           FROM ft.query('items_idx', '*=>[KNN 10 @embedding $v] SORTBY __embedding_score',
                          jsonb_build_object('v', b64(q.embedding)))
              WITH ORDINALITY AS s(id, d, x, ord)) b}),
 	'100',

@@ -7,5 +7,5 @@ cd "$(dirname "$0")"
 db=${RS_DB:-segvec_rs_conformance}
 dropdb --if-exists "$db"
 createdb "$db"
-psql -X -q -v ON_ERROR_STOP=1 -d "$db" -f conformance.sql
+psql -X -q -v ON_ERROR_STOP=1 ${RS_ERRORS:+-v RS_ERRORS=1} -d "$db" -f conformance.sql
 dropdb "$db"
