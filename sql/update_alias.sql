@@ -181,8 +181,8 @@ SELECT array_agg(id ORDER BY id) FROM
 SELECT count(*) FROM (SELECT id FROM items ORDER BY embedding <-> uvec(5)
                       LIMIT 1) n WHERE id = 5;
 
--- vectors stored inline (64 dims) have no TOAST pointer: the floats are
--- compared, and an unchanged vector still gets an alias
+-- vectors stored inline (64 dims): the old version's bytes are compared
+-- instead of a TOAST pointer, and an unchanged vector gets an alias
 CREATE TABLE small (id int PRIMARY KEY, embedding real[], note int)
   WITH (autovacuum_enabled = off);
 CREATE INDEX small_note ON small (note);

@@ -64,16 +64,16 @@ insert_meta(Relation index, SegvecMetaInfo **info)
 
 /*
  * An alias target for a doc about to be inserted, without reading its
- * vector: value, the indexed datum of the row version at doc->heaptid, is
- * an on-disk TOAST pointer of a plain column, and an immutable segment's
+ * vector: value, the indexed datum of the row version at doc->heaptid (a
+ * plain varlena column), is an on-disk TOAST pointer or inline bytes that
+ * the old version holds too, and an immutable segment's
  * doc among entries (the keymap's entries for doc->key_hash), newest first,
  * indexes a row version from which the update chain leads to the new one
- * keeping that very pointer (GraphHeapKeepsValue).  Then the vectors are
+ * keeping that very datum (GraphHeapKeepsValue).  Then the vectors are
  * equal without un-TOASTing the new one; doc->checksum is set from the
  * target's.  First the alias loc names (the newest located keymap add of
  * the key, if it is still that alias's page), then at most two segment
- * docs.  See "Aliases" in
- * src/README.md.
+ * docs.  See "Aliases" in src/README.md.
  */
 static bool
 find_alias_by_pointer(Relation index, Relation heap, Datum value,
@@ -88,7 +88,7 @@ find_alias_by_pointer(Relation index, Relation heap, Datum value,
 	uint64		a_target;
 
 	if (attnum <= 0 || heap == NULL ||
-		!VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(value)))
+		TupleDescAttr(RelationGetDescr(heap), attnum - 1)->attlen != -1)
 		return false;
 
 	/*
@@ -228,8 +228,8 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 	 * An UPDATE that did not touch the vector or the id (the executor's
 	 * hint, indexUnchanged) whose vector an immutable segment's doc of the
 	 * same id holds appends an alias rather than a copy: first without
-	 * reading the vector (its TOAST pointer is the one the old version
-	 * held), else by comparing floats.
+	 * reading the vector (its datum, a TOAST pointer or inline bytes, is
+	 * the one the old version held), else by comparing floats.
 	 */
 	if (indexUnchanged && (doc.flags & SEGVEC_DOC_HAS_KEY))
 	{

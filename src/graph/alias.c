@@ -94,13 +94,14 @@ GraphFindDocInfo(Relation index, const SegvecSegment *segs, int nsegs,
 
 /*
  * GraphHeapKeepsValue: does the heap row version at start hold, in its
- * attribute attnum, the same value as value, an on-disk TOAST pointer of
- * the row version at newtid that the current transaction's UPDATE has just
- * made?  True when, from start, an update chain of at most
- * GRAPH_ALIAS_MAX_HOPS versions (each the one its predecessor's updater
- * made: its xmin is that updater, as heap_get_latest_tid checks) leads to a
- * version that the current transaction updated into newtid, and every
- * version on it holds a pointer byte-equal to value.  Reads each version
+ * attribute attnum, the same value as value, the indexed datum (an on-disk
+ * TOAST pointer, or a value stored inline) of the row version at newtid
+ * that the current transaction's UPDATE has just made?  True when, from
+ * start, an update chain of at most GRAPH_ALIAS_MAX_HOPS versions (each the
+ * one its predecessor's updater made: its xmin is that updater, as
+ * heap_get_latest_tid checks) leads to a version that the current
+ * transaction updated into newtid, and every version on it holds a datum
+ * byte-equal to value (the pointer, or the inline bytes).  Reads each version
  * under a share lock on its buffer, one at a time; false at the first
  * doubt (a version pruned, locked only, deleted, a pointer that differs),
  * so the caller then compares floats.  Why equal pointers on such a chain
@@ -112,14 +113,17 @@ GraphHeapKeepsValue(Relation heap, const ItemPointerData *start,
 					Datum value)
 {
 	struct varlena *ptr = (struct varlena *) DatumGetPointer(value);
-	BlockNumber nblocks = RelationGetNumberOfBlocks(heap);
+	bool		ondisk = VARATT_IS_EXTERNAL_ONDISK(ptr);
+	Size		size = ondisk ? VARSIZE_EXTERNAL(ptr) : VARSIZE_ANY(ptr);
+	BlockNumber nblocks;
 	ItemPointerData tid = *start;
 	ItemPointerData newt = *newtid;
 	TransactionId prev_xmax = InvalidTransactionId;
 	int			hop;
 
-	if (!VARATT_IS_EXTERNAL_ONDISK(ptr))
+	if (VARATT_IS_EXTERNAL(ptr) && !ondisk)
 		return false;
+	nblocks = RelationGetNumberOfBlocks(heap);
 	for (hop = 0; hop < GRAPH_ALIAS_MAX_HOPS; hop++)
 	{
 		BlockNumber blkno = ItemPointerGetBlockNumber(&tid);
@@ -161,9 +165,11 @@ GraphHeapKeepsValue(Relation heap, const ItemPointerData *start,
 		{
 			old = heap_getattr(&tuple, attnum, RelationGetDescr(heap), &isnull);
 			ok = !isnull &&
-				VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(old)) &&
-				VARSIZE_EXTERNAL(DatumGetPointer(old)) == VARSIZE_EXTERNAL(ptr) &&
-				memcmp(DatumGetPointer(old), ptr, VARSIZE_EXTERNAL(ptr)) == 0;
+				VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(old)) == ondisk &&
+				(ondisk ?
+				 VARSIZE_EXTERNAL(DatumGetPointer(old)) :
+				 VARSIZE_ANY(DatumGetPointer(old))) == size &&
+				memcmp(DatumGetPointer(old), ptr, size) == 0;
 		}
 		if (ok)
 		{
