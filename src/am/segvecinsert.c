@@ -63,6 +63,19 @@ insert_meta(Relation index, SegvecMetaInfo **info)
 }
 
 /*
+ * Whether find_alias_by_pointer can judge this index's datums: the index
+ * is on a plain varlena column of heap.
+ */
+static bool
+datum_comparable(Relation index, Relation heap)
+{
+	AttrNumber	attnum = index->rd_index->indkey.values[0];
+
+	return heap != NULL && attnum > 0 &&
+		TupleDescAttr(RelationGetDescr(heap), attnum - 1)->attlen == -1;
+}
+
+/*
  * An alias target for a doc about to be inserted, without reading its
  * vector: value, the indexed datum of the row version at doc->heaptid (a
  * plain varlena column), is an on-disk TOAST pointer or inline bytes that
@@ -87,8 +100,7 @@ find_alias_by_pointer(Relation index, Relation heap, Datum value,
 	SegvecDocInfo a;
 	uint64		a_target;
 
-	if (attnum <= 0 || heap == NULL ||
-		TupleDescAttr(RelationGetDescr(heap), attnum - 1)->attlen != -1)
+	if (!datum_comparable(index, heap))
 		return false;
 
 	/*
@@ -233,8 +245,23 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 	 */
 	if (indexUnchanged && (doc.flags & SEGVEC_DOC_HAS_KEY))
 	{
-		nentries = KeymapLookupAt(index, doc.key_hash, &entries, &loc);
-		if (nentries > 0)
+		bool		comparable = datum_comparable(index, heapRel);
+
+		nentries = KeymapLookupAt(index, doc.key_hash, &entries, &loc,
+								  comparable);
+		if (nentries < 0)
+		{
+			/* the chains named the row's alias: try it before the runs */
+			alias = find_alias_by_pointer(index, heapRel, values[0], NULL, 0,
+										  &loc, &info, &doc, &target);
+			if (!alias)
+			{
+				nentries = KeymapLookupAt(index, doc.key_hash, &entries,
+										  &loc, false);
+				loc.docid = 0;	/* tried */
+			}
+		}
+		if (!alias && comparable && nentries > 0)
 			alias = find_alias_by_pointer(index, heapRel, values[0],
 										  entries, nentries, &loc, &info,
 										  &doc, &target);

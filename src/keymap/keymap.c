@@ -576,7 +576,11 @@ read_chain_at(Relation index, BlockNumber blkno, bool onekey, uint64 key,
 			if (onekey && e.key_hash != key)
 				continue;
 			if (rec->op == KEYMAP_OP_REMOVE)
+			{
+				if (loc && loc->docid == e.docid)
+					memset(loc, 0, sizeof(KeymapDocLocation));
 				e.docid |= KEYMAP_DOCID_REMOVED;
+			}
 			else if (loc && onekey && rec->doc_blkno != 0 &&
 					 rec->doc_blkno != InvalidBlockNumber)
 			{
@@ -864,18 +868,20 @@ run_lookup(Relation index, const SegvecKeymapRun *run, uint64 key,
 int
 KeymapLookup(Relation index, uint64 key_hash, KeymapEntry **result)
 {
-	return KeymapLookupAt(index, key_hash, result, NULL);
+	return KeymapLookupAt(index, key_hash, result, NULL, false);
 }
 
 /*
  * KeymapLookupAt: KeymapLookup that also sets *loc (unless NULL) to the
  * newest change adding one of the returned entries that names its doc's
  * mutable page (KeymapAddDocAt), or loc->docid 0 if there is none.  The
- * page may have been reused since: the caller checks.
+ * page may have been reused since: the caller checks.  With loc_only,
+ * when the chains give a loc, returns -1 and no entries at once, without
+ * reading the runs (the caller that needs the entries then calls again).
  */
 int
 KeymapLookupAt(Relation index, uint64 key_hash, KeymapEntry **result,
-			   KeymapDocLocation *loc)
+			   KeymapDocLocation *loc, bool loc_only)
 {
 	KeymapDir  *dir = palloc(sizeof(KeymapDir));
 	EntryArray	changes = {0};
@@ -895,6 +901,14 @@ KeymapLookupAt(Relation index, uint64 key_hash, KeymapEntry **result,
 				  loc);
 	read_chain_at(index, dir->delta_head[b], true, key_hash, &changes, NULL,
 				  loc);
+	if (loc_only && loc && loc->docid != 0)
+	{
+		if (changes.items)
+			pfree(changes.items);
+		pfree(dir);
+		*result = NULL;
+		return -1;
+	}
 	for (i = changes.n - 1; i >= 0; i--)
 		array_add(&decided, &changes.items[i]);
 	for (r = (int) dir->nruns - 1; r >= 0; r--)

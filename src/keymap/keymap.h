@@ -59,7 +59,8 @@ typedef struct KeymapDocLocation
 } KeymapDocLocation;
 
 extern int	KeymapLookupAt(Relation index, uint64 key_hash,
-						   KeymapEntry **result, KeymapDocLocation *loc);
+						   KeymapEntry **result, KeymapDocLocation *loc,
+						   bool loc_only);
 extern void KeymapForEach(Relation index,
 						  void (*callback) (const KeymapEntry *entry, void *arg),
 						  void *arg);
