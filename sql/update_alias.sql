@@ -111,9 +111,11 @@ SELECT * FROM stats();
 SELECT * FROM check_rows();
 SELECT * FROM verify();
 
--- an alias of an alias: the row's doc is tombstoned now, so the UPDATE of
--- an updated row copies (see "Aliases" in src/README.md); rows updated for
--- the first time get aliases
+-- an alias of an alias: the row's doc is tombstoned and its keymap entry
+-- gone, but the keymap change of the row's alias names the alias's page, so
+-- the UPDATE of an updated row aliases the same target (with no vector
+-- read: the TOAST pointer is the old version's; see "Aliases" in
+-- src/README.md); rows updated for the first time get aliases too
 UPDATE items SET note = note + 1 WHERE id <= 120;
 SELECT * FROM kinds();
 SELECT * FROM stats();
@@ -159,5 +161,52 @@ INSERT INTO items VALUES (201, uvec(201), 0);
 UPDATE items SET note = 1 WHERE id = 201;
 SELECT segment FROM ft.get('items_vec', '201');
 SELECT * FROM check_rows();
+
+-- a BEFORE UPDATE trigger that changes the vector behind the executor's
+-- back (indexUnchanged stays true), here to another row's TOASTed value:
+-- neither the TOAST pointer nor the floats match, so the row gets a copy,
+-- found by its new vector
+CREATE FUNCTION take_vec() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.embedding := (SELECT embedding FROM items WHERE id = 3);
+  RETURN NEW;
+END $$;
+CREATE TRIGGER items_take BEFORE UPDATE ON items FOR EACH ROW
+  WHEN (NEW.note = -1) EXECUTE FUNCTION take_vec();
+UPDATE items SET note = -1 WHERE id = 5;
+DROP TRIGGER items_take ON items;
+SELECT segment FROM ft.get('items_vec', '5');
+SELECT array_agg(id ORDER BY id) FROM
+  (SELECT id FROM items ORDER BY embedding <-> uvec(3) LIMIT 2) n;
+SELECT count(*) FROM (SELECT id FROM items ORDER BY embedding <-> uvec(5)
+                      LIMIT 1) n WHERE id = 5;
+
+-- vectors stored inline (64 dims): the old version's bytes are compared
+-- instead of a TOAST pointer, and an unchanged vector gets an alias
+CREATE TABLE small (id int PRIMARY KEY, embedding real[], note int)
+  WITH (autovacuum_enabled = off);
+CREATE INDEX small_note ON small (note);
+INSERT INTO small SELECT i, (uvec(i))[1:64], 0 FROM generate_series(1, 50) i;
+CREATE INDEX small_vec ON small USING segvec (embedding) INCLUDE (id)
+  WITH (compact_threshold = 1000000);
+SELECT docs_compacted FROM ft.compact('small_vec');
+UPDATE small SET note = note + 1 WHERE id <= 20;
+-- and the trigger's change of the vector is seen there too
+CREATE FUNCTION take_small() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.embedding := (SELECT embedding FROM small WHERE id = 3);
+  RETURN NEW;
+END $$;
+CREATE TRIGGER small_take BEFORE UPDATE ON small FOR EACH ROW
+  WHEN (NEW.note = -1) EXECUTE FUNCTION take_small();
+UPDATE small SET note = -1 WHERE id = 30;
+SELECT regexp_replace(g.segment, ' [0-9]+$', '') AS kind, count(*)
+FROM small t, ft.get('small_vec', t.id::text) g GROUP BY 1 ORDER BY 1;
+SELECT count(*) FILTER (WHERE (SELECT i.id FROM small i
+                               ORDER BY i.embedding <-> t.embedding, i.id
+                               LIMIT 1) = t.id) AS found_first
+FROM small t WHERE id <> 30;
+SELECT array_agg(id ORDER BY id) FROM
+  (SELECT id FROM small ORDER BY embedding <-> (uvec(3))[1:64] LIMIT 2) n;
 
 DROP SCHEMA segvec_update_alias CASCADE;

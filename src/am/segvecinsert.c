@@ -50,21 +50,117 @@ request_compaction(Relation index, bool alias)
 	pfree(info);
 }
 
+/* The metapage's manifest, read at the first need into *info */
+static SegvecMetaInfo *
+insert_meta(Relation index, SegvecMetaInfo **info)
+{
+	if (*info == NULL)
+	{
+		*info = palloc(sizeof(SegvecMetaInfo));
+		SegvecGetMetaInfo(index, *info);
+	}
+	return *info;
+}
+
+/*
+ * Whether find_alias_by_pointer can judge this index's datums: the index
+ * is on a plain varlena column of heap.
+ */
+static bool
+datum_comparable(Relation index, Relation heap)
+{
+	AttrNumber	attnum = index->rd_index->indkey.values[0];
+
+	return heap != NULL && attnum > 0 &&
+		TupleDescAttr(RelationGetDescr(heap), attnum - 1)->attlen == -1;
+}
+
+/*
+ * An alias target for a doc about to be inserted, without reading its
+ * vector: value, the indexed datum of the row version at doc->heaptid (a
+ * plain varlena column), is an on-disk TOAST pointer or inline bytes that
+ * the old version holds too, and an immutable segment's
+ * doc among entries (the keymap's entries for doc->key_hash), newest first,
+ * indexes a row version from which the update chain leads to the new one
+ * keeping that very datum (GraphHeapKeepsValue).  Then the vectors are
+ * equal without un-TOASTing the new one; doc->checksum is set from the
+ * target's.  First the alias loc names (the newest located keymap add of
+ * the key, if it is still that alias's page), then at most two segment
+ * docs.  See "Aliases" in src/README.md.
+ */
+static bool
+find_alias_by_pointer(Relation index, Relation heap, Datum value,
+					  KeymapEntry *entries, int n,
+					  const KeymapDocLocation *loc, SegvecMetaInfo **info,
+					  SegvecDocInfo *doc, uint64 *target)
+{
+	AttrNumber	attnum = index->rd_index->indkey.values[0];
+	bool	   *tried;
+	int			ntried = 0;
+	SegvecDocInfo a;
+	uint64		a_target;
+
+	if (!datum_comparable(index, heap))
+		return false;
+
+	/*
+	 * The row's current version is usually indexed by the alias its last
+	 * UPDATE made, whose page the keymap change names: alias to its target.
+	 */
+	if (loc->docid != 0 &&
+		SegvecMutableReadAlias(index, loc->doc_blkno, loc->docid, &a,
+							   &a_target) &&
+		GraphHeapKeepsValue(heap, &a.heaptid, &doc->heaptid, attnum, value))
+	{
+		*target = a_target;
+		doc->checksum = a.checksum;
+		return true;
+	}
+	tried = palloc0(sizeof(bool) * Max(n, 1));
+	while (ntried < 2)
+	{
+		int			best = -1;
+		int			i;
+		SegvecDocInfo d;
+
+		/* the newest entry not tried yet */
+		for (i = 0; i < n; i++)
+			if (!tried[i] && entries[i].key_hash == doc->key_hash &&
+				(best < 0 || entries[i].docid > entries[best].docid))
+				best = i;
+		if (best < 0)
+			break;
+		tried[best] = true;
+		insert_meta(index, info);
+		if (!GraphFindDocInfo(index, (*info)->segments, (*info)->nsegments,
+							  entries[best].docid, &d))
+			continue;
+		ntried++;
+		if (GraphHeapKeepsValue(heap, &d.heaptid, &doc->heaptid, attnum,
+								value))
+		{
+			*target = d.docid;
+			doc->checksum = d.checksum;
+			return true;
+		}
+	}
+	return false;
+}
+
 /*
  * An alias target for a doc about to be inserted: an immutable segment's
  * doc with the same id key hash and a vector equal to vector (checksum,
- * then every float), found through the keymap, newest doc id first.
- * Returns true and sets *target if there is one.  Docs of the mutable
- * segment are not taken (finding one by doc id means walking the chain);
- * the row then gets a copy.  See "Aliases" in src/README.md.
+ * then every float), found among entries (the keymap's entries for
+ * doc->key_hash; tried ones are taken out), newest doc id first.  Returns
+ * true and sets *target if there is one.  Docs of the mutable segment are
+ * not taken (finding one by doc id means walking the chain); the row then
+ * gets a copy.  See "Aliases" in src/README.md.
  */
 static bool
 find_alias_target(Relation index, const SegvecDocInfo *doc,
-				  const float *vector, int dim, uint64 *target)
+				  const float *vector, int dim, KeymapEntry *entries, int n,
+				  SegvecMetaInfo *info, uint64 *target)
 {
-	KeymapEntry *entries;
-	int			n = KeymapLookup(index, doc->key_hash, &entries);
-	SegvecMetaInfo *info = NULL;
 	float	   *other = NULL;
 	bool		found = false;
 
@@ -82,12 +178,8 @@ find_alias_target(Relation index, const SegvecDocInfo *doc,
 		if (best < 0)
 			break;
 
-		if (info == NULL)
-		{
-			info = palloc(sizeof(SegvecMetaInfo));
-			SegvecGetMetaInfo(index, info);
+		if (other == NULL)
 			other = palloc(sizeof(float) * dim);
-		}
 		if (info->dimensions == dim &&
 			GraphFindVector(index, info->segments, info->nsegments,
 							entries[best].docid, dim, other) &&
@@ -121,7 +213,12 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 	SegvecDocInfo doc;
 	bool		page_added;
 	uint64		target;
-	bool		alias;
+	bool		alias = false;
+	KeymapEntry *entries = NULL;
+	int			nentries = 0;
+	KeymapDocLocation loc;
+	BlockNumber alias_blkno = InvalidBlockNumber;
+	SegvecMetaInfo *info = NULL;
 
 	if (isnull[0])
 		return false;
@@ -131,11 +228,8 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 									  ALLOCSET_DEFAULT_SIZES);
 	oldCtx = MemoryContextSwitchTo(insertCtx);
 
-	vector = SegvecDatumGetVector(index, values[0], &dim);
-
 	memset(&doc, 0, sizeof(doc));
 	doc.heaptid = *ht_ctid;
-	doc.checksum = SegvecVectorChecksum(vector, dim);
 	if (SegvecIndexHasKey(index) && !isnull[1])
 	{
 		doc.key_hash = SegvecKeyHash(index, values[1]);
@@ -145,17 +239,58 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 	/*
 	 * An UPDATE that did not touch the vector or the id (the executor's
 	 * hint, indexUnchanged) whose vector an immutable segment's doc of the
-	 * same id holds appends an alias rather than a copy.
+	 * same id holds appends an alias rather than a copy: first without
+	 * reading the vector (its datum, a TOAST pointer or inline bytes, is
+	 * the one the old version held), else by comparing floats.
 	 */
-	alias = indexUnchanged && (doc.flags & SEGVEC_DOC_HAS_KEY) &&
-		find_alias_target(index, &doc, vector, dim, &target);
+	if (indexUnchanged && (doc.flags & SEGVEC_DOC_HAS_KEY))
+	{
+		bool		comparable = datum_comparable(index, heapRel);
+
+		nentries = KeymapLookupAt(index, doc.key_hash, &entries, &loc,
+								  comparable);
+		if (nentries < 0)
+		{
+			/* the chains named the row's alias: try it before the runs */
+			alias = find_alias_by_pointer(index, heapRel, values[0], NULL, 0,
+										  &loc, &info, &doc, &target);
+			if (!alias)
+			{
+				nentries = KeymapLookupAt(index, doc.key_hash, &entries,
+										  &loc, false);
+				loc.docid = 0;	/* tried */
+			}
+		}
+		if (!alias && comparable && nentries > 0)
+			alias = find_alias_by_pointer(index, heapRel, values[0],
+										  entries, nentries, &loc, &info,
+										  &doc, &target);
+	}
 	if (alias)
-		doc.docid = SegvecMutableAppendAlias(index, &doc, target, &page_added);
+		doc.docid = SegvecMutableAppendAlias(index, &doc, target, &page_added,
+											 &alias_blkno);
 	else
-		doc.docid = SegvecMutableAppend(index, &doc, vector, dim, &page_added);
+	{
+		vector = SegvecDatumGetVector(index, values[0], &dim);
+		doc.checksum = SegvecVectorChecksum(vector, dim);
+		if (nentries > 0 &&
+			find_alias_target(index, &doc, vector, dim, entries, nentries,
+							  insert_meta(index, &info), &target))
+		{
+			alias = true;
+			doc.docid = SegvecMutableAppendAlias(index, &doc, target,
+												 &page_added, &alias_blkno);
+		}
+		else
+			doc.docid = SegvecMutableAppend(index, &doc, vector, dim,
+											&page_added);
+	}
 
 	/* the keymap entry goes after its doc: never an entry without a doc */
-	KeymapAddDoc(index, &doc);
+	if (alias)
+		KeymapAddDocAt(index, &doc, alias_blkno);
+	else
+		KeymapAddDoc(index, &doc);
 
 	if (page_added)
 		request_compaction(index, alias);

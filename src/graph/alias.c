@@ -23,10 +23,14 @@
  */
 #include "postgres.h"
 
+#include "access/heapam.h"
+#include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "catalog/index.h"
 #include "executor/tuptable.h"
+#include "storage/bufmgr.h"
 #include "utils/array.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -58,6 +62,136 @@ GraphFindVector(Relation index, const SegvecSegment *segs, int nsegs,
 			continue;
 		GraphReadVector(index, seg, (uint32) node, dim, vector);
 		return true;
+	}
+	return false;
+}
+
+/*
+ * GraphFindDocInfo: the doc-area entry of doc id docid into *info if one of
+ * the nsegs segments holds it, tombstoned or not, and true; else false.
+ */
+bool
+GraphFindDocInfo(Relation index, const SegvecSegment *segs, int nsegs,
+				 uint64 docid, SegvecDocInfo *info)
+{
+	int			i;
+
+	for (i = 0; i < nsegs; i++)
+	{
+		const SegvecSegment *seg = &segs[i];
+		int64		node;
+
+		if (docid < seg->min_docid || docid > seg->max_docid)
+			continue;
+		node = GraphFindDoc(index, seg, docid);
+		if (node < 0)
+			continue;
+		GraphReadDocs(index, seg, (uint32) node, 1, info);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * GraphHeapKeepsValue: does the heap row version at start hold, in its
+ * attribute attnum, the same value as value, the indexed datum (an on-disk
+ * TOAST pointer, or a value stored inline) of the row version at newtid
+ * that the current transaction's UPDATE has just made?  True when, from
+ * start, an update chain of at most GRAPH_ALIAS_MAX_HOPS versions (each the
+ * one its predecessor's updater made: its xmin is that updater, as
+ * heap_get_latest_tid checks) leads to a version that the current
+ * transaction updated into newtid, and every version on it holds a datum
+ * byte-equal to value (the pointer, or the inline bytes).  Reads each version
+ * under a share lock on its buffer, one at a time; false at the first
+ * doubt (a version pruned, locked only, deleted, a pointer that differs),
+ * so the caller then compares floats.  Why equal pointers on such a chain
+ * are equal values: see "Aliases" in src/README.md.
+ */
+bool
+GraphHeapKeepsValue(Relation heap, const ItemPointerData *start,
+					const ItemPointerData *newtid, AttrNumber attnum,
+					Datum value)
+{
+	struct varlena *ptr = (struct varlena *) DatumGetPointer(value);
+	bool		ondisk = VARATT_IS_EXTERNAL_ONDISK(ptr);
+	Size		size = ondisk ? VARSIZE_EXTERNAL(ptr) : VARSIZE_ANY(ptr);
+	BlockNumber nblocks;
+	ItemPointerData tid = *start;
+	ItemPointerData newt = *newtid;
+	TransactionId prev_xmax = InvalidTransactionId;
+	int			hop;
+
+	if (VARATT_IS_EXTERNAL(ptr) && !ondisk)
+		return false;
+	nblocks = RelationGetNumberOfBlocks(heap);
+	for (hop = 0; hop < GRAPH_ALIAS_MAX_HOPS; hop++)
+	{
+		BlockNumber blkno = ItemPointerGetBlockNumber(&tid);
+		OffsetNumber off = ItemPointerGetOffsetNumber(&tid);
+		Buffer		buf;
+		Page		page;
+		ItemId		lp;
+		HeapTupleData tuple;
+		Datum		old;
+		bool		isnull;
+		bool		ok;
+		TransactionId xmax = InvalidTransactionId;
+		ItemPointerData next;
+
+		if (!ItemPointerIsValid(&tid) || blkno >= nblocks)
+			return false;
+		buf = ReadBuffer(heap, blkno);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		ok = off >= FirstOffsetNumber && off <= PageGetMaxOffsetNumber(page);
+		if (ok)
+		{
+			lp = PageGetItemId(page, off);
+			ok = ItemIdIsNormal(lp);
+		}
+		if (ok)
+		{
+			tuple.t_data = (HeapTupleHeader) PageGetItem(page, lp);
+			tuple.t_len = ItemIdGetLength(lp);
+			tuple.t_tableOid = RelationGetRelid(heap);
+			tuple.t_self = tid;
+
+			/* the version its predecessor's updater made */
+			ok = hop == 0 ||
+				TransactionIdEquals(prev_xmax,
+									HeapTupleHeaderGetXmin(tuple.t_data));
+		}
+		if (ok)
+		{
+			old = heap_getattr(&tuple, attnum, RelationGetDescr(heap), &isnull);
+			ok = !isnull &&
+				VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(old)) == ondisk &&
+				(ondisk ?
+				 VARSIZE_EXTERNAL(DatumGetPointer(old)) :
+				 VARSIZE_ANY(DatumGetPointer(old))) == size &&
+				memcmp(DatumGetPointer(old), ptr, size) == 0;
+		}
+		if (ok)
+		{
+			/* updated (not deleted, not only locked) into next */
+			next = tuple.t_data->t_ctid;
+			ok = !(tuple.t_data->t_infomask & HEAP_XMAX_INVALID) &&
+				!HEAP_XMAX_IS_LOCKED_ONLY(tuple.t_data->t_infomask) &&
+				!ItemPointerEquals(&next, &tid) &&
+				!HeapTupleHeaderIndicatesMovedPartitions(tuple.t_data);
+			if (ok)
+			{
+				xmax = HeapTupleHeaderGetUpdateXid(tuple.t_data);
+				ok = TransactionIdIsValid(xmax);
+			}
+		}
+		UnlockReleaseBuffer(buf);
+		if (!ok)
+			return false;
+		if (ItemPointerEquals(&next, &newt))
+			return TransactionIdIsCurrentTransactionId(xmax);
+		prev_xmax = xmax;
+		tid = next;
 	}
 	return false;
 }

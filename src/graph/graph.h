@@ -241,6 +241,14 @@ extern void GraphReadVector(Relation index, const SegvecSegment *seg,
  */
 extern bool GraphFindVector(Relation index, const SegvecSegment *segs,
 							int nsegs, uint64 docid, int dim, float *vector);
+extern bool GraphFindDocInfo(Relation index, const SegvecSegment *segs,
+							 int nsegs, uint64 docid, SegvecDocInfo *info);
+
+/* the longest update chain GraphHeapKeepsValue follows */
+#define GRAPH_ALIAS_MAX_HOPS	8
+extern bool GraphHeapKeepsValue(Relation heap, const ItemPointerData *start,
+								const ItemPointerData *newtid,
+								AttrNumber attnum, Datum value);
 extern void GraphMutableForEachDoc(Relation index, const SegvecSegment *segs,
 								   int nsegs, BlockNumber head,
 								   BlockNumber stop, int dim,

@@ -297,6 +297,27 @@ KeymapAdd(Relation index, const KeymapEntry *entry)
 }
 
 /*
+ * KeymapAddDocAt: KeymapAddDoc for an alias just appended to the mutable
+ * page doc_blkno; the change records the page, so that KeymapLookupAt can
+ * tell an UPDATE where the row's current alias is (see "Aliases" in
+ * src/README.md).  Nothing else reads it.
+ */
+void
+KeymapAddDocAt(Relation index, const SegvecDocInfo *doc,
+			   BlockNumber doc_blkno)
+{
+	KeymapDelta rec;
+
+	if (!(doc->flags & SEGVEC_DOC_HAS_KEY))
+		return;
+	memset(&rec, 0, sizeof(rec));
+	KeymapEntryOfDoc(doc, &rec.entry);
+	rec.op = KEYMAP_OP_ADD;
+	rec.doc_blkno = doc_blkno;
+	delta_append(index, &rec);
+}
+
+/*
  * KeymapRemove: drop the entry of doc entry->docid.  Called before the doc
  * is removed.
  */
@@ -514,9 +535,24 @@ check_change_page(Relation index, Page page, BlockNumber blkno)
  * entry with KEYMAP_DOCID_REMOVED), optionally only those of one key;
  * counts its items into *nchanges.
  */
+static void read_chain_at(Relation index, BlockNumber blkno, bool onekey,
+						  uint64 key, EntryArray *out, uint32 *nchanges,
+						  KeymapDocLocation *loc);
+
 static void
 read_chain(Relation index, BlockNumber blkno, bool onekey, uint64 key,
 		   EntryArray *out, uint32 *nchanges)
+{
+	read_chain_at(index, blkno, onekey, key, out, nchanges, NULL);
+}
+
+/*
+ * read_chain with loc: for onekey, *loc is also set to each add of the key
+ * that names its doc's page, in chain order (so the newest wins).
+ */
+static void
+read_chain_at(Relation index, BlockNumber blkno, bool onekey, uint64 key,
+			  EntryArray *out, uint32 *nchanges, KeymapDocLocation *loc)
 {
 	while (blkno != InvalidBlockNumber)
 	{
@@ -540,7 +576,17 @@ read_chain(Relation index, BlockNumber blkno, bool onekey, uint64 key,
 			if (onekey && e.key_hash != key)
 				continue;
 			if (rec->op == KEYMAP_OP_REMOVE)
+			{
+				if (loc && loc->docid == e.docid)
+					memset(loc, 0, sizeof(KeymapDocLocation));
 				e.docid |= KEYMAP_DOCID_REMOVED;
+			}
+			else if (loc && onekey && rec->doc_blkno != 0 &&
+					 rec->doc_blkno != InvalidBlockNumber)
+			{
+				loc->docid = e.docid;
+				loc->doc_blkno = rec->doc_blkno;
+			}
 			array_add(out, &e);
 		}
 		blkno = SegvecPageGetOpaque(page)->nextblkno;
@@ -822,6 +868,21 @@ run_lookup(Relation index, const SegvecKeymapRun *run, uint64 key,
 int
 KeymapLookup(Relation index, uint64 key_hash, KeymapEntry **result)
 {
+	return KeymapLookupAt(index, key_hash, result, NULL, false);
+}
+
+/*
+ * KeymapLookupAt: KeymapLookup that also sets *loc (unless NULL) to the
+ * newest change adding one of the returned entries that names its doc's
+ * mutable page (KeymapAddDocAt), or loc->docid 0 if there is none.  The
+ * page may have been reused since: the caller checks.  With loc_only,
+ * when the chains give a loc, returns -1 and no entries at once, without
+ * reading the runs (the caller that needs the entries then calls again).
+ */
+int
+KeymapLookupAt(Relation index, uint64 key_hash, KeymapEntry **result,
+			   KeymapDocLocation *loc, bool loc_only)
+{
 	KeymapDir  *dir = palloc(sizeof(KeymapDir));
 	EntryArray	changes = {0};
 	EntryArray	out = {0};
@@ -834,8 +895,20 @@ KeymapLookup(Relation index, uint64 key_hash, KeymapEntry **result)
 	read_dir(index, dir);
 
 	/* newest first: the chains (later items first), then the runs */
-	read_chain(index, dir->delta_frozen[b], true, key_hash, &changes, NULL);
-	read_chain(index, dir->delta_head[b], true, key_hash, &changes, NULL);
+	if (loc)
+		memset(loc, 0, sizeof(KeymapDocLocation));
+	read_chain_at(index, dir->delta_frozen[b], true, key_hash, &changes, NULL,
+				  loc);
+	read_chain_at(index, dir->delta_head[b], true, key_hash, &changes, NULL,
+				  loc);
+	if (loc_only && loc && loc->docid != 0)
+	{
+		if (changes.items)
+			pfree(changes.items);
+		pfree(dir);
+		*result = NULL;
+		return -1;
+	}
 	for (i = changes.n - 1; i >= 0; i--)
 		array_add(&decided, &changes.items[i]);
 	for (r = (int) dir->nruns - 1; r >= 0; r--)
@@ -853,6 +926,15 @@ KeymapLookup(Relation index, uint64 key_hash, KeymapEntry **result)
 	}
 	if (out.n > 1)
 		qsort(out.items, out.n, sizeof(KeymapEntry), entry_cmp);
+	if (loc && loc->docid != 0)
+	{
+		bool		current = false;
+
+		for (i = 0; i < out.n && !current; i++)
+			current = out.items[i].docid == loc->docid;
+		if (!current)
+			memset(loc, 0, sizeof(KeymapDocLocation));
+	}
 
 	if (changes.items)
 		pfree(changes.items);

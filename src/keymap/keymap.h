@@ -44,10 +44,23 @@ extern void KeymapAdd(Relation index, const KeymapEntry *entry);
 extern void KeymapRemove(Relation index, const KeymapEntry *entry);
 extern void KeymapEntryOfDoc(const SegvecDocInfo *doc, KeymapEntry *entry);
 extern void KeymapAddDoc(Relation index, const SegvecDocInfo *doc);
+extern void KeymapAddDocAt(Relation index, const SegvecDocInfo *doc,
+						   BlockNumber doc_blkno);
 extern void KeymapRemoveDoc(Relation index, const SegvecDocInfo *doc);
 
 /* reading the current contents */
 extern int	KeymapLookup(Relation index, uint64 key_hash, KeymapEntry **result);
+
+/* where KeymapLookupAt says the newest located add of a key is */
+typedef struct KeymapDocLocation
+{
+	uint64		docid;			/* 0: none */
+	BlockNumber doc_blkno;		/* the mutable page its add named */
+} KeymapDocLocation;
+
+extern int	KeymapLookupAt(Relation index, uint64 key_hash,
+						   KeymapEntry **result, KeymapDocLocation *loc,
+						   bool loc_only);
 extern void KeymapForEach(Relation index,
 						  void (*callback) (const KeymapEntry *entry, void *arg),
 						  void *arg);

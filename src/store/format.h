@@ -395,7 +395,9 @@ typedef struct KeymapDelta
 {
 	KeymapEntry entry;
 	uint32		op;				/* KEYMAP_OP_* */
-	uint32		unused;
+	BlockNumber doc_blkno;		/* an add of an alias: the mutable page
+								 * that holds it; else 0 (the metapage's
+								 * number: unknown), as in older records */
 } KeymapDelta;
 
 #define KEYMAP_OP_ADD			1

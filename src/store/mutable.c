@@ -264,11 +264,11 @@ SegvecMutableAppend(Relation index, const SegvecDocInfo *doc,
  * docid ignored, its flags get SEGVEC_DOC_ALIAS) and target, the doc id of
  * an immutable segment's doc with the same vector.  One small item, one
  * WAL record (two when it starts a page).  Returns the alias's own doc id;
- * *page_added as for SegvecMutableAppend.
+ * *page_added as for SegvecMutableAppend; *blkno the page it went to.
  */
 uint64
 SegvecMutableAppendAlias(Relation index, const SegvecDocInfo *doc,
-						 uint64 target, bool *page_added)
+						 uint64 target, bool *page_added, BlockNumber *blkno)
 {
 	union
 	{
@@ -311,8 +311,66 @@ SegvecMutableAppendAlias(Relation index, const SegvecDocInfo *doc,
 		elog(ERROR, "failed to add item to segvec index \"%s\"",
 			 RelationGetRelationName(index));
 	GenericXLogFinish(state);
+	*blkno = BufferGetBlockNumber(buf);
 	UnlockReleaseBuffer(buf);
 	return docid;
+}
+
+static inline void tuple_doc(SegvecMutableTuple tup, SegvecDocInfo *doc);
+
+/*
+ * SegvecMutableReadAlias: if block blkno is (still) the live mutable page
+ * that holds the alias with doc id docid, its identity into *doc and its
+ * target into *target, and true; false otherwise (the page was frozen by a
+ * compaction, unlinked, reused, or VACUUM removed the alias).  A page's
+ * sequence number is in the doc ids of its docs and is never reused, so a
+ * live mutable page with that sequence number is the alias's page.  One
+ * share-locked page; blkno may be any block of the index or beyond it.
+ */
+bool
+SegvecMutableReadAlias(Relation index, BlockNumber blkno, uint64 docid,
+					   SegvecDocInfo *doc, uint64 *target)
+{
+	Buffer		buf;
+	Page		page;
+	OffsetNumber off,
+				maxoff;
+	bool		found = false;
+
+	if (blkno == SEGVEC_METAPAGE_BLKNO ||
+		blkno >= RelationGetNumberOfBlocks(index))
+		return false;
+	buf = ReadBuffer(index, blkno);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	if (!PageIsNew(page) && SegvecPageIsMutable(page) &&
+		!SegvecPageIsDeleted(page) &&
+		SegvecMakeDocId(SegvecPageGetOpaque(page)->seqno, 0) ==
+		(docid & ~UINT64CONST(0xFFFF)))
+	{
+		maxoff = PageGetMaxOffsetNumber(page);
+		for (off = FirstOffsetNumber; off <= maxoff && !found; off++)
+		{
+			ItemId		iid = PageGetItemId(page, off);
+			SegvecMutableTuple tup;
+
+			if (!ItemIdIsUsed(iid) || ItemIdGetLength(iid) < SEGVEC_ALIAS_ITEMSZ)
+				continue;
+			tup = (SegvecMutableTuple) PageGetItem(page, iid);
+			if (tup->docid != docid)
+				continue;
+			if (tup->flags & SEGVEC_DOC_ALIAS)
+			{
+				tuple_doc(tup, doc);
+				memcpy(target, (char *) tup + SEGVEC_MUTABLE_HDRSZ,
+					   sizeof(uint64));
+				found = true;
+			}
+			break;
+		}
+	}
+	UnlockReleaseBuffer(buf);
+	return found;
 }
 
 /*

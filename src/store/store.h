@@ -219,7 +219,11 @@ extern void SegvecMutableForEachDoc(Relation index, BlockNumber head,
 extern void SegvecMutableScanDocs(Relation index, const SegvecMetaInfo *info,
 								  SegvecDocCallback callback, void *arg);
 extern uint64 SegvecMutableAppendAlias(Relation index, const SegvecDocInfo *doc,
-									   uint64 target, bool *page_added);
+									   uint64 target, bool *page_added,
+									   BlockNumber *blkno);
+extern bool SegvecMutableReadAlias(Relation index, BlockNumber blkno,
+								   uint64 docid, SegvecDocInfo *doc,
+								   uint64 *target);
 extern void SegvecMutableForEachItem(Relation index, BlockNumber head,
 									 BlockNumber stop, int dim,
 									 SegvecDocCallback callback,
