@@ -67,8 +67,6 @@
 
 #define SEGVEC_MERGE_FACTOR		4
 
-static void compact_mutable(Relation index, SegvecCompactStats *stats);
-
 int			segvec_compact_threshold = -1;
 int			segvec_max_merge_docs = -1;
 int			segvec_compact_threshold_kb = 1024;
@@ -683,10 +681,12 @@ segsize_cmp(const void *a, const void *b)
  * ... + s_n).  When none qualifies, each segment holds more than R times
  * all the smaller ones together, so n <= 1 + log_R(live docs): a streamed
  * index stays at its big segment plus a few much smaller ones, and a new
- * compaction's segment is folded into the next smaller one at once.  Each
- * doc is rewritten about R times per level (the price; a tiered policy
- * rewrites it about once per tier).  Segments whose docs, with those of
- * the next segment, would not fit in one merge (maxdocs) take no part.
+ * compaction's segment is folded into the next smaller one at once.  The
+ * price: a segment is rewritten each time 1/R of its size has arrived
+ * below it, so each new doc costs about R copies of older docs per level
+ * (a tiered policy copies each doc about once per tier).  A segment that,
+ * with all the smaller ones, would not fit in one merge (maxdocs) is left
+ * out.
  */
 static int
 choose_merge_ratio(SegvecMetaInfo *info, int maxdocs, uint32 *drop)
@@ -965,8 +965,8 @@ merge_segments(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop)
 
 /*
  * SegvecMergeSegments: merge segments by the merge policy until it finds
- * nothing to do, each merge installed on its own, compacting the mutable
- * segment between merges when it is due.  Returns at once if
+ * nothing to do, each merge installed on its own, or until the mutable
+ * segment is due for compaction after a merge.  Returns at once if
  * another backend is merging the index (it looks at the policy again after
  * each of its installs).  Caller must not hold the compaction lock.  Adds
  * to stats->segments_merged if stats is not NULL.
@@ -1005,14 +1005,22 @@ SegvecMergeSegments(Relation index, SegvecCompactStats *stats)
 
 		/*
 		 * A compaction job runs its merges, and no other compaction of the
-		 * index can be taken by a worker meanwhile: so compact here what
-		 * the inserts added while this merge built, when that is due, and
-		 * the next merge can take the new segment.  Merges never starve
-		 * compaction, and the mutable segment stays near its threshold.
+		 * index can be taken by a worker meanwhile.  If the inserts made
+		 * while this merge built are due for compaction, stop here and say
+		 * so: the job queues another compaction (jobrun.c), which compacts
+		 * them and then does the next merge (the policy puts the most
+		 * urgent first).  So a
+		 * compaction waits for at most one merge, and under a steady
+		 * stream of inserts a job still ends (releasing its snapshot and
+		 * its worker's turn).
 		 */
 		if (SegvecMutableCountDocs(index, SegvecCompactThreshold(index)) >=
 			SegvecCompactThreshold(index))
-			compact_mutable(index, stats);
+		{
+			if (stats)
+				stats->merges_deferred = true;
+			break;
+		}
 	}
 	MemoryContextSwitchTo(oldctx);
 	MemoryContextDelete(ctx);

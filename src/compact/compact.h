@@ -33,6 +33,7 @@ typedef struct SegvecCompactStats
 	int64		docs_compacted; /* docs moved from the mutable segment */
 	int			segments_created;	/* from the mutable segment */
 	int			segments_merged;	/* old segments merged away */
+	bool		merges_deferred;	/* stopped merging: compaction due */
 } SegvecCompactStats;
 
 extern void SegvecCompactInit(void);
