@@ -180,13 +180,14 @@ VACUUM b03, b03u;
 SELECT * FROM b03_check ORDER BY t;
 -- after compaction: the live docs of the mutable segment go to a new graph
 -- segment: the 3,762 rows inserted after the build that are not among the
--- 5,000; in b03u also the 5,000 new versions of the updated rows.  q now
--- sits in a hole in the new segments (its 5,000 nearest rows are gone); at
--- the default ef_search a graph search of b03u's 10,000-doc segment does
--- not find its way around the hole, so B03 (which names no settings) is
--- checked at ef_search = 200, where segments of up to 25,600 docs are
--- scored exactly
+-- 5,000; in b03u also the 5,000 new versions of the updated rows, and
+-- the merge policy merges that segment into the first.  q now sits in a
+-- hole (its 5,000 nearest rows are gone); a graph search at the default
+-- ef_search does not find its way around the hole, so B03 (which names no
+-- settings) is checked at ef_search = 200 and exact_scan_factor = 128,
+-- where segments of up to 25,600 docs are scored exactly
 SET segvec.ef_search = 200;
+SET segvec.exact_scan_factor = 128;
 SELECT docs_compacted, segments_created FROM ft.compact('b03_emb_idx');
 SELECT docs_compacted, segments_created FROM ft.compact('b03u_emb_idx');
 SELECT * FROM b03_check ORDER BY t;
@@ -213,6 +214,7 @@ FROM (SELECT id, d, lag(d, 1, 0::float8) OVER (ORDER BY n) AS prev
 RESET enable_seqscan;
 RESET segvec.compact_threshold;
 RESET segvec.ef_search;
+RESET segvec.exact_scan_factor;
 DROP VIEW b03_check;
 DROP TABLE b03, b03u, b03_src, near5k, q;
 DROP FUNCTION rv(int), ids_of(text), exact_ids_of(text),

@@ -8,6 +8,9 @@ RESET client_min_messages;
 -- a schema of its own, so no other suite's tables or functions collide
 CREATE SCHEMA segvec_compact;
 SET search_path = segvec_compact, public;
+-- merges by tiers (segvec.merge_ratio = 0), whose steps the tiered
+-- merging below checks; the default ratio policy is test/t/085_merge_ratio.pl
+SET segvec.merge_ratio = 0;
 \set VERBOSITY terse
 
 -- deterministic, pairwise distinct 8-dim vectors

@@ -19,6 +19,8 @@ $$;
 -- three graph segments (8,000, 3,000 and 1,000 docs) and 200 mutable docs;
 -- the 1,000 lie far from the queries (every element + 3), as rows of
 -- another time or topic would, so the bound stops their segment's search
+-- (merge_ratio 0: tiers, which keep the three apart)
+SET segvec.merge_ratio = 0;
 CREATE TABLE sb_items (id int PRIMARY KEY, embedding real[], category int)
     WITH (autovacuum_enabled = off);
 INSERT INTO sb_items
@@ -37,6 +39,7 @@ INSERT INTO sb_items
 SELECT docs_compacted FROM ft.compact('sb_idx');
 INSERT INTO sb_items
     SELECT i, pg_temp.vec(i, 16), i % 100 FROM generate_series(12001, 12200) i;
+RESET segvec.merge_ratio;
 ANALYZE sb_items;
 SELECT num_segments, mutable_docs, immutable_docs FROM ft.info('sb_idx');
 

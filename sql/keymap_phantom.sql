@@ -117,6 +117,8 @@ FROM kp ORDER BY embedding <-> pg_temp.vec(200, 8) LIMIT 1;
 RESET enable_seqscan;
 SELECT * FROM pg_temp.report(false, :docid_200, 200);
 -- neither a compaction nor a VACUUM (the row is live) removes the phantom
+-- (the compaction's segment is merged into the first, which drops the
+-- tombstoned doc)
 SELECT docs_compacted, segments_created FROM ft.compact('kp_idx');
 VACUUM kp;
 SELECT count(*) AS found FROM ft.get('kp_idx', '200');

@@ -6,11 +6,11 @@
  * Every heap row with a non-NULL vector is collected in memory, up to what
  * maintenance_work_mem allows; each time that fills up, the docs become an
  * immutable HNSW segment, written straight away, so a table bigger than
- * memory gives several segments, which are then merged by the tiered
- * policy (reading vectors from their pages, compact/compact.c).  A table smaller than
- * segvec.compact_threshold docs is written to the mutable segment instead,
- * where scans are exact.  The segments are installed in the manifest at the
- * end, in one WAL record.
+ * memory gives several segments, which are then merged by the merge
+ * policy (reading vectors from their pages, compact/compact.c).  A table
+ * smaller than segvec.compact_threshold docs is written to the mutable
+ * segment instead, where scans are exact.  The segments are installed in
+ * the manifest at the end, in one WAL record.
  *
  * src/am/segvecbuild.c
  *
@@ -323,7 +323,7 @@ segvecbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	/*
 	 * A table bigger than one in-memory build gave several segments: merge
-	 * them by the tiered policy now, as a compaction would (a merge holds no
+	 * them by the merge policy now, as a compaction would (a merge holds no
 	 * vectors in memory; it keeps doc ids, so the keymap stays as it is).
 	 */
 	if (buildstate.nsegs >= 2)

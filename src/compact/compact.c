@@ -26,7 +26,7 @@
  *	4. marks garbage pages deleted with the install's next FullTransactionId
  *	   (VACUUM recycles them once that is older than every snapshot) and
  *	   clears the garbage entries;
- *	5. releases the compaction lock and merges segments by the tiered
+ *	5. releases the compaction lock and merges segments by the merge
  *	   policy (below), under the merge lock: each merge builds without the
  *	   compaction lock (graph/graphmerge.c, vectors read from pages), then
  *	   takes it to carry over the tombstones VACUUM set on its inputs
@@ -35,13 +35,13 @@
  * 3, the new one.  A scan reads the manifest once, so it sees either the
  * frozen docs in the mutable segment or the new segments, never both.
  *
- * Tiered merging: a segment's tier is floor(log4(live docs)).  When
- * SEGVEC_MERGE_FACTOR segments share a tier, they are merged into one
- * (dropping tombstoned docs), which lands in a higher tier; so the number
- * of segments grows like the logarithm of the number of docs.  A segment
- * whose docs are more than half tombstones is rewritten on its own.
- * Merges whose graph (not vectors: SegvecMaxMergeDocs) would not fit in
- * maintenance_work_mem are not done.
+ * Merge policy (choose_merge): a segment whose docs are more than half
+ * tombstones is rewritten on its own; otherwise a segment is merged with
+ * all smaller ones once they hold 1/segvec.merge_ratio of its docs, so
+ * there are at most 1 + log_R(docs) segments (segvec.merge_ratio = 0: the
+ * tiered policy, SEGVEC_MERGE_FACTOR segments of one tier, floor(log4(live
+ * docs)), merged into one).  Merges whose graph (not vectors:
+ * SegvecMaxMergeDocs) would not fit in maintenance_work_mem are not done.
  *
  * src/compact/compact.c
  *
@@ -70,6 +70,7 @@
 int			segvec_compact_threshold = -1;
 int			segvec_max_merge_docs = -1;
 int			segvec_compact_threshold_kb = 1024;
+int			segvec_merge_ratio = 16;
 
 /*
  * SegvecCompactInit: from _PG_init, define segvec.compact_threshold.
@@ -92,6 +93,11 @@ SegvecCompactInit(void)
 							 "Off makes every merge read vectors from pages, as merges bigger than memory do (for measurements and tests).",
 							 &segvec_merge_in_memory, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("segvec.merge_ratio",
+							"Size ratio between consecutive segments below which they are merged (0: merge by tiers).",
+							"A segment is merged with all smaller ones once they hold 1/merge_ratio of its docs, so an index has at most 1 + log_merge_ratio(docs) segments; higher values rewrite docs more often.",
+							&segvec_merge_ratio, 16, 0, 1024,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("segvec.max_merge_docs",
 							"Most docs one segment merge produces (-1: as many as maintenance_work_mem allows).",
 							"A merge holds about 56 bytes per doc, whatever the dimension; segments bigger than this are not merged further.",
@@ -648,9 +654,91 @@ tier_of(int64 ndocs)
 	return ndocs < 1 ? 0 : (int) floor(log((double) ndocs) / log(4.0));
 }
 
+/* a segment and its live docs, for sorting by size */
+typedef struct SegSize
+{
+	uint32		segno;
+	int64		live;
+} SegSize;
+
+/* by live docs, biggest first; ties by segment number, oldest first */
+static int
+segsize_cmp(const void *a, const void *b)
+{
+	const SegSize *x = (const SegSize *) a;
+	const SegSize *y = (const SegSize *) b;
+
+	if (x->live != y->live)
+		return x->live > y->live ? -1 : 1;
+	return x->segno < y->segno ? -1 : (x->segno > y->segno ? 1 : 0);
+}
+
 /*
- * Pick segments to merge by the tiered policy: fills drop[] with segment
- * numbers and returns how many (0: nothing to do).
+ * The ratio policy (segvec.merge_ratio = R > 0): with the segments that
+ * may still grow sorted by live docs, biggest first (s1 >= s2 >= ... >=
+ * sn), merge s_j with every smaller one for the first j (the biggest)
+ * whose smaller ones hold at least 1/R of its docs: s_j <= R * (s_j+1 +
+ * ... + s_n).  When none qualifies, each segment holds more than R times
+ * all the smaller ones together, so n <= 1 + log_R(live docs): a streamed
+ * index stays at its big segment plus a few much smaller ones, and a new
+ * compaction's segment is folded into the next smaller one at once.  The
+ * price: a segment is rewritten each time 1/R of its size has arrived
+ * below it, so each new doc costs about R copies of older docs per level
+ * (a tiered policy copies each doc about once per tier).  A segment that,
+ * with all the smaller ones, would not fit in one merge (maxdocs) is left
+ * out.
+ */
+static int
+choose_merge_ratio(SegvecMetaInfo *info, int maxdocs, uint32 *drop)
+{
+	SegSize    *s = palloc(sizeof(SegSize) * (info->nsegments + 1));
+	int64	   *smaller = palloc(sizeof(int64) * (info->nsegments + 1));
+	int			n = 0,
+				ndrop = 0,
+				j,
+				i;
+
+	for (i = 0; i < info->nsegments; i++)
+	{
+		/* graphmerge.c cannot read a quantized segment's vectors yet */
+		if (info->segments[i].quant != SEGVEC_QUANT_NONE)
+			continue;
+		s[n].segno = info->segments[i].segno;
+		s[n].live = live_docs(&info->segments[i]);
+		n++;
+	}
+	qsort(s, n, sizeof(SegSize), segsize_cmp);
+
+	/* smaller[j] = s_j+1 + ... + s_n */
+	smaller[n] = 0;
+	if (n > 0)
+		smaller[n - 1] = 0;
+	for (j = n - 2; j >= 0; j--)
+		smaller[j] = smaller[j + 1] + s[j + 1].live;
+
+	for (j = 0; j < n - 1; j++)
+	{
+		/* too big to merge with all the smaller ones: leave it out */
+		if (s[j].live + smaller[j] > maxdocs)
+			continue;
+		if (s[j].live <= (int64) segvec_merge_ratio * smaller[j])
+		{
+			for (i = j; i < n && ndrop < SEGVEC_MAX_MERGE_INPUTS; i++)
+				drop[ndrop++] = s[i].segno;
+			break;
+		}
+	}
+	pfree(s);
+	pfree(smaller);
+	return ndrop;
+}
+
+/*
+ * Pick segments to merge: fills drop[] with segment numbers and returns
+ * how many (0: nothing to do).  A segment mostly tombstones is rewritten
+ * alone; then the ratio policy (above), or with segvec.merge_ratio = 0 the
+ * tiered one: tiers are floor(log4(live docs)), and SEGVEC_MERGE_FACTOR
+ * segments of one tier are merged.
  */
 static int
 choose_merge(SegvecMetaInfo *info, int maxdocs, uint32 *drop)
@@ -667,6 +755,9 @@ choose_merge(SegvecMetaInfo *info, int maxdocs, uint32 *drop)
 			return 1;
 		}
 	}
+
+	if (segvec_merge_ratio > 0)
+		return choose_merge_ratio(info, maxdocs, drop);
 
 	for (tier = 0; tier < 32; tier++)
 	{
@@ -873,8 +964,9 @@ merge_segments(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop)
 }
 
 /*
- * SegvecMergeSegments: merge segments by the tiered policy until it finds
- * nothing to do, each merge installed on its own.  Returns at once if
+ * SegvecMergeSegments: merge segments by the merge policy until it finds
+ * nothing to do, each merge installed on its own, or until the mutable
+ * segment is due for compaction after a merge.  Returns at once if
  * another backend is merging the index (it looks at the policy again after
  * each of its installs).  Caller must not hold the compaction lock.  Adds
  * to stats->segments_merged if stats is not NULL.
@@ -910,6 +1002,25 @@ SegvecMergeSegments(Relation index, SegvecCompactStats *stats)
 		MemoryContextReset(ctx);
 		if (merged == 0)
 			break;
+
+		/*
+		 * A compaction job runs its merges, and no other compaction of the
+		 * index can be taken by a worker meanwhile.  If the inserts made
+		 * while this merge built are due for compaction, stop here and say
+		 * so: the job queues another compaction (jobrun.c), which compacts
+		 * them and then does the next merge (the policy puts the most
+		 * urgent first).  So a
+		 * compaction waits for at most one merge, and under a steady
+		 * stream of inserts a job still ends (releasing its snapshot and
+		 * its worker's turn).
+		 */
+		if (SegvecMutableCountDocs(index, SegvecCompactThreshold(index)) >=
+			SegvecCompactThreshold(index))
+		{
+			if (stats)
+				stats->merges_deferred = true;
+			break;
+		}
 	}
 	MemoryContextSwitchTo(oldctx);
 	MemoryContextDelete(ctx);
@@ -917,12 +1028,13 @@ SegvecMergeSegments(Relation index, SegvecCompactStats *stats)
 }
 
 /*
- * SegvecCompact: compact the index (see the file header).  Waits for any
- * other compaction or VACUUM of the index to finish first.  Fills *stats
- * if not NULL.
+ * compact_mutable: steps 1-4 of a compaction (see the file header): freeze
+ * the mutable segment, build its graphs, install them and mark the frozen
+ * pages deleted.  Takes and releases the compaction lock (waiting for any
+ * other compaction or VACUUM of the index).  Adds to *stats if not NULL.
  */
-void
-SegvecCompact(Relation index, SegvecCompactStats *stats)
+static void
+compact_mutable(Relation index, SegvecCompactStats *stats)
 {
 	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
 	MemoryContext ctx,
@@ -931,9 +1043,6 @@ SegvecCompact(Relation index, SegvecCompactStats *stats)
 	BlockNumber frozen_stop;
 	uint64		frozen_seqno = 0;
 	SegmentWriter w;
-
-	if (stats)
-		memset(stats, 0, sizeof(SegvecCompactStats));
 
 	ctx = AllocSetContextCreate(CurrentMemoryContext, "segvec compaction",
 								ALLOCSET_DEFAULT_SIZES);
@@ -983,16 +1092,30 @@ SegvecCompact(Relation index, SegvecCompactStats *stats)
 
 		if (stats)
 		{
-			stats->docs_compacted = w.ndocs;
-			stats->segments_created = w.nsegs;
+			stats->docs_compacted += w.ndocs;
+			stats->segments_created += w.nsegs;
 		}
 	}
 
 	UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
 
-	/* 5. tiered merges, without the compaction lock */
-	SegvecMergeSegments(index, stats);
-
 	MemoryContextSwitchTo(oldctx);
 	MemoryContextDelete(ctx);
+}
+
+/*
+ * SegvecCompact: compact the index (see the file header), then merge
+ * segments.  Waits for any other compaction or VACUUM of the index to
+ * finish first.  Fills *stats if not NULL.
+ */
+void
+SegvecCompact(Relation index, SegvecCompactStats *stats)
+{
+	if (stats)
+		memset(stats, 0, sizeof(SegvecCompactStats));
+
+	compact_mutable(index, stats);
+
+	/* 5. merges, without the compaction lock */
+	SegvecMergeSegments(index, stats);
 }

@@ -2,7 +2,7 @@
  *
  * compact.h
  *	  Compaction: freezing the mutable segment into immutable graph
- *	  segments, merging segments by a tiered policy, installing segments in
+ *	  segments, merging segments (size-ratio policy), installing segments in
  *	  the manifest, and marking what an install dropped as garbage.
  *
  * Compaction calls the graphs, the keymap's storage and storage; the jobs,
@@ -25,6 +25,7 @@
 /* segvec.compact_threshold: docs in the mutable segment worth compacting */
 extern PGDLLIMPORT int segvec_compact_threshold;
 extern PGDLLIMPORT int segvec_compact_threshold_kb;
+extern PGDLLIMPORT int segvec_merge_ratio;
 
 /* What a compaction did */
 typedef struct SegvecCompactStats
@@ -32,6 +33,7 @@ typedef struct SegvecCompactStats
 	int64		docs_compacted; /* docs moved from the mutable segment */
 	int			segments_created;	/* from the mutable segment */
 	int			segments_merged;	/* old segments merged away */
+	bool		merges_deferred;	/* stopped merging: compaction due */
 } SegvecCompactStats;
 
 extern void SegvecCompactInit(void);

@@ -188,6 +188,9 @@ run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 									 stats.segments_merged)));
 			SegvecIdentityPop(&saved);
 			*changed = stats.docs_compacted > 0 || stats.segments_merged > 0;
+			/* merges left for after the compaction they waited for */
+			if (stats.merges_deferred)
+				(void) SegvecSubmitJob(indexid, SEGVEC_JOB_COMPACT);
 			break;
 		case SEGVEC_JOB_SNAPSHOT:
 			SegvecIdentityPush(&saved, owner);

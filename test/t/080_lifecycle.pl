@@ -2,9 +2,10 @@
 # (issue 11), with background work off so that every compaction is the
 # test's own.
 #
-# - No cap on segments: segvec.max_merge_docs = 1000, 256 dimensions and
-#   compact_threshold = 300 make every 300-row round its own segment that
-#   never merges (four segments hold 1,200 docs); 30 rounds give 30
+# - No cap on segments: segvec.max_merge_docs = 1000, merges by tiers
+#   (segvec.merge_ratio = 0), 256 dimensions and compact_threshold = 300
+#   make every 300-row round its own segment that never merges (four
+#   segments hold 1,200 docs); 30 rounds give 30
 #   segments, past the 24 the
 #   metapage holds, so the manifest overflows into pages.  No compaction,
 #   insert or VACUUM fails; deletes tombstone docs in overflow segments;
@@ -82,7 +83,7 @@ CREATE INDEX s_v ON s USING segvec (v) INCLUDE (id)
 for my $round (0 .. 29)
 {
 	my ($lo, $hi) = ($round * 300 + 1, $round * 300 + 300);
-	sq(qq{SET segvec.max_merge_docs = 1000;
+	sq(qq{SET segvec.max_merge_docs = 1000; SET segvec.merge_ratio = 0;
 		  INSERT INTO s SELECT i, vec(i, 256) FROM generate_series($lo, $hi) i;
 		  SELECT ft.compact('s_v')});
 }
@@ -97,7 +98,7 @@ is(verify('s_v', 2000), $clean,
 	'ft.verify is clean with an overflowing manifest');
 
 # inserts and one more compaction go on; the manifest survives a restart
-sq(q{SET segvec.max_merge_docs = 1000;
+sq(q{SET segvec.max_merge_docs = 1000; SET segvec.merge_ratio = 0;
 	 INSERT INTO s SELECT i, vec(i, 256) FROM generate_series(9001, 9300) i;
 	 SELECT ft.compact('s_v')});
 $node->restart;

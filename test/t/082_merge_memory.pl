@@ -35,6 +35,8 @@ autovacuum = off
 segvec.max_workers = 0
 segvec.enable_test_hooks = on
 maintenance_work_mem = '1MB'
+# merges by tiers, whose steps (four segments of a tier) the test follows
+segvec.merge_ratio = 0
 segvec.ef_search = 200
 });
 $node->start;
