@@ -324,10 +324,12 @@ segvecbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	/*
 	 * A table bigger than one in-memory build gave several segments: merge
 	 * them by the tiered policy now, as a compaction would (a merge holds no
-	 * vectors in memory; it keeps doc ids, so the keymap stays as it is).
+	 * vectors in memory; it keeps doc ids, so the keymap stays as it is),
+	 * without the size guard: a fresh build is as merged as the policy
+	 * allows, whatever the space its merges leave free.
 	 */
 	if (buildstate.nsegs >= 2)
-		SegvecMergeSegments(index, NULL);
+		SegvecMergeSegments(index, NULL, false);
 
 	MemoryContextDelete(buildstate.tmpCtx);
 

@@ -60,6 +60,7 @@
 #include "utils/memutils.h"
 #include "utils/guc.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "compact/compact.h"
 #include "graph/graph.h"
@@ -873,14 +874,112 @@ merge_segments(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop)
 }
 
 /*
+ * The size guard of the merge policy.  A merge writes its output before it
+ * frees its inputs, and the index never shrinks (but for a free tail that
+ * VACUUM truncates), so a merge that cannot take its output from the
+ * free-extent list raises the index's size for good, by the output's
+ * size: merged without a guard, the biggest segment grows to nearly the
+ * whole index, and so does the free space its last merge leaves behind
+ * (twice a fresh build).  So a merge's output must fit in a budget:
+ *	- the biggest free extent no scan can read any more (the index does
+ *	  not grow), or
+ *	- the growth that keeps the index within 1 + 1/SEGVEC_MERGE_GROWTH_DIV
+ *	  times its pages in use (those not on the free-extent list), plus
+ *	  SEGVEC_MERGE_SLACK_PAGES so that small indexes merge as before,
+ * whichever is more (the output's pages are estimated from its inputs'
+ * and their live fraction).  merge_fit keeps the smallest inputs of the
+ * merge the policy chose whose output fits, at least two of them (or the
+ * one segment to rewrite); if fewer fit, the merge waits for freed space
+ * to become reusable, unless the index has more segments than the tiered
+ * policy keeps (SEGVEC_MERGE_FACTOR - 1 a tier) plus SEGVEC_MERGE_HELD that
+ * this guard held back: then the two smallest merge anyway, so merges
+ * never stop for good and the index grows by as little as they need.
+ * Sorts drop[] by size; returns how many of its first entries to merge (0:
+ * none now).
+ */
+#define SEGVEC_MERGE_GROWTH_DIV		5
+#define SEGVEC_MERGE_SLACK_PAGES	16
+#define SEGVEC_MERGE_HELD			5
+
+typedef struct MergeInputSize
+{
+	uint32		segno;
+	double		pages;			/* estimated pages in the output */
+} MergeInputSize;
+
+static int
+input_size_cmp(const void *a, const void *b)
+{
+	double		x = ((const MergeInputSize *) a)->pages;
+	double		y = ((const MergeInputSize *) b)->pages;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+static int
+merge_fit(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop)
+{
+	MergeInputSize *in = palloc(sizeof(MergeInputSize) * ndrop);
+	BlockNumber nblocks;
+	uint64		free_pages;
+	uint32		largest;
+	uint64		in_use;
+	double		budget,
+				out = 0;
+	int64		live = 0;
+	int			i,
+				j,
+				n;
+
+	for (j = 0; j < ndrop; j++)
+	{
+		in[j].segno = drop[j];
+		in[j].pages = 0;
+	}
+	for (i = 0; i < info->nsegments; i++)
+	{
+		const SegvecSegment *seg = &info->segments[i];
+
+		live += live_docs(seg);
+		for (j = 0; j < ndrop; j++)
+			if (seg->segno == drop[j] && seg->ndocs > 0)
+				in[j].pages = (double) seg->npages * live_docs(seg) / seg->ndocs;
+	}
+	qsort(in, ndrop, sizeof(MergeInputSize), input_size_cmp);
+	for (j = 0; j < ndrop; j++)
+		drop[j] = in[j].segno;
+
+	SegvecGetFreeSpace(index, &nblocks, &free_pages, &largest);
+	in_use = nblocks > free_pages ? nblocks - free_pages : 0;
+	budget = (double) in_use + (double) in_use / SEGVEC_MERGE_GROWTH_DIV +
+		SEGVEC_MERGE_SLACK_PAGES - (double) nblocks;
+	budget = Max(budget, (double) largest);
+
+	for (n = 0; n < ndrop && out + in[n].pages <= budget; n++)
+		out += in[n].pages;
+	pfree(in);
+	if (n == ndrop || n >= 2)
+		return n;
+	if (info->nsegments > (SEGVEC_MERGE_FACTOR - 1) * (tier_of(live) + 1) +
+		SEGVEC_MERGE_HELD)
+		return Min(ndrop, 2);
+	ereport(DEBUG1,
+			(errmsg_internal("segvec merge of %d segments of index \"%s\" deferred: %u pages of which " UINT64_FORMAT " free, %u in the biggest reusable extent",
+							 ndrop, RelationGetRelationName(index),
+							 nblocks, free_pages, largest)));
+	return 0;
+}
+
+/*
  * SegvecMergeSegments: merge segments by the tiered policy until it finds
  * nothing to do, each merge installed on its own.  Returns at once if
  * another backend is merging the index (it looks at the policy again after
  * each of its installs).  Caller must not hold the compaction lock.  Adds
- * to stats->segments_merged if stats is not NULL.
+ * to stats->segments_merged if stats is not NULL.  With size_guard, a merge
+ * takes only what merge_fit keeps (everything but CREATE INDEX).
  */
 void
-SegvecMergeSegments(Relation index, SegvecCompactStats *stats)
+SegvecMergeSegments(Relation index, SegvecCompactStats *stats, bool size_guard)
 {
 	MemoryContext ctx,
 				oldctx;
@@ -897,11 +996,22 @@ SegvecMergeSegments(Relation index, SegvecCompactStats *stats)
 		int			ndrop;
 		int			merged;
 
+		/*
+		 * Without an active snapshot (a background job, VACUUM) drop the
+		 * catalog snapshot too, so that this backend holds back no xmin
+		 * horizon during the merge: what the installs free meanwhile
+		 * becomes reusable (store/extent.c).  The merge reads no catalog.
+		 */
+		if (!ActiveSnapshotSet())
+			InvalidateCatalogSnapshot();
+
 		SegvecGetMetaInfo(index, info);
 		if (info->dimensions == 0)
 			break;
 		ndrop = choose_merge(info, SegvecMaxMergeDocs(SegvecGetFrozenM(index)),
 							 drop);
+		if (ndrop > 0 && size_guard)
+			ndrop = merge_fit(index, info, drop, ndrop);
 		if (ndrop == 0)
 			break;
 		merged = merge_segments(index, info, drop, ndrop);
@@ -938,6 +1048,10 @@ SegvecCompact(Relation index, SegvecCompactStats *stats)
 	ctx = AllocSetContextCreate(CurrentMemoryContext, "segvec compaction",
 								ALLOCSET_DEFAULT_SIZES);
 	oldctx = MemoryContextSwitchTo(ctx);
+
+	/* no xmin held while we wait and compact: see SegvecMergeSegments */
+	if (!ActiveSnapshotSet())
+		InvalidateCatalogSnapshot();
 
 	LockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
 
@@ -991,7 +1105,7 @@ SegvecCompact(Relation index, SegvecCompactStats *stats)
 	UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
 
 	/* 5. tiered merges, without the compaction lock */
-	SegvecMergeSegments(index, stats);
+	SegvecMergeSegments(index, stats, true);
 
 	MemoryContextSwitchTo(oldctx);
 	MemoryContextDelete(ctx);

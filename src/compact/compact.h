@@ -42,7 +42,8 @@ extern void SegvecInstallSegments(Relation index, SegvecSegment *segs,
 								  int nsegs, uint64 next_seqno);
 extern int	SegvecMaxBuildDocs(int dim, int m);
 extern int	SegvecMaxMergeDocs(int m);
-extern void SegvecMergeSegments(Relation index, SegvecCompactStats *stats);
+extern void SegvecMergeSegments(Relation index, SegvecCompactStats *stats,
+								bool size_guard);
 
 /*
  * The merge lock: a heavyweight page lock on a block number no page has

@@ -155,11 +155,14 @@ extern BlockNumber SegvecWriteExtent(Relation index, uint32 npages,
 extern bool SegvecFreeExtentAdd(SegvecMetaPage meta, BlockNumber start,
 								uint32 npages, uint64 xid);
 extern BlockNumber SegvecExtentTake(Relation index, uint32 npages);
+extern void SegvecGetFreeSpace(Relation index, BlockNumber *nblocks,
+							   uint64 *free_pages, uint32 *largest_reusable);
 extern bool SegvecFreePageAvailable(SegvecMetaPage meta);
 extern BlockNumber SegvecFreePageTake(SegvecMetaPage meta);
 extern Buffer SegvecLockFreePage(Relation index, BlockNumber blkno);
 extern bool SegvecFreePagesAdd(SegvecMetaPage meta, BlockNumber *blocks,
 							   int nblocks, uint64 xid);
+extern BlockNumber SegvecTruncateFreeTail(Relation index);
 extern bool SegvecBlockIsFree(const SegvecFreeExtent *free, uint32 nfree,
 							  BlockNumber blkno);
 
