@@ -71,6 +71,7 @@
 int			segvec_compact_threshold = -1;
 int			segvec_max_merge_docs = -1;
 int			segvec_compact_threshold_kb = 1024;
+bool		segvec_merge_size_guard = true;
 
 /*
  * SegvecCompactInit: from _PG_init, define segvec.compact_threshold.
@@ -92,6 +93,11 @@ SegvecCompactInit(void)
 							 "Lets a segment merge copy vectors and links to memory when they fit in maintenance_work_mem.",
 							 "Off makes every merge read vectors from pages, as merges bigger than memory do (for measurements and tests).",
 							 &segvec_merge_in_memory, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("segvec.merge_size_guard",
+							 "Holds back segment merges whose output the index could not reuse space for.",
+							 "Off merges by the tiered policy alone, however much the index grows (for tests of the policy).",
+							 &segvec_merge_size_guard, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("segvec.max_merge_docs",
 							"Most docs one segment merge produces (-1: as many as maintenance_work_mem allows).",
@@ -883,17 +889,19 @@ merge_segments(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop)
  * (twice a fresh build).  So a merge's output must fit in a budget:
  *	- the biggest free extent no scan can read any more (the index does
  *	  not grow), or
- *	- the growth that keeps the index within 1 + 1/SEGVEC_MERGE_GROWTH_DIV
- *	  times its pages in use (those not on the free-extent list), plus
- *	  SEGVEC_MERGE_SLACK_PAGES so that small indexes merge as before,
+ *	- 1/SEGVEC_MERGE_GROWTH_DIV of the index's pages in use (those not on
+ *	  the free-extent list), plus SEGVEC_MERGE_SLACK_PAGES so that small
+ *	  indexes merge as before: what the index grows by if it must extend,
  * whichever is more (the output's pages are estimated from its inputs'
- * and their live fraction).  merge_fit keeps the smallest inputs of the
- * merge the policy chose whose output fits, at least two of them (or the
- * one segment to rewrite); if fewer fit, the merge waits for freed space
- * to become reusable, unless the index has more segments than the tiered
- * policy keeps (SEGVEC_MERGE_FACTOR - 1 a tier) plus SEGVEC_MERGE_HELD that
- * this guard held back: then the two smallest merge anyway, so merges
- * never stop for good and the index grows by as little as they need.
+ * and their live fraction).  The rewrite of a segment that is mostly
+ * tombstones always runs (it writes less than half of what it frees).
+ * Otherwise merge_fit keeps the smallest inputs of the merge the policy
+ * chose whose output fits, at least two of them; if fewer fit, the merge
+ * waits for freed space to become reusable, unless the index has more
+ * segments than the tiered policy keeps (SEGVEC_MERGE_FACTOR - 1 a tier)
+ * plus SEGVEC_MERGE_HELD that this guard held back: then the two smallest
+ * merge anyway, so merges never stop for good and the index grows by as
+ * little as they need.
  * Sorts drop[] by size; returns how many of its first entries to merge (0:
  * none now).
  */
@@ -931,6 +939,10 @@ merge_fit(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop)
 				j,
 				n;
 
+	/* a rewrite writes less than half of what it frees: always */
+	if (ndrop == 1)
+		return 1;
+
 	for (j = 0; j < ndrop; j++)
 	{
 		in[j].segno = drop[j];
@@ -951,8 +963,8 @@ merge_fit(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop)
 
 	SegvecGetFreeSpace(index, &nblocks, &free_pages, &largest);
 	in_use = nblocks > free_pages ? nblocks - free_pages : 0;
-	budget = (double) in_use + (double) in_use / SEGVEC_MERGE_GROWTH_DIV +
-		SEGVEC_MERGE_SLACK_PAGES - (double) nblocks;
+	budget = (double) in_use / SEGVEC_MERGE_GROWTH_DIV +
+		SEGVEC_MERGE_SLACK_PAGES;
 	budget = Max(budget, (double) largest);
 
 	for (n = 0; n < ndrop && out + in[n].pages <= budget; n++)
@@ -1010,7 +1022,7 @@ SegvecMergeSegments(Relation index, SegvecCompactStats *stats, bool size_guard)
 			break;
 		ndrop = choose_merge(info, SegvecMaxMergeDocs(SegvecGetFrozenM(index)),
 							 drop);
-		if (ndrop > 0 && size_guard)
+		if (ndrop > 0 && size_guard && segvec_merge_size_guard)
 			ndrop = merge_fit(index, info, drop, ndrop);
 		if (ndrop == 0)
 			break;

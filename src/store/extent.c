@@ -59,6 +59,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+#include "hooks/testhooks.h"
 #include "store/store.h"
 
 /*
@@ -385,7 +386,10 @@ SegvecTruncateFreeTail(Relation index)
 	UnlockReleaseBuffer(metabuf);
 
 	if (new_end != InvalidBlockNumber)
+	{
+		SegvecTestPoint("truncate-unlisted");
 		RelationTruncate(index, new_end);
+	}
 	UnlockRelation(index, AccessExclusiveLock);
 	return new_end;
 }

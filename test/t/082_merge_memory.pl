@@ -36,6 +36,8 @@ segvec.max_workers = 0
 segvec.enable_test_hooks = on
 maintenance_work_mem = '1MB'
 segvec.ef_search = 200
+# the merges this test counts are the tiered policy's alone
+segvec.merge_size_guard = off
 });
 $node->start;
 

@@ -168,7 +168,7 @@ note sprintf('index size: streamed %d kB, fresh %d kB, ratio %.2f',
 # its install is left, so while the clients' ft.compact calls (in their
 # statements' snapshots) overlap, every new extent extends the index.
 # The size guard of the merge policy keeps a merge's output within what
-# the index can reuse or 1.2 times its pages in use, and VACUUM truncates
+# the index can reuse or a fifth of its pages in use, and VACUUM truncates
 # a free tail (src/README.md, "Recycling and free extents"); without them
 # the whole index reached 3.5 to 3.9 times a fresh build here.
 my $in_use = sq(q{SELECT (index_pages - free_extent_pages - recyclable_pages) * 8192
