@@ -324,6 +324,34 @@ SegvecFreePagesAdd(SegvecMetaPage meta, BlockNumber *blocks, int nblocks,
 }
 
 /*
+ * Does the free-extent list end with a reusable extent that ends at the
+ * relation's end (so that SegvecTruncateFreeTail would truncate it)?
+ * Sorted, disjoint and coalesced: only the last entry can end there.
+ */
+static bool
+tail_is_free(Relation index)
+{
+	Buffer		metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	SegvecMetaPage meta;
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	bool		result = false;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	meta = SegvecPageGetMeta(BufferGetPage(metabuf));
+	if (meta->nfree > 0)
+	{
+		SegvecFreeExtent *last = &meta->free[meta->nfree - 1];
+
+		result = last->start + last->npages == nblocks &&
+			last->start > SEGVEC_METAPAGE_BLKNO &&
+			GlobalVisCheckRemovableFullXid(NULL,
+										   FullTransactionIdFromU64(last->xid));
+	}
+	UnlockReleaseBuffer(metabuf);
+	return result;
+}
+
+/*
  * SegvecTruncateFreeTail: give the free extent at the relation's end back
  * to the operating system.  The index never shrinks otherwise: what a
  * merge frees stays on the free-extent list until a new extent reuses it.
@@ -358,6 +386,13 @@ SegvecTruncateFreeTail(Relation index)
 
 	if (IsInParallelMode() || RecoveryInProgress())
 		return InvalidBlockNumber;
+
+	/*
+	 * Only if there is something to truncate: the lock is WAL-logged, and
+	 * a standby's replay of it cancels the standby's scans of the index.
+	 */
+	if (!tail_is_free(index))
+		return InvalidBlockNumber;
 	if (!ConditionalLockRelation(index, AccessExclusiveLock))
 		return InvalidBlockNumber;
 
@@ -369,7 +404,7 @@ SegvecTruncateFreeTail(Relation index)
 	{
 		SegvecFreeExtent *last = &meta->free[meta->nfree - 1];
 
-		/* sorted, disjoint and coalesced: only the last one can end there */
+		/* again, under the lock */
 		if (last->start + last->npages == nblocks &&
 			last->start > SEGVEC_METAPAGE_BLKNO &&
 			GlobalVisCheckRemovableFullXid(NULL,

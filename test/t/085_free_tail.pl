@@ -6,11 +6,10 @@
 # inserts and compactions go on, ft.verify is clean.
 #
 # Background work is off, so every compaction is the test's own, made by
-# VACUUM (its compaction and merges run under VACUUM's ignored xmin).  A
-# round replaces a batch of rows: insert the new ones, delete the old
-# ones, VACUUM (tombstones the old segment, compacts the new rows, and the
-# merge policy rewrites the mostly tombstoned segment), then a
-# transaction so that what the round freed is older than every snapshot.
+# VACUUM (compact_threshold = 100; a segment that is all tombstones is
+# rewritten away by the merge policy).  empty_tail arranges for the last
+# extent of the index to be a dropped segment.
+
 use strict;
 use warnings;
 
@@ -61,24 +60,6 @@ CREATE FUNCTION vec(i bigint) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
   FROM generate_series(1, 16) j $$;
 });
 
-# One round on table $t: rows [$n * 300 + 1, $n * 300 + 300] replace the
-# previous round's.  Returns the index's size in blocks before and after
-# the round's VACUUM, and psql's status of the VACUUM.
-sub round
-{
-	my ($t, $n) = @_;
-	my ($lo, $hi) = ($n * 300 + 1, $n * 300 + 300);
-	sq(qq{INSERT INTO $t SELECT i, vec(i) FROM generate_series($lo, $hi) i;
-	      DELETE FROM $t WHERE id < $lo});
-	my $before = sq(qq{SELECT pg_relation_size('${t}_v') / 8192});
-	my ($ret) = $node->psql('postgres', "VACUUM $t");
-	$node->poll_query_until('postgres', 'SELECT 1', '1')
-	  or die 'server did not come back';
-	my $after = sq(qq{SELECT pg_relation_size('${t}_v') / 8192});
-	sq('SELECT txid_current()');
-	return ($before, $after, $ret);
-}
-
 sub setup
 {
 	my ($t) = @_;
@@ -89,63 +70,79 @@ CREATE INDEX ${t}_v ON $t USING segvec (v) INCLUDE (id)
 });
 }
 
+sub blocks
+{
+	my ($t) = @_;
+	return sq(qq{SELECT pg_relation_size('${t}_v') / 8192});
+}
+
+# Leaves the last extent of ${t}_v free: a big segment S1, then small
+# segments that reuse its space (best fit) while the segment after it,
+# S2, is emptied and rewritten away (VACUUM compacts 100 new rows each
+# time, and the merge policy drops a segment that is all tombstones).  A
+# transaction between VACUUMs lets what one freed be reused by the next.
+sub empty_tail
+{
+	my ($t) = @_;
+	sq(qq{INSERT INTO $t SELECT i, vec(i) FROM generate_series(1, 1200) i});
+	sq(qq{VACUUM (INDEX_CLEANUP ON) $t});
+	sq(qq{DELETE FROM $t WHERE id <= 1200;
+	      INSERT INTO $t SELECT i, vec(i) FROM generate_series(1201, 1300) i});
+	sq(qq{VACUUM (INDEX_CLEANUP ON) $t});
+	sq('SELECT txid_current()');
+	sq(qq{INSERT INTO $t SELECT i, vec(i) FROM generate_series(1301, 1400) i});
+	sq(qq{VACUUM (INDEX_CLEANUP ON) $t});
+	sq('SELECT txid_current()');
+	sq(qq{DELETE FROM $t WHERE id <= 1300;
+	      INSERT INTO $t SELECT i, vec(i) FROM generate_series(1401, 1500) i});
+	sq(qq{VACUUM (INDEX_CLEANUP ON) $t});
+	sq('SELECT txid_current()');
+}
+
 # ---- 1. VACUUM truncates a free tail ---------------------------------------
 setup('s');
-my ($shrunk, $max) = (0, 0);
-for my $n (0 .. 11)
-{
-	my ($before, $after) = round('s', $n);
-	$max = $before if $before > $max;
-	$shrunk++ if $after < $before;
-}
-my $size = sq(q{SELECT pg_relation_size('s_v') / 8192});
-note "index blocks: at most $max before a VACUUM, $size at the end, "
-  . "$shrunk VACUUMs truncated";
-cmp_ok($shrunk, '>=', 1, 'some VACUUM truncated the index');
-is(verify('s_v'), $clean, 'ft.verify is clean after the truncations');
-is( sq(q{SELECT count(*) FROM
-	     (SELECT id FROM s ORDER BY v <-> vec(3500) LIMIT 10) x}),
-	'10', 'the primary searches the index');
+empty_tail('s');
+my $before = blocks('s');
+sq('VACUUM (INDEX_CLEANUP ON) s');
+my $after = blocks('s');
+note "index blocks: $before before the VACUUM, $after after";
+cmp_ok($after, '<', $before, 'VACUUM truncated the free tail of the index');
+is(sq(q{SELECT count(*) FROM s}), '200', 'the rows are there');
+is(verify('s_v'), $clean, 'ft.verify is clean after the truncation');
+sq(q{INSERT INTO s SELECT i, vec(i) FROM generate_series(1501, 1800) i});
+sq('VACUUM (INDEX_CLEANUP ON) s');
+is(verify('s_v'), $clean, 'inserts and a compaction after the truncation');
 
 # the standby replays the truncation and searches the same index
 $node->wait_for_catchup($standby, 'replay');
-is( $standby->safe_psql(
-		'postgres', q{SELECT pg_relation_size('s_v') / 8192}),
-	$size, 'the standby has the truncated size');
-is( $standby->safe_psql(
-		'postgres', q{SET enable_seqscan = off;
-		  SELECT string_agg(id::text, ',') FROM
-		  (SELECT id FROM s ORDER BY v <-> vec(3500) LIMIT 10) x}),
-	sq(q{SET enable_seqscan = off;
-		 SELECT string_agg(id::text, ',') FROM
-		 (SELECT id FROM s ORDER BY v <-> vec(3500) LIMIT 10) x}),
-	'the standby finds what the primary finds');
+is($standby->safe_psql('postgres', q{SELECT pg_relation_size('s_v') / 8192}),
+	blocks('s'), 'the standby has the same size');
+my $knn = q{SET enable_seqscan = off;
+	SELECT string_agg(id::text, ',') FROM
+	(SELECT id FROM s ORDER BY v <-> vec(1450) LIMIT 10) x};
+is($standby->safe_psql('postgres', $knn),
+	sq($knn), 'the standby finds what the primary finds');
 
 # ---- 2. a crash between the metapage record and the truncation -------------
 setup('c');
-sq(q{ALTER SYSTEM SET segvec.test_point = 'truncate-unlisted';
-     ALTER SYSTEM SET segvec.test_point_action = 'panic';
-     SELECT pg_reload_conf()});
-my $crashed = 0;
-my $n;
-for $n (0 .. 11)
-{
-	my ($before, $after, $ret) = round('c', $n);
-	if ($ret != 0)
-	{
-		$crashed = 1;
-		last;
-	}
-}
-ok($crashed, 'a VACUUM crashed between unlisting the tail and truncating it');
-sq(q{ALTER SYSTEM RESET segvec.test_point;
-     ALTER SYSTEM RESET segvec.test_point_action;
-     SELECT pg_reload_conf()});
+empty_tail('c');
+$before = blocks('c');
+my ($ret) = $node->psql(
+	'postgres', q{
+SET segvec.test_point = 'truncate-unlisted';
+SET segvec.test_point_action = 'panic';
+VACUUM (INDEX_CLEANUP ON) c;
+});
+isnt($ret, 0, 'VACUUM crashed between unlisting the tail and truncating it');
+$node->poll_query_until('postgres', 'SELECT 1', '1')
+  or die 'server did not come back after the PANIC';
+is(blocks('c'), $before, 'nothing was truncated');
+is(sq(q{SELECT count(*) FROM c}), '200', 'the rows are there');
 # the cut-off blocks are neither free nor reachable: VACUUM marks them
 # deleted, then recycles them; inserts and compactions reuse them
-sq('VACUUM c');
+sq('VACUUM (INDEX_CLEANUP ON) c');
 sq('SELECT txid_current()');
-sq('VACUUM c');
+sq('VACUUM (INDEX_CLEANUP ON) c');
 is(verify('c_v'), $clean, 'ft.verify is clean after the crash');
 my $unaccounted = sq(q{SELECT index_pages - segment_pages - mutable_pages
                          - keymap_run_pages - keymap_change_pages
@@ -153,12 +150,10 @@ my $unaccounted = sq(q{SELECT index_pages - segment_pages - mutable_pages
                        FROM ft.storage_stats('c_v')});
 cmp_ok($unaccounted, '<=', 8,
 	'the blocks the crash left are recyclable again');
-for my $m (12 .. 14)
-{
-	round('c', $m);
-}
-is(sq(q{SELECT count(*) FROM c}), '300', 'inserts and deletes go on');
-is(verify('c_v'), $clean, 'ft.verify is clean after more rounds');
+sq(q{INSERT INTO c SELECT i, vec(i) FROM generate_series(1501, 1800) i});
+sq('VACUUM (INDEX_CLEANUP ON) c');
+is(sq(q{SELECT count(*) FROM c}), '500', 'inserts go on');
+is(verify('c_v'), $clean, 'ft.verify is clean after more inserts');
 
 $standby->stop;
 $node->stop;
