@@ -11,6 +11,8 @@
 
 #include "access/genam.h"
 #include "access/generic_xlog.h"
+#include "access/parallel.h"
+#include "access/relation.h"
 #include "access/transam.h"
 #include "access/xact.h"
 #include "commands/vacuum.h"
@@ -296,10 +298,31 @@ freeze_metapage(Relation index)
 }
 
 /*
+ * May VACUUM truncate this index?  Not in a parallel worker, and not if
+ * its table's vacuum_truncate option is off.  VACUUM holds a lock on the
+ * table.
+ */
+static bool
+vacuum_may_truncate(Relation index)
+{
+	Relation	heap;
+	bool		ok;
+
+	if (IsParallelWorker())
+		return false;
+	heap = relation_open(index->rd_index->indrelid, NoLock);
+	ok = heap->rd_options == NULL ||
+		((StdRdOptions *) heap->rd_options)->vacuum_truncate;
+	relation_close(heap, NoLock);
+	return ok;
+}
+
+/*
  * segvecvacuumcleanup: amvacuumcleanup callback.  Gives the free space map
  * every page that is unused or was unlinked long enough ago that no scan
  * can still be on its way to it, except the blocks on the free-extent list
- * (which new extents reuse whole), and reports the index's size.
+ * (which new extents reuse whole), truncates a free extent at the end
+ * (SegvecTruncateFreeTail), and reports the index's size.
  */
 IndexBulkDeleteResult *
 segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
@@ -446,6 +469,19 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	if (no_merge)
 		UnlockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ShareLock);
 	UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+
+	/*
+	 * Give a free extent at the end back, unless the table says VACUUM must
+	 * not truncate (vacuum_truncate: its AccessExclusiveLock is replayed on
+	 * standbys).
+	 */
+	if (vacuum_may_truncate(index))
+	{
+		BlockNumber new_end = SegvecTruncateFreeTail(index);
+
+		if (new_end != InvalidBlockNumber)
+			npages = new_end;
+	}
 
 	IndexFreeSpaceMapVacuum(index);
 

@@ -60,6 +60,7 @@
 #include "utils/memutils.h"
 #include "utils/guc.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "compact/compact.h"
 #include "graph/graph.h"
@@ -989,6 +990,15 @@ SegvecMergeSegments(Relation index, SegvecCompactStats *stats)
 		int			ndrop;
 		int			merged;
 
+		/*
+		 * Without an active snapshot (a background job, VACUUM) drop the
+		 * catalog snapshot too, so that this backend holds back no xmin
+		 * horizon during the merge: what the installs free meanwhile
+		 * becomes reusable (store/extent.c).  The merge reads no catalog.
+		 */
+		if (!ActiveSnapshotSet())
+			InvalidateCatalogSnapshot();
+
 		SegvecGetMetaInfo(index, info);
 		if (info->dimensions == 0)
 			break;
@@ -1047,6 +1057,10 @@ compact_mutable(Relation index, SegvecCompactStats *stats)
 	ctx = AllocSetContextCreate(CurrentMemoryContext, "segvec compaction",
 								ALLOCSET_DEFAULT_SIZES);
 	oldctx = MemoryContextSwitchTo(ctx);
+
+	/* no xmin held while we wait and compact: see SegvecMergeSegments */
+	if (!ActiveSnapshotSet())
+		InvalidateCatalogSnapshot();
 
 	LockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
 

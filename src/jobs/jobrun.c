@@ -230,6 +230,8 @@ JobRun(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 	volatile JobOutcome outcome = JOB_SKIPPED;
 	MemoryContext oldctx = CurrentMemoryContext;
 	ErrorContextCallback errcb;
+	bool		needs_snapshot = kind != SEGVEC_JOB_COMPACT &&
+		kind != SEGVEC_JOB_SNAPSHOT;
 
 	*changed = false;
 	job_kind = kind;
@@ -243,7 +245,17 @@ JobRun(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 	PG_TRY();
 	{
 		StartTransactionCommand();
-		PushActiveSnapshot(GetTransactionSnapshot());
+
+		/*
+		 * A compaction or a keymap snapshot reads and writes index pages
+		 * only, and needs no snapshot: without one (and with the catalog
+		 * snapshot dropped, see SegvecCompact) the worker holds back no
+		 * one's xmin horizon while it waits for the compaction lock and
+		 * merges, so the extents every install frees meanwhile become
+		 * reusable (store/extent.c).  The merge-insert runners run SQL.
+		 */
+		if (needs_snapshot)
+			PushActiveSnapshot(GetTransactionSnapshot());
 		SegvecSetInBackgroundJob(true);
 		/* segvec.job_time_limit: the statement timeout of the whole job */
 		if (segvec_job_time_limit > 0)
@@ -252,7 +264,8 @@ JobRun(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 		if (segvec_job_time_limit > 0)
 			disable_timeout(STATEMENT_TIMEOUT, false);
 		SegvecSetInBackgroundJob(false);
-		PopActiveSnapshot();
+		if (needs_snapshot)
+			PopActiveSnapshot();
 		CommitTransactionCommand();
 	}
 	PG_CATCH();

@@ -29,7 +29,7 @@
  *	   drops each frozen head's lock, so appends that began before the
  *	   freeze have finished;
  *	2. folds the frozen changes (the last change of each doc id) into one
- *	   sorted run, written to a new extent (first fit from the free-extent
+ *	   sorted run, written to a new extent (best fit from the free-extent
  *	   list; full-page WAL images): its cost follows the number of changes,
  *	   not the size of the keymap;
  *	3. installs, in one metapage record, the new run at the newest end of
@@ -1094,7 +1094,7 @@ fill_run_page(Page page, uint32 k, void *arg)
 /*
  * Write a run of nentries entries (nremoves of them removes) numbered
  * runno, from mem or from a merge (begun; it is ended here), into a new
- * extent (SegvecAllocExtent: first fit from the free-extent list); fills
+ * extent (SegvecAllocExtent: best fit from the free-extent list); fills
  * *run.  Nothing points at it until its install.
  */
 static void

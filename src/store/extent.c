@@ -3,7 +3,7 @@
  * extent.c
  *	  The free-extent list of a segvec index: contiguous runs of blocks that
  *	  an install freed (a dropped segment, a replaced keymap run, a replaced
- *	  manifest overflow chain), reused first fit for new extents once no
+ *	  manifest overflow chain), reused best fit for new extents once no
  *	  scan can still read them.
  *
  * The list lives in the metapage (SegvecMetaPageData.free), sorted by start
@@ -36,7 +36,10 @@
  *
  * Blocks on the list are never in the free space map, and VACUUM leaves
  * them alone (SegvecBlockIsFree), so a block is in at most one of: a live
- * structure, the free space map, the free-extent list.
+ * structure, the free space map, the free-extent list.  VACUUM's cleanup
+ * gives the extent that ends at the relation's end back to the operating
+ * system (SegvecTruncateFreeTail, under an AccessExclusiveLock it gets
+ * without waiting); nothing else ever shrinks the index.
  *
  * src/store/extent.c
  *
@@ -46,13 +49,17 @@
 
 #include "access/generic_xlog.h"
 #include "access/transam.h"
+#include "access/xact.h"
+#include "access/xlog.h"
 #include "access/xloginsert.h"
+#include "catalog/storage.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+#include "hooks/testhooks.h"
 #include "store/store.h"
 
 /*
@@ -114,7 +121,9 @@ SegvecFreeExtentAdd(SegvecMetaPage meta, BlockNumber start, uint32 npages,
 
 /*
  * SegvecExtentTake: take npages contiguous free blocks from the free-extent
- * list, first fit among the extents no scan can read any more; returns the
+ * list, best fit among the extents no scan can read any more (the smallest
+ * that holds them, the lowest of equals; its first blocks), so that the
+ * big extents a big merge needs stay whole; returns the
  * first block, or InvalidBlockNumber if none fits (the caller extends the
  * relation).  One WAL record on the metapage, under its exclusive lock,
  * so concurrent takers get different blocks.  Caller holds the compaction
@@ -128,6 +137,7 @@ SegvecExtentTake(Relation index, uint32 npages)
 	GenericXLogState *state;
 	BlockNumber start = InvalidBlockNumber;
 	uint32		i;
+	int			best = -1;
 
 	if (npages == 0)
 		return InvalidBlockNumber;
@@ -135,15 +145,19 @@ SegvecExtentTake(Relation index, uint32 npages)
 	metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = SegvecPageGetMeta(BufferGetPage(metabuf));
+	/* best fit: the smallest reusable extent that holds npages */
 	for (i = 0; i < meta->nfree; i++)
 	{
-		if (meta->free[i].npages >= npages &&
-			GlobalVisCheckRemovableFullXid(NULL,
+		if (meta->free[i].npages < npages ||
+			(best >= 0 && meta->free[i].npages >= meta->free[best].npages))
+			continue;
+		if (GlobalVisCheckRemovableFullXid(NULL,
 										   FullTransactionIdFromU64(meta->free[i].xid)))
-			break;
+			best = (int) i;
 	}
-	if (i < meta->nfree)
+	if (best >= 0)
 	{
+		i = (uint32) best;
 		state = GenericXLogStart(index);
 		meta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 		start = meta->free[i].start;
@@ -280,6 +294,112 @@ SegvecFreePagesAdd(SegvecMetaPage meta, BlockNumber *blocks, int nblocks,
 }
 
 /*
+ * Does the free-extent list end with a reusable extent that ends at the
+ * relation's end (so that SegvecTruncateFreeTail would truncate it)?
+ * Sorted, disjoint and coalesced: only the last entry can end there.
+ */
+static bool
+tail_is_free(Relation index)
+{
+	Buffer		metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	SegvecMetaPage meta;
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	bool		result = false;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	meta = SegvecPageGetMeta(BufferGetPage(metabuf));
+	if (meta->nfree > 0)
+	{
+		SegvecFreeExtent *last = &meta->free[meta->nfree - 1];
+
+		result = last->start + last->npages == nblocks &&
+			last->start > SEGVEC_METAPAGE_BLKNO &&
+			GlobalVisCheckRemovableFullXid(NULL,
+										   FullTransactionIdFromU64(last->xid));
+	}
+	UnlockReleaseBuffer(metabuf);
+	return result;
+}
+
+/*
+ * SegvecTruncateFreeTail: give the free extent at the relation's end back
+ * to the operating system.  The index never shrinks otherwise: what a
+ * merge frees stays on the free-extent list until a new extent reuses it.
+ * Returns the new size in blocks, or InvalidBlockNumber if nothing was
+ * truncated.
+ *
+ * Only with an AccessExclusiveLock on the index, taken without waiting
+ * (VACUUM truncates a heap the same way): every reader and writer of the
+ * index holds a lock on it for as long as it may touch its pages (a scan
+ * holding an old manifest, an insert, a compaction, a merge, a background
+ * job), so none can be reading the blocks, extending the relation or
+ * taking from the list meanwhile.  A hot standby replays the lock (it is
+ * WAL-logged), which cancels the standby's scans of the index first.  The
+ * extent must also be reusable (GlobalVisCheckRemovableFullXid), as for
+ * SegvecExtentTake, although the lock alone would do.
+ *
+ * Order: one metapage record takes the extent off the list, then
+ * RelationTruncate logs and does the truncation.  A crash in between
+ * leaves the blocks neither free nor reachable; VACUUM's cleanup marks
+ * them deleted and recycles them page by page (as for a crashed merge).
+ * Caller is VACUUM's cleanup (not a parallel worker), holding no buffer
+ * lock.
+ */
+BlockNumber
+SegvecTruncateFreeTail(Relation index)
+{
+	Buffer		metabuf;
+	SegvecMetaPage meta;
+	GenericXLogState *state;
+	BlockNumber nblocks;
+	BlockNumber new_end = InvalidBlockNumber;
+
+	if (IsInParallelMode() || RecoveryInProgress())
+		return InvalidBlockNumber;
+
+	/*
+	 * Only if there is something to truncate: the lock is WAL-logged, and
+	 * a standby's replay of it cancels the standby's scans of the index.
+	 */
+	if (!tail_is_free(index))
+		return InvalidBlockNumber;
+	if (!ConditionalLockRelation(index, AccessExclusiveLock))
+		return InvalidBlockNumber;
+
+	nblocks = RelationGetNumberOfBlocks(index);
+	metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	meta = SegvecPageGetMeta(BufferGetPage(metabuf));
+	if (meta->nfree > 0)
+	{
+		SegvecFreeExtent *last = &meta->free[meta->nfree - 1];
+
+		/* again, under the lock */
+		if (last->start + last->npages == nblocks &&
+			last->start > SEGVEC_METAPAGE_BLKNO &&
+			GlobalVisCheckRemovableFullXid(NULL,
+										   FullTransactionIdFromU64(last->xid)))
+		{
+			new_end = last->start;
+			state = GenericXLogStart(index);
+			meta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+			meta->nfree--;
+			SegvecMetaFreeze(meta);
+			GenericXLogFinish(state);
+		}
+	}
+	UnlockReleaseBuffer(metabuf);
+
+	if (new_end != InvalidBlockNumber)
+	{
+		SegvecTestPoint("truncate-unlisted");
+		RelationTruncate(index, new_end);
+	}
+	UnlockRelation(index, AccessExclusiveLock);
+	return new_end;
+}
+
+/*
  * SegvecBlockIsFree: is blkno on the free-extent list free[0 .. nfree)
  * (sorted by start)?
  */
@@ -306,7 +426,7 @@ SegvecBlockIsFree(const SegvecFreeExtent *free, uint32 nfree,
 
 /*
  * SegvecAllocExtent: npages contiguous blocks for a new extent, nothing in
- * them reachable: first fit from the free-extent list (SegvecExtentTake),
+ * them reachable: best fit from the free-extent list (SegvecExtentTake),
  * else added at the end of the relation.  Returns the first block.  The
  * caller fills them and WAL-logs them as full page images before anything
  * points at them (SegvecFillExtent; a merge fills and changes them over the

@@ -160,6 +160,7 @@ extern BlockNumber SegvecFreePageTake(SegvecMetaPage meta);
 extern Buffer SegvecLockFreePage(Relation index, BlockNumber blkno);
 extern bool SegvecFreePagesAdd(SegvecMetaPage meta, BlockNumber *blocks,
 							   int nblocks, uint64 xid);
+extern BlockNumber SegvecTruncateFreeTail(Relation index);
 extern bool SegvecBlockIsFree(const SegvecFreeExtent *free, uint32 nfree,
 							  BlockNumber blkno);
 

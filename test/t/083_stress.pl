@@ -12,8 +12,9 @@
 #     consistent;
 #   - the segment count is within the merge policy's bound;
 #   - the pages in use are at most 1.3 times a fresh CREATE INDEX on the
-#     same rows (freed extents and pages are reused; what the last merges
-#     freed waits on the free-extent list, see below).
+#     same rows, the whole index at most 3.3 times (freed extents and
+#     pages are reused; what the last merges freed waits on the
+#     free-extent list, see below).
 use strict;
 use warnings;
 
@@ -161,24 +162,32 @@ note sprintf('index size: streamed %d kB, fresh %d kB, ratio %.2f',
 
 # The pages in use (segments, keymap runs and chains, mutable pages: all
 # but the free extents and the pages for the free space map) are within
-# 1.3 times a fresh build.  The free extents are what the last merges
-# freed (a merge writes its output before it frees its inputs, and an
-# extent is reused only once no transaction that was running when it was
-# freed is left, so a cascade of merges in one transaction cannot reuse
-# its own inputs); they are reused as the index grows.  XXX (issue 11):
-# bounding the whole index by 1.3 times a fresh build needs a merge
-# policy that bounds a merge's output by the space it can reuse.
+# 1.3 times a fresh build (measured 1.07 to 1.18).  The free extents are
+# what the last merges freed: a merge writes its output before it frees
+# its inputs, and an extent is reused only once no snapshot older than
+# its install is left, so while the clients' ft.compact calls (in their
+# statements' snapshots) overlap, every new extent extends the index.
+# The size guard of the merge policy keeps a merge's output within what
+# the index can reuse or a fifth of its pages in use, and VACUUM truncates
+# a free tail (src/README.md, "Recycling and free extents"); without them
+# the whole index reached 3.5 to 3.9 times a fresh build here.
 my $in_use = sq(q{SELECT (index_pages - free_extent_pages - recyclable_pages) * 8192
                   FROM ft.storage_stats('items_idx')});
 note sprintf('in use: %d kB, ratio %.2f', $in_use / 1024, $in_use / $fresh);
 cmp_ok($in_use, '<=', 1.3 * $fresh,
 	'the pages in use are at most 1.3 times a fresh build of the same rows');
+# The whole index: measured 1.84 and 2.79 times a fresh build with the size
+# guard (1.45 to 1.81 with a stricter guard that held merges back until
+# streamed indexes had 26 segments; 3.5 to 3.9 before).  What is left
+# over is the free space held by the overlapping ft.compact snapshots,
+# and the last merges' inputs, fragmented.
+# XXX (issue 11): 1.3 needs segments that may span several free extents
+# and reuse that does not wait for every snapshot.
+cmp_ok($streamed, '<=', 3.3 * $fresh,
+	'the whole index is at most 3.3 times a fresh build of the same rows');
 # Nothing leaks: every page is in a structure (segments, mutable pages,
 # keymap runs and change pages), on the free-extent list or recyclable;
-# what is left is the metapage and manifest overflow pages.  The whole
-# index is not bounded here (see the XXX above): with merges running
-# beside compactions it reached 3.5 times a fresh build in this test, the
-# difference all on the free-extent list.
+# what is left is the metapage and manifest overflow pages.
 my $unaccounted = sq(q{SELECT index_pages - segment_pages - mutable_pages
                          - keymap_run_pages - keymap_change_pages
                          - free_extent_pages - recyclable_pages
