@@ -17,7 +17,9 @@ LANGUAGE sql IMMUTABLE AS $$
     FROM generate_series(1, d) j
 $$;
 
--- three graph segments (4,000, 2,000 and 1,000 docs) and 300 mutable docs
+-- three graph segments (4,000, 2,000 and 1,000 docs) and 300 mutable docs;
+-- merges by tiers, which leave three segments of these sizes as they are
+SET segvec.merge_ratio = 0;
 CREATE TABLE so_items (id int PRIMARY KEY, embedding real[])
     WITH (autovacuum_enabled = off);
 INSERT INTO so_items
