@@ -134,6 +134,11 @@ SELECT mutable_docs, num_docs FROM ft.info('pv_v_l2');
 SELECT bool_and(pv_knn('v', '<->', q, true) = pv_knn('v', '<->', q, false)) AS after_compact
 FROM generate_series(1001, 1010) q;
 
+-- ft.list: one row per index, with its metric (the companion adds an
+-- ordering operator per type to each family)
+SELECT index, metric, count(*) OVER (PARTITION BY index) AS rows_per_index
+FROM ft.list() WHERE tbl = 'pv'::regclass ORDER BY index::text;
+
 -- NULL vectors are not indexed, a NULL query vector returns the rows in
 -- index order, as on real[]
 SELECT count(*) FROM pv WHERE v IS NULL;

@@ -297,10 +297,14 @@ BEGIN
 				ON ia.attrelid = i.indrelid AND ia.attnum = i.indkey[1]
 				AND i.indnatts > 1
 			LEFT JOIN pg_opclass oc ON oc.oid = i.indclass[0]
-			LEFT JOIN pg_amop ao
-				ON ao.amopfamily = oc.opcfamily AND ao.amopstrategy = 1
-				AND ao.amoppurpose = 'o'
-			LEFT JOIN pg_operator op ON op.oid = ao.amopopr
+			-- the family's ordering operator: one name, though the
+			-- segvec_pgvector companion adds one per type to the family
+			LEFT JOIN LATERAL (
+				SELECT o.oprname FROM pg_amop ao
+					JOIN pg_operator o ON o.oid = ao.amopopr
+				WHERE ao.amopfamily = oc.opcfamily AND ao.amopstrategy = 1
+					AND ao.amoppurpose = 'o'
+				LIMIT 1) op ON true
 		WHERE (t.relpersistence <> 't'
 			OR t.relnamespace = pg_my_temp_schema())
 			-- a partitioned table's index stands for its partitions'
