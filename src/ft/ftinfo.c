@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * ftinfo.c
- *	  ft.info, ft.index_stats, ft.get, ft.keymap_buckets, ft.snapshot and ft.verify: what
- *	  an index holds, found through its manifest and keymap.
+ *	  ft.info, ft.index_stats, ft.get, ft.keymap_buckets, ft.snapshot and
+ *	  ft.verify: what an index holds, found through its manifest and
+ *	  keymap.
  *
  * src/ft/ftinfo.c
  *
