@@ -38,6 +38,13 @@ SELECT count(*) FROM ft.query('pl_idx',
   (SELECT string_agg('@n:[' || i || ' ' || i || ']', ' | ') FROM generate_series(1, 9000) i)
   || ' LIMIT 0 1000');
 
+-- INKEYS takes any number of keys: 150,000 of them (100 exist), and a
+-- count beyond the keys given is a syntax error where they run out
+SELECT count(*) FROM ft.query('pl_idx', '* INKEYS 150000 ' ||
+  (SELECT string_agg(i::text, ' ') FROM generate_series(1, 150000) i) || ' LIMIT 0 1000');
+SELECT count(*) FROM ft.query('pl_idx', '* INKEYS 4 1 2 3');
+SELECT count(*) FROM ft.query('pl_idx', '* INKEYS 99999999999 1 2 3');
+
 -- nesting: 64 levels are fine, 65 are not
 SELECT count(*) FROM ft.query('pl_idx', repeat('(', 64) || '@n:[1 3]' || repeat(')', 64));
 SELECT count(*) FROM ft.query('pl_idx', repeat('(', 65) || '@n:[1 3]' || repeat(')', 65));

@@ -504,7 +504,12 @@ read_integer(FtParser *p, FtValue *v, const char *expected)
 	v->location = char_position(p, start);
 }
 
-/* A literal integer (RETURN's count, DIALECT): its value */
+/*
+ * A literal integer (RETURN's and INKEYS's counts, DIALECT, $slop): its
+ * value.  Any value up to INT_MAX is read; a count larger than what
+ * follows it fails where its arguments run out, so no cap below the
+ * query's own length applies.
+ */
 static int
 read_small_int(FtParser *p, const char *expected)
 {
@@ -519,7 +524,7 @@ read_small_int(FtParser *p, const char *expected)
 	read_integer(p, &v, expected);
 	errno = 0;
 	n = strtol(v.literal, NULL, 10);
-	if (errno != 0 || n > 100000)
+	if (errno != 0 || n > PG_INT32_MAX)
 		syntax_error(p, start, expected);
 	return (int) n;
 }

@@ -334,8 +334,12 @@ queue_op(FunctionCallInfo fcinfo, char op)
 		int			dim;
 
 		(void) SegvecArrayGetVector(vec, &dim);
-		if (t.dimensions > 0)
-			SegvecCheckSameDim(t.dimensions, dim);
+		if (t.dimensions > 0 && dim != t.dimensions)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg_plural("vector has %d dimension, index \"%s\" has %d",
+								   "vector has %d dimensions, index \"%s\" has %d",
+								   dim, dim, t.indexname, t.dimensions)));
 		values[3] = PointerGetDatum(vec);
 		nulls[3] = ' ';
 		if (!PG_ARGISNULL(3))

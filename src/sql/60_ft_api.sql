@@ -317,8 +317,9 @@ BEGIN
 		vector_column := r.vec;
 		metric := CASE r.oprname WHEN '<->' THEN 'l2'
 			WHEN '<=>' THEN 'cosine' WHEN '<#>' THEN 'ip' END;
+		-- NULL for an expression index: counting would evaluate the
+		-- table's expression as the caller (ft.info counts for the owner)
 		num_docs := NULL;
-		-- XXX: take num_docs from ft.info once it reports it (issue 4)
 		IF r.vec IS NOT NULL
 			AND has_column_privilege(r.rel, r.vec, 'SELECT') THEN
 			EXECUTE format('SELECT count(*) FROM %I.%I WHERE %I IS NOT NULL',
