@@ -40,9 +40,9 @@
 # by the caller).  At the end (after the workers are idle and ft.compact
 # drained the rest): the same rows copied into a second table and indexed
 # by one CREATE INDEX (its time and private memory); the size ratio
-# streamed/fresh; recall@10 (against the exact answer) and QPS of
-# BENCH_STREAM_QUERIES queries on both; and the throughput ratio last
-# slice / first slice.
+# streamed/fresh, and of the pages in use; recall@10 (against the exact
+# answer) and QPS of BENCH_STREAM_QUERIES queries on both, twice; and the
+# throughput ratio last slice / first slice.
 #
 # Knobs: BENCH_STREAM_ROWS, BENCH_STREAM_DATA, BENCH_STREAM_DIM,
 # BENCH_STREAM_BATCH, BENCH_STREAM_CLUSTERS, BENCH_STREAM_NOISE,
@@ -294,11 +294,13 @@ SELECT round(avg((SELECT count(*) FROM unnest(res.ids) x WHERE x = ANY(t.ids)) /
 	FROM res JOIN truth t USING (qid);
 EOF
 }
-say "recall and QPS, streamed and fresh, twice each (interleaved)"
-stream1=$(measure items 2>&1 | tr '\n' ' ')
-fresh1=$(measure fresh 2>&1 | tr '\n' ' ')
-stream2=$(measure items 2>&1 | tr '\n' ' ')
-fresh2=$(measure fresh 2>&1 | tr '\n' ' ')
+# "recall@10 R, qps Q" from measure's NOTICE and result
+tidy() { tr '\n' ' ' | sed -E 's/.*qps ([0-9.]+) +([0-9.]+).*/recall@10 \2, qps \1/'; }
+say "recall and QPS, streamed and fresh, twice each (interleaved; the first pass reads cold pages)"
+stream1=$(measure items 2>&1 | tidy)
+fresh1=$(measure fresh 2>&1 | tidy)
+stream2=$(measure items 2>&1 | tidy)
+fresh2=$(measure fresh 2>&1 | tidy)
 
 val "SELECT 'index size: streamed ' || pg_size_pretty(pg_relation_size('items_v'))
 	|| ', fresh ' || pg_size_pretty(pg_relation_size('fresh_v'))
@@ -306,8 +308,17 @@ val "SELECT 'index size: streamed ' || pg_size_pretty(pg_relation_size('items_v'
 	|| '; segments streamed ' || (SELECT num_segments FROM ft.info('items_v'))
 	|| ', fresh ' || (SELECT num_segments FROM ft.info('fresh_v'))
 	|| '; rows ' || (SELECT count(*) FROM items)"
+# a CREATE INDEX bigger than one in-memory build merges its segments and
+# leaves their extents free inside the fresh index: compare pages in use too
+val "SELECT 'pages in use (less free and recyclable): streamed ' || a
+	|| ', fresh ' || b || ', ratio ' || round(a::numeric / b, 2)
+	|| '; streamed size / fresh pages in use ' || round(sa::numeric / b, 2)
+	FROM (SELECT index_pages - free_extent_pages - recyclable_pages AS a,
+		index_pages AS sa FROM ft.storage_stats('items_v')) x,
+	(SELECT index_pages - free_extent_pages - recyclable_pages AS b
+		FROM ft.storage_stats('fresh_v')) y"
 val "SELECT 'storage, streamed: ' || row_to_json(s) FROM ft.storage_stats('items_v') s" || true
 val "SELECT 'storage, fresh:    ' || row_to_json(s) FROM ft.storage_stats('fresh_v') s" || true
-echo "streamed index: recall@10, qps: $stream1 / $stream2"
-echo "fresh index:    recall@10, qps: $fresh1 / $fresh2"
+echo "streamed index: first pass $stream1; second pass $stream2"
+echo "fresh index:    first pass $fresh1; second pass $fresh2"
 printf 'throughput last/first slice: %.2f\n' "$(echo "$last_rate / $first_rate" | bc -l)"
