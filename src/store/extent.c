@@ -7,8 +7,16 @@
  *	  scan can still read them.
  *
  * The list lives in the metapage (SegvecMetaPageData.free), sorted by start
- * block, neighbours coalesced.  Every change to it is made under the
- * metapage's exclusive lock, inside a metapage WAL record:
+ * block, disjoint.  Adjacent entries are merged when they were freed at
+ * the same xid; otherwise they stay apart until both are reusable (a
+ * *run*: consecutive entries, each ending where the next starts, all
+ * reusable), and are merged when a taker uses the run or the list is
+ * full.  Merging them at once would give the old, reusable blocks the new
+ * blocks' xid: under a steady stream of transactions a merge frees the
+ * previous big segment next to the free space it left, and that space
+ * would never be reusable when the next merge looks for room.  Every
+ * change to the list is made under the metapage's exclusive lock, inside
+ * a metapage WAL record:
  *
  *	- an install that drops an extent adds it, in the install's own record,
  *	  with the install's FullTransactionId (SegvecFreeExtentAdd); so do
@@ -62,12 +70,99 @@
 #include "hooks/testhooks.h"
 #include "store/store.h"
 
+/* Can no scan read the blocks of free extent f any more? */
+static bool
+extent_reusable(const SegvecFreeExtent *f)
+{
+	return GlobalVisCheckRemovableFullXid(NULL,
+										  FullTransactionIdFromU64(f->xid));
+}
+
+/* Does free extent a end where b starts? */
+static inline bool
+extents_adjacent(const SegvecFreeExtent *a, const SegvecFreeExtent *b)
+{
+	return (uint64) a->start + a->npages == b->start;
+}
+
+/*
+ * Merge entries first .. first + count - 1 of the list (adjacent ones)
+ * into one, with the latest of their xids.
+ */
+static void
+join_entries(SegvecMetaPage meta, uint32 first, uint32 count)
+{
+	SegvecFreeExtent *f = meta->free;
+	uint32		k;
+
+	if (count <= 1)
+		return;
+	for (k = 1; k < count; k++)
+	{
+		Assert(extents_adjacent(&f[first + k - 1], &f[first + k]));
+		f[first].npages += f[first + k].npages;
+		f[first].xid = Max(f[first].xid, f[first + k].xid);
+	}
+	memmove(&f[first + 1], &f[first + count],
+			sizeof(SegvecFreeExtent) * (meta->nfree - first - count));
+	meta->nfree -= count - 1;
+}
+
+/*
+ * The best run of free[0 .. nfree) for npages blocks: among the runs
+ * (maximal sequences of adjacent reusable entries) holding at least npages
+ * blocks, the smallest, the lowest of equals.  Sets *first and *count to
+ * its entries and returns true, or returns false if no run holds npages.
+ * Each entry's reusability is judged once.
+ */
+static bool
+best_run(const SegvecFreeExtent *free, uint32 nfree, uint64 npages,
+		 uint32 *first, uint32 *count)
+{
+	uint32		i = 0;
+	uint64		best = 0;
+	bool		found = false;
+
+	while (i < nfree)
+	{
+		uint32		j;
+		uint64		size;
+
+		if (!extent_reusable(&free[i]))
+		{
+			i++;
+			continue;
+		}
+		size = free[i].npages;
+		for (j = i + 1; j < nfree && extents_adjacent(&free[j - 1], &free[j]); j++)
+		{
+			if (!extent_reusable(&free[j]))
+				break;
+			size += free[j].npages;
+		}
+		if (size >= npages && (!found || size < best))
+		{
+			found = true;
+			best = size;
+			*first = i;
+			*count = j - i;
+		}
+		i = j;
+	}
+	return found;
+}
+
 /*
  * SegvecFreeExtentAdd: on the writable copy of the metapage, put blocks
- * [start, start + npages) on the free-extent list, freed at xid (merging
- * with an adjacent entry, which then takes the later xid).  Returns false,
- * changing nothing, when the list is full and nothing could be merged: the
- * caller then hands the pages to page-level recycling instead.
+ * [start, start + npages) on the free-extent list, freed at xid.  They join
+ * an adjacent entry freed at the same xid; an adjacent entry freed at
+ * another xid stays apart (see the file's header).  When the list is full,
+ * two adjacent reusable entries are merged to make room (which costs
+ * nothing); failing that the blocks join an adjacent entry anyway (which
+ * then waits for the later xid); failing that any two adjacent entries
+ * are merged.  Returns false, changing nothing, when the list is full and
+ * nothing could be merged: the caller then hands the pages to page-level
+ * recycling instead.
  */
 bool
 SegvecFreeExtentAdd(SegvecMetaPage meta, BlockNumber start, uint32 npages,
@@ -75,59 +170,93 @@ SegvecFreeExtentAdd(SegvecMetaPage meta, BlockNumber start, uint32 npages,
 {
 	uint32		i;
 	SegvecFreeExtent *f = meta->free;
+	SegvecFreeExtent add;
+	bool		prev_adj,
+				next_adj;
+	bool		full = meta->nfree >= SEGVEC_MAX_FREE_EXTENTS;
 
 	if (npages == 0 || start == InvalidBlockNumber)
 		return true;
+	add.start = start;
+	add.npages = npages;
+	add.xid = xid;
 
 	/* position: the first entry starting after start */
 	for (i = 0; i < meta->nfree; i++)
 		if (f[i].start > start)
 			break;
+	prev_adj = i > 0 && extents_adjacent(&f[i - 1], &add);
+	next_adj = i < meta->nfree && extents_adjacent(&add, &f[i]);
 
 	/* joins the previous entry? */
-	if (i > 0 && f[i - 1].start + f[i - 1].npages == start)
+	if (prev_adj && f[i - 1].xid == xid)
 	{
 		f[i - 1].npages += npages;
-		f[i - 1].xid = Max(f[i - 1].xid, xid);
 		/* and now the next one too? */
-		if (i < meta->nfree &&
-			f[i - 1].start + f[i - 1].npages == f[i].start)
-		{
-			f[i - 1].npages += f[i].npages;
-			f[i - 1].xid = Max(f[i - 1].xid, f[i].xid);
-			memmove(&f[i], &f[i + 1],
-					sizeof(SegvecFreeExtent) * (meta->nfree - i - 1));
-			meta->nfree--;
-		}
+		if (next_adj && f[i].xid == xid)
+			join_entries(meta, i - 1, 2);
 		return true;
 	}
 	/* joins the next entry? */
-	if (i < meta->nfree && start + npages == f[i].start)
+	if (next_adj && f[i].xid == xid)
 	{
 		f[i].start = start;
 		f[i].npages += npages;
-		f[i].xid = Max(f[i].xid, xid);
 		return true;
 	}
-	if (meta->nfree >= SEGVEC_MAX_FREE_EXTENTS)
-		return false;
+	if (full)
+	{
+		uint32		k;
+
+		/* make room at no cost: two adjacent reusable entries become one */
+		for (k = 1; k < meta->nfree; k++)
+			if (extents_adjacent(&f[k - 1], &f[k]) &&
+				extent_reusable(&f[k - 1]) && extent_reusable(&f[k]))
+				break;
+		if (k >= meta->nfree)
+		{
+			/* else join a neighbour, which then waits for the later xid */
+			if (prev_adj || next_adj)
+			{
+				uint32		j = prev_adj ? i - 1 : i;
+
+				if (prev_adj)
+					f[j].npages += npages;
+				else
+				{
+					f[j].start = start;
+					f[j].npages += npages;
+				}
+				f[j].xid = Max(f[j].xid, xid);
+				return true;
+			}
+			/* else any two adjacent entries */
+			for (k = 1; k < meta->nfree; k++)
+				if (extents_adjacent(&f[k - 1], &f[k]))
+					break;
+			if (k >= meta->nfree)
+				return false;
+		}
+		join_entries(meta, k - 1, 2);
+		if (k < i)
+			i--;
+	}
 	memmove(&f[i + 1], &f[i], sizeof(SegvecFreeExtent) * (meta->nfree - i));
-	f[i].start = start;
-	f[i].npages = npages;
-	f[i].xid = xid;
+	f[i] = add;
 	meta->nfree++;
 	return true;
 }
 
 /*
  * SegvecExtentTake: take npages contiguous free blocks from the free-extent
- * list, best fit among the extents no scan can read any more (the smallest
- * that holds them, the lowest of equals; its first blocks), so that the
- * big extents a big merge needs stay whole; returns the
- * first block, or InvalidBlockNumber if none fits (the caller extends the
- * relation).  One WAL record on the metapage, under its exclusive lock,
- * so concurrent takers get different blocks.  Caller holds the compaction
- * lock or, for a merge's output, the merge lock (or builds the index).
+ * list, best fit among the runs of blocks no scan can read any more (the
+ * smallest that holds them, the lowest of equals; its first blocks), so
+ * that the big extents a big merge needs stay whole; returns the first
+ * block, or InvalidBlockNumber if none fits (the caller extends the
+ * relation).  The run's entries become one.  One WAL record on the
+ * metapage, under its exclusive lock, so concurrent takers get different
+ * blocks.  Caller holds the compaction lock or, for a merge's output, the
+ * merge lock (or builds the index).
  */
 BlockNumber
 SegvecExtentTake(Relation index, uint32 npages)
@@ -136,8 +265,8 @@ SegvecExtentTake(Relation index, uint32 npages)
 	SegvecMetaPage meta;
 	GenericXLogState *state;
 	BlockNumber start = InvalidBlockNumber;
-	uint32		i;
-	int			best = -1;
+	uint32		first,
+				count;
 
 	if (npages == 0)
 		return InvalidBlockNumber;
@@ -145,28 +274,22 @@ SegvecExtentTake(Relation index, uint32 npages)
 	metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = SegvecPageGetMeta(BufferGetPage(metabuf));
-	/* best fit: the smallest reusable extent that holds npages */
-	for (i = 0; i < meta->nfree; i++)
+	if (best_run(meta->free, meta->nfree, npages, &first, &count))
 	{
-		if (meta->free[i].npages < npages ||
-			(best >= 0 && meta->free[i].npages >= meta->free[best].npages))
-			continue;
-		if (GlobalVisCheckRemovableFullXid(NULL,
-										   FullTransactionIdFromU64(meta->free[i].xid)))
-			best = (int) i;
-	}
-	if (best >= 0)
-	{
-		i = (uint32) best;
+		SegvecFreeExtent *f;
+
 		state = GenericXLogStart(index);
 		meta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-		start = meta->free[i].start;
-		meta->free[i].start += npages;
-		meta->free[i].npages -= npages;
-		if (meta->free[i].npages == 0)
+		join_entries(meta, first, count);
+		f = &meta->free[first];
+		Assert(f->npages >= npages);
+		start = f->start;
+		f->start += npages;
+		f->npages -= npages;
+		if (f->npages == 0)
 		{
-			memmove(&meta->free[i], &meta->free[i + 1],
-					sizeof(SegvecFreeExtent) * (meta->nfree - i - 1));
+			memmove(f, f + 1,
+					sizeof(SegvecFreeExtent) * (meta->nfree - first - 1));
 			meta->nfree--;
 		}
 		SegvecMetaFreeze(meta);
@@ -177,24 +300,19 @@ SegvecExtentTake(Relation index, uint32 npages)
 }
 
 /*
- * Index of the smallest extent of free[] that no scan can read any more, or
- * -1: where a single page is taken from, so that big extents stay whole.
+ * Index of the entry a single page is taken from, or -1 when no extent is
+ * reusable: the last entry of the smallest run (see best_run), so that big
+ * runs stay whole.
  */
 static int
 smallest_reusable(SegvecMetaPage meta)
 {
-	int			best = -1;
-	uint32		i;
+	uint32		first,
+				count;
 
-	for (i = 0; i < meta->nfree; i++)
-	{
-		if (best >= 0 && meta->free[i].npages >= meta->free[best].npages)
-			continue;
-		if (GlobalVisCheckRemovableFullXid(NULL,
-										   FullTransactionIdFromU64(meta->free[i].xid)))
-			best = (int) i;
-	}
-	return best;
+	if (!best_run(meta->free, meta->nfree, 1, &first, &count))
+		return -1;
+	return (int) (first + count - 1);
 }
 
 /*
@@ -296,7 +414,7 @@ SegvecFreePagesAdd(SegvecMetaPage meta, BlockNumber *blocks, int nblocks,
 /*
  * Does the free-extent list end with a reusable extent that ends at the
  * relation's end (so that SegvecTruncateFreeTail would truncate it)?
- * Sorted, disjoint and coalesced: only the last entry can end there.
+ * Sorted and disjoint: only the last entry can end there.
  */
 static bool
 tail_is_free(Relation index)
@@ -314,16 +432,15 @@ tail_is_free(Relation index)
 
 		result = last->start + last->npages == nblocks &&
 			last->start > SEGVEC_METAPAGE_BLKNO &&
-			GlobalVisCheckRemovableFullXid(NULL,
-										   FullTransactionIdFromU64(last->xid));
+			extent_reusable(last);
 	}
 	UnlockReleaseBuffer(metabuf);
 	return result;
 }
 
 /*
- * SegvecTruncateFreeTail: give the free extent at the relation's end back
- * to the operating system.  The index never shrinks otherwise: what a
+ * SegvecTruncateFreeTail: give the free extent at the relation's end (with
+ * the reusable entries adjacent to it) back to the operating system.  The index never shrinks otherwise: what a
  * merge frees stays on the free-extent list until a new extent reuses it.
  * Returns the new size in blocks, or InvalidBlockNumber if nothing was
  * truncated.
@@ -372,18 +489,26 @@ SegvecTruncateFreeTail(Relation index)
 	meta = SegvecPageGetMeta(BufferGetPage(metabuf));
 	if (meta->nfree > 0)
 	{
-		SegvecFreeExtent *last = &meta->free[meta->nfree - 1];
+		SegvecFreeExtent *f = meta->free;
+		uint32		k = meta->nfree - 1;
 
-		/* again, under the lock */
-		if (last->start + last->npages == nblocks &&
-			last->start > SEGVEC_METAPAGE_BLKNO &&
-			GlobalVisCheckRemovableFullXid(NULL,
-										   FullTransactionIdFromU64(last->xid)))
+		/* again, under the lock; with the reusable entries adjacent to it */
+		if (f[k].start + f[k].npages == nblocks && extent_reusable(&f[k]))
 		{
-			new_end = last->start;
+			while (k > 0 && extents_adjacent(&f[k - 1], &f[k]) &&
+				   extent_reusable(&f[k - 1]))
+				k--;
+			if (f[k].start <= SEGVEC_METAPAGE_BLKNO)
+				k++;
+		}
+		else
+			k = meta->nfree;
+		if (k < meta->nfree)
+		{
+			new_end = f[k].start;
 			state = GenericXLogStart(index);
 			meta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-			meta->nfree--;
+			meta->nfree = k;
 			SegvecMetaFreeze(meta);
 			GenericXLogFinish(state);
 		}
