@@ -392,7 +392,8 @@ select_neighbors(HnswBuilder *b, GraphCand *cands, int ncands, int max,
 
 		for (j = 0; j < nout; j++)
 		{
-			if (node_distance(b, cands[i].id, out[j]) < cands[i].distance)
+			if (node_distance_below(b, cands[i].id, out[j],
+									cands[i].distance) < cands[i].distance)
 			{
 				good = false;
 				break;
