@@ -23,6 +23,14 @@
  *	  does (Fu et al., "Fast Approximate Nearest Neighbor Search With The
  *	  Navigating Spreading-out Graph", VLDB 2019).
  *
+ * Reading vectors is most of a build's cost (they are far bigger than the
+ * caches and read at random), so distances that are only wanted below a
+ * bound stop reading once they cannot be (node_distance_below), a search
+ * step prefetches the next candidates' vectors, and the in-memory
+ * builder's vectors and lists are advised to huge pages; none of it
+ * changes a decision, so the graph is the same bit for bit (src/README.md,
+ * "Build speed").
+ *
  * HnswBuilderCreate's builder holds every vector in memory; callers bound
  * the number of docs (its maxdocs) from maintenance_work_mem with
  * HnswBuilderNodeBytes and start another segment when it is reached.  A
