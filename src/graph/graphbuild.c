@@ -23,6 +23,14 @@
  *	  does (Fu et al., "Fast Approximate Nearest Neighbor Search With The
  *	  Navigating Spreading-out Graph", VLDB 2019).
  *
+ * Reading vectors is most of a build's cost (they are far bigger than the
+ * caches and read at random), so distances that are only wanted below a
+ * bound stop reading once they cannot be (node_distance_below), a search
+ * step prefetches the next candidates' vectors, and the in-memory
+ * builder's vectors and lists are advised to huge pages; none of it
+ * changes a decision, so the graph is the same bit for bit (src/README.md,
+ * "Build speed").
+ *
  * HnswBuilderCreate's builder holds every vector in memory; callers bound
  * the number of docs (its maxdocs) from maintenance_work_mem with
  * HnswBuilderNodeBytes and start another segment when it is reached.  A
@@ -37,6 +45,7 @@
 #include "postgres.h"
 
 #include <math.h>
+#include <sys/mman.h>
 
 #include "access/xloginsert.h"
 #include "common/pg_prng.h"
@@ -93,6 +102,93 @@ node_distance(HnswBuilder *b, uint32 a, uint32 c)
 	}
 	d = SegvecDistance(b->metric, va, vc, b->dim);
 	return isnan(d) ? get_float8_infinity() : d;
+}
+
+/* bytes of a transparent huge page (x86-64) */
+#define HUGE_PAGE_BYTES	((Size) 2 * 1024 * 1024)
+
+/* bytes of a CPU cache line (x86-64, arm64; PG_CACHE_LINE_SIZE is 128) */
+#define CPU_CACHE_LINE	64
+
+/* a search step prefetches the vectors of this many nodes ahead ... */
+#define PREFETCH_AHEAD	3
+
+/* ... and the first this many bytes of each (the bounded kernel's first
+ * check, BOUND_CHECK_BLOCKS in distance.c); what it reads past that, the
+ * CPU's own prefetcher follows */
+#define PREFETCH_BYTES	512
+
+/*
+ * Ask the CPU to bring node id's vector into its caches (in-memory builders
+ * only; a merge's builder reads vectors through the buffer manager).  The
+ * builder's vectors are far bigger than the caches, and the distances of a
+ * search step read them in an order no hardware prefetcher can guess.
+ */
+static inline void
+prefetch_vector(HnswBuilder *b, uint32 id)
+{
+	const char *p;
+	const char *end;
+
+	if (b->paged)
+		return;
+	p = (const char *) (b->vectors + (Size) id * b->dim);
+	end = p + Min(sizeof(float) * b->dim, PREFETCH_BYTES);
+	p = (const char *) TYPEALIGN_DOWN(CPU_CACHE_LINE, p);
+	for (; p < end; p += CPU_CACHE_LINE)
+		__builtin_prefetch(p);
+}
+
+/*
+ * node_distance(b, a, c) when it is below bound; otherwise some value of at
+ * least bound (for a caller that only keeps a node nearer than bound, so
+ * its decisions are exactly those node_distance would give).  For l2 and
+ * ip the kernel stops reading the vectors once its partial sum, which
+ * never exceeds the whole, already reaches the bound: most of the nodes a
+ * search step scores are farther than its ef-th result, and with
+ * high-dimensional vectors the reads are most of the cost.
+ */
+static inline double
+node_distance_below(HnswBuilder *b, uint32 a, uint32 c, double bound)
+{
+	const float *va;
+	const float *vc;
+	double		e2 = 0;
+	float		fbound;
+	float		f;
+	double		low;
+
+	if (b->metric == SEGVEC_METRIC_COSINE)
+		return node_distance(b, a, c);
+	va = builder_vector(b, a, 0);
+	vc = builder_vector(b, c, 1);
+	if (b->metric == SEGVEC_METRIC_IP)
+	{
+		double		e = (double) b->extra[a] - b->extra[c];
+
+		e2 = e * e;
+		fbound = (float) (bound - e2);
+	}
+	else
+		fbound = (float) (bound * bound);
+
+	f = SegvecL2SquaredBoundedKernel(va, vc, b->dim, fbound);
+	if (f < fbound)
+	{
+		/* the kernel did not stop early: f is the whole sum */
+		return b->metric == SEGVEC_METRIC_IP ? (double) f + e2 :
+			sqrt((double) f);
+	}
+	if (isfinite(f))
+	{
+		/* f may be a partial sum: a lower bound of the distance */
+		low = b->metric == SEGVEC_METRIC_IP ? (double) f + e2 :
+			sqrt((double) f);
+		if (low >= bound)
+			return low;
+	}
+	/* rounding left it open (or the float sum overflowed): the whole way */
+	return node_distance(b, a, c);
 }
 
 /* node_distance for graphmerge.c */
@@ -207,6 +303,8 @@ search_layer(HnswBuilder *b, uint32 q, GraphCand *eps, int nep, int ef,
 {
 	GraphHeap   *cand = &b->cand;
 	GraphHeap   *result = &b->result;
+	uint32		todo[2 * SEGVEC_MAX_M];
+	int			ntodo;
 	int			i,
 				n;
 
@@ -237,16 +335,34 @@ search_layer(HnswBuilder *b, uint32 q, GraphCand *eps, int nep, int ef,
 		if (result->count >= ef && c.distance > result->items[0].distance)
 			break;
 
+		/*
+		 * The neighbours not seen yet, into todo; then their distances, the
+		 * vector PREFETCH_AHEAD places on prefetched meanwhile.
+		 */
 		nbrs = neighbors(b, c.id, layer, &count, &max, 0);
+		ntodo = 0;
 		for (i = 0; i < count; i++)
 		{
 			uint32		e = nbrs[i];
-			double		d;
 
 			if (b->visited[e] == b->stamp)
 				continue;
 			b->visited[e] = b->stamp;
-			d = node_distance(b, q, e);
+			todo[ntodo++] = e;
+		}
+		for (i = 0; i < Min(ntodo, PREFETCH_AHEAD); i++)
+			prefetch_vector(b, todo[i]);
+		for (i = 0; i < ntodo; i++)
+		{
+			uint32		e = todo[i];
+			double		d;
+
+			if (i + PREFETCH_AHEAD < ntodo)
+				prefetch_vector(b, todo[i + PREFETCH_AHEAD]);
+			if (result->count < ef)
+				d = node_distance(b, q, e);
+			else
+				d = node_distance_below(b, q, e, result->items[0].distance);
 			if (result->count < ef || d < result->items[0].distance)
 			{
 				cand_heap_push(cand, d, e);
@@ -284,7 +400,8 @@ select_neighbors(HnswBuilder *b, GraphCand *cands, int ncands, int max,
 
 		for (j = 0; j < nout; j++)
 		{
-			if (node_distance(b, cands[i].id, out[j]) < cands[i].distance)
+			if (node_distance_below(b, cands[i].id, out[j],
+									cands[i].distance) < cands[i].distance)
 			{
 				good = false;
 				break;
@@ -527,6 +644,24 @@ HnswBuilderNodeBytes(int dim, int m)
 }
 
 /*
+ * Ask the kernel to back the whole pages of [p, p + len) with huge pages
+ * (transparent huge pages, where the system allows them): the build reads
+ * the vectors and lists at random, and with 4 kB pages nearly every read
+ * of a vector misses the TLB.  Only a hint; nothing changes if refused.
+ */
+static void
+advise_huge_pages(void *p, Size len)
+{
+#if defined(MADV_HUGEPAGE)
+	uintptr_t	start = TYPEALIGN(HUGE_PAGE_BYTES, (uintptr_t) p);
+	uintptr_t	end = TYPEALIGN_DOWN(HUGE_PAGE_BYTES, (uintptr_t) p + len);
+
+	if (end > start)
+		(void) madvise((void *) start, end - start, MADV_HUGEPAGE);
+#endif
+}
+
+/*
  * HnswBuilderCreate: an empty builder for up to maxdocs vectors of dim
  * floats, in its own memory context under the current one.
  */
@@ -551,6 +686,8 @@ HnswBuilderCreate(SegvecMetric metric, int dim, int m, int ef_construction,
 												   sizeof(SegvecDocInfo)));
 	b->nbr0 = MemoryContextAllocHuge(ctx, mul_size(mul_size(b->maxn, b->m0),
 												   sizeof(uint32)));
+	advise_huge_pages(b->vectors, sizeof(float) * (Size) b->maxn * dim);
+	advise_huge_pages(b->nbr0, sizeof(uint32) * (Size) b->maxn * b->m0);
 	b->nnbr0 = MemoryContextAllocHuge(ctx, mul_size(b->maxn, sizeof(uint16)));
 	b->visited = MemoryContextAllocHuge(ctx, mul_size(b->maxn, sizeof(uint32)));
 	memset(b->visited, 0, sizeof(uint32) * b->maxn);
@@ -678,8 +815,11 @@ descend(HnswBuilder *b, uint32 q, int tolevel)
 			changed = false;
 			for (i = 0; i < count; i++)
 			{
-				double		d = node_distance(b, q, nbrs[i]);
+				double		d;
 
+				if (i + 1 < count)
+					prefetch_vector(b, nbrs[i + 1]);
+				d = node_distance_below(b, q, nbrs[i], ep.distance);
 				if (d < ep.distance)
 				{
 					ep.distance = d;

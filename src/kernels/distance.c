@@ -82,6 +82,9 @@
 #define FLOAT_LANES		32
 #define DOUBLE_LANES	8
 
+/* the bounded l2 kernels look at their partial sum every this many blocks */
+#define BOUND_CHECK_BLOCKS	4
+
 /*
  * Fused cosine kernel: a.b, |a|^2 and |b|^2 accumulated in double.
  */
@@ -90,12 +93,15 @@ typedef void (*CosineKernelFn) (const float *a, const float *b, int dim,
 
 static float l2_squared_scalar(const float *a, const float *b, int dim);
 static float dot_scalar(const float *a, const float *b, int dim);
+static float l2_squared_bounded_scalar(const float *a, const float *b,
+									   int dim, float bound);
 static void cosine_parts_scalar(const float *a, const float *b, int dim,
 								double *dot, double *norma, double *normb);
 
 /* Chosen by the segvec.kernel GUC; scalar until it is defined */
 SegvecKernelFn SegvecL2SquaredKernel = l2_squared_scalar;
 SegvecKernelFn SegvecDotKernel = dot_scalar;
+SegvecBoundedKernelFn SegvecL2SquaredBoundedKernel = l2_squared_bounded_scalar;
 static CosineKernelFn CosinePartsKernel = cosine_parts_scalar;
 static const char *kernel_name = "scalar";
 
@@ -198,6 +204,47 @@ l2_squared_scalar(const float *a, const float *b, int dim)
 
 	for (k = 0; k < nblocks; k++, a += FLOAT_LANES, b += FLOAT_LANES)
 		l2_block_scalar(acc, a, b);
+	for (j = 0; j < rest; j++)
+	{
+		d = a[j] - b[j];
+		acc[j] += d * d;
+	}
+
+	return reduce_float_lanes(acc);
+}
+
+/*
+ * l2_squared_scalar that may stop early: every BOUND_CHECK_BLOCKS blocks it
+ * combines the partial sums (in a copy, by the same tree) and returns that
+ * value once it is at least bound.  Otherwise it returns the very bits of
+ * l2_squared_scalar.  A value it returns early is at most the whole sum:
+ * the terms are never negative, and rounded additions are monotonic.
+ */
+static float
+l2_squared_bounded_scalar(const float *a, const float *b, int dim,
+						  float bound)
+{
+	float		acc[FLOAT_LANES] = {0};
+	float		part[FLOAT_LANES];
+	float		d;
+	int			nblocks = dim / FLOAT_LANES;
+	int			rest = dim % FLOAT_LANES;
+	int			k;
+	int			j;
+
+	for (k = 0; k < nblocks; k++, a += FLOAT_LANES, b += FLOAT_LANES)
+	{
+		l2_block_scalar(acc, a, b);
+		if ((k + 1) % BOUND_CHECK_BLOCKS == 0 && k + 1 < nblocks)
+		{
+			float		sum;
+
+			memcpy(part, acc, sizeof(part));
+			sum = reduce_float_lanes(part);
+			if (sum >= bound)
+				return sum;
+		}
+	}
 	for (j = 0; j < rest; j++)
 	{
 		d = a[j] - b[j];
@@ -553,6 +600,72 @@ l2_squared_avx2(const float *a, const float *b, int dim)
 	return reduce_float_lanes_avx2(s0, s1, s2, s3);
 }
 
+/* l2_squared_avx2 that may stop early, as l2_squared_bounded_scalar */
+SEGVEC_TARGET_AVX2
+static float
+l2_squared_bounded_avx2(const float *a, const float *b, int dim, float bound)
+{
+	__m256		s0 = _mm256_setzero_ps();
+	__m256		s1 = _mm256_setzero_ps();
+	__m256		s2 = _mm256_setzero_ps();
+	__m256		s3 = _mm256_setzero_ps();
+	__m256		d0,
+				d1,
+				d2,
+				d3;
+	__m256i		m0,
+				m1,
+				m2,
+				m3;
+	int			i = 0;
+	int			k = 0;
+	int			n;
+
+	for (; i + FLOAT_LANES <= dim; i += FLOAT_LANES)
+	{
+		d0 = _mm256_sub_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i));
+		d1 = _mm256_sub_ps(_mm256_loadu_ps(a + i + 8),
+						   _mm256_loadu_ps(b + i + 8));
+		d2 = _mm256_sub_ps(_mm256_loadu_ps(a + i + 16),
+						   _mm256_loadu_ps(b + i + 16));
+		d3 = _mm256_sub_ps(_mm256_loadu_ps(a + i + 24),
+						   _mm256_loadu_ps(b + i + 24));
+		s0 = _mm256_add_ps(s0, _mm256_mul_ps(d0, d0));
+		s1 = _mm256_add_ps(s1, _mm256_mul_ps(d1, d1));
+		s2 = _mm256_add_ps(s2, _mm256_mul_ps(d2, d2));
+		s3 = _mm256_add_ps(s3, _mm256_mul_ps(d3, d3));
+		if (++k % BOUND_CHECK_BLOCKS == 0 && i + 2 * FLOAT_LANES <= dim)
+		{
+			float		sum = reduce_float_lanes_avx2(s0, s1, s2, s3);
+
+			if (sum >= bound)
+				return sum;
+		}
+	}
+	if (i < dim)
+	{
+		n = dim - i;
+		m0 = tail_mask_avx2(n, 0);
+		m1 = tail_mask_avx2(n, 1);
+		m2 = tail_mask_avx2(n, 2);
+		m3 = tail_mask_avx2(n, 3);
+		d0 = _mm256_sub_ps(_mm256_maskload_ps(a + i, m0),
+						   _mm256_maskload_ps(b + i, m0));
+		d1 = _mm256_sub_ps(_mm256_maskload_ps(a + i + 8, m1),
+						   _mm256_maskload_ps(b + i + 8, m1));
+		d2 = _mm256_sub_ps(_mm256_maskload_ps(a + i + 16, m2),
+						   _mm256_maskload_ps(b + i + 16, m2));
+		d3 = _mm256_sub_ps(_mm256_maskload_ps(a + i + 24, m3),
+						   _mm256_maskload_ps(b + i + 24, m3));
+		s0 = _mm256_add_ps(s0, _mm256_mul_ps(d0, d0));
+		s1 = _mm256_add_ps(s1, _mm256_mul_ps(d1, d1));
+		s2 = _mm256_add_ps(s2, _mm256_mul_ps(d2, d2));
+		s3 = _mm256_add_ps(s3, _mm256_mul_ps(d3, d3));
+	}
+
+	return reduce_float_lanes_avx2(s0, s1, s2, s3);
+}
+
 SEGVEC_TARGET_AVX2
 static float
 dot_avx2(const float *a, const float *b, int dim)
@@ -737,6 +850,51 @@ l2_squared_avx512(const float *a, const float *b, int dim)
 	return reduce_float_lanes_avx512(s0, s1);
 }
 
+/* l2_squared_avx512 that may stop early, as l2_squared_bounded_scalar */
+SEGVEC_TARGET_AVX512
+static float
+l2_squared_bounded_avx512(const float *a, const float *b, int dim,
+						  float bound)
+{
+	__m512		s0 = _mm512_setzero_ps();
+	__m512		s1 = _mm512_setzero_ps();
+	__m512		d0,
+				d1;
+	__mmask16	m0,
+				m1;
+	int			i = 0;
+	int			k = 0;
+
+	for (; i + FLOAT_LANES <= dim; i += FLOAT_LANES)
+	{
+		d0 = _mm512_sub_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i));
+		d1 = _mm512_sub_ps(_mm512_loadu_ps(a + i + 16),
+						   _mm512_loadu_ps(b + i + 16));
+		s0 = _mm512_add_ps(s0, _mm512_mul_ps(d0, d0));
+		s1 = _mm512_add_ps(s1, _mm512_mul_ps(d1, d1));
+		if (++k % BOUND_CHECK_BLOCKS == 0 && i + 2 * FLOAT_LANES <= dim)
+		{
+			float		sum = reduce_float_lanes_avx512(s0, s1);
+
+			if (sum >= bound)
+				return sum;
+		}
+	}
+	if (i < dim)
+	{
+		m0 = TAIL_MASK16(dim - i);
+		m1 = (dim - i > 16) ? TAIL_MASK16(dim - i - 16) : 0;
+		d0 = _mm512_sub_ps(_mm512_maskz_loadu_ps(m0, a + i),
+						   _mm512_maskz_loadu_ps(m0, b + i));
+		d1 = _mm512_sub_ps(_mm512_maskz_loadu_ps(m1, a + i + 16),
+						   _mm512_maskz_loadu_ps(m1, b + i + 16));
+		s0 = _mm512_add_ps(s0, _mm512_mul_ps(d0, d0));
+		s1 = _mm512_add_ps(s1, _mm512_mul_ps(d1, d1));
+	}
+
+	return reduce_float_lanes_avx512(s0, s1);
+}
+
 SEGVEC_TARGET_AVX512
 static float
 dot_avx512(const float *a, const float *b, int dim)
@@ -895,6 +1053,7 @@ assign_segvec_kernel(int newval, void *extra)
 	}
 
 	SegvecL2SquaredKernel = l2_squared_scalar;
+	SegvecL2SquaredBoundedKernel = l2_squared_bounded_scalar;
 	SegvecDotKernel = dot_scalar;
 	CosinePartsKernel = cosine_parts_scalar;
 	kernel_name = "scalar";
@@ -903,6 +1062,7 @@ assign_segvec_kernel(int newval, void *extra)
 	if (path == SEGVEC_KERNEL_AVX512)
 	{
 		SegvecL2SquaredKernel = l2_squared_avx512;
+		SegvecL2SquaredBoundedKernel = l2_squared_bounded_avx512;
 		SegvecDotKernel = dot_avx512;
 		CosinePartsKernel = cosine_parts_avx512;
 		kernel_name = "avx512";
@@ -910,6 +1070,7 @@ assign_segvec_kernel(int newval, void *extra)
 	else if (path == SEGVEC_KERNEL_AVX2)
 	{
 		SegvecL2SquaredKernel = l2_squared_avx2;
+		SegvecL2SquaredBoundedKernel = l2_squared_bounded_avx2;
 		SegvecDotKernel = dot_avx2;
 		CosinePartsKernel = cosine_parts_avx2;
 		kernel_name = "avx2";

@@ -42,6 +42,17 @@ extern PGDLLIMPORT SegvecKernelFn SegvecL2SquaredKernel;	/* sum (a-b)^2 */
 extern PGDLLIMPORT SegvecKernelFn SegvecDotKernel;			/* sum a*b */
 
 /*
+ * sum (a-b)^2, the same bits as SegvecL2SquaredKernel, except that it may
+ * stop early and return a partial sum once that is at least bound; a value
+ * it returns is never more than the whole sum.  For searches that only
+ * want a distance when it is below some bound.
+ */
+typedef float (*SegvecBoundedKernelFn) (const float *a, const float *b,
+										int dim, float bound);
+
+extern PGDLLIMPORT SegvecBoundedKernelFn SegvecL2SquaredBoundedKernel;
+
+/*
  * The SQ8 kernel over 8-bit codes (sq8.c), chosen with the others:
  * sum q[j] * code[j] in int32.  |q[j]| must be at most SEGVEC_SQ8_QMAX(dim),
  * so that no partial sum overflows (and every path returns the same).

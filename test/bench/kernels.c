@@ -11,7 +11,9 @@
  * For each vector length it prints the nanoseconds per call (the fastest
  * of five timings, as the machine may be busy) of the l2, dot and cosine
  * kernels of each path the CPU has, and whether every path returned the
- * same bits as the scalar one on every pair.  Argument: rounds (2000).
+ * same bits as the scalar one on every pair (the bounded l2 kernel
+ * included, which must also return l2's bits or a partial sum between its
+ * bound and the whole sum).  Argument: rounds (2000).
  *
  * test/bench/kernels.c
  *
@@ -38,6 +40,7 @@ typedef struct Path
 	SegvecKernelFn l2;
 	SegvecKernelFn dot;
 	CosineKernelFn cosine;
+	SegvecBoundedKernelFn bounded;
 	bool		present;
 } Path;
 
@@ -70,14 +73,15 @@ main(int argc, char **argv)
 	uint64		state = 42;
 
 	paths[npaths++] = (Path) {"scalar", l2_squared_scalar, dot_scalar,
-	cosine_parts_scalar, true};
+	cosine_parts_scalar, l2_squared_bounded_scalar, true};
 #ifdef SEGVEC_HAVE_X86_KERNELS
 	__builtin_cpu_init();
 	paths[npaths++] = (Path) {"avx2", l2_squared_avx2, dot_avx2,
-		cosine_parts_avx2,
+		cosine_parts_avx2, l2_squared_bounded_avx2,
 	__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")};
 	paths[npaths++] = (Path) {"avx512", l2_squared_avx512, dot_avx512,
-	cosine_parts_avx512, __builtin_cpu_supports("avx512f")};
+	cosine_parts_avx512, l2_squared_bounded_avx512,
+	__builtin_cpu_supports("avx512f")};
 #endif
 
 	printf("%6s %-7s %9s %9s %9s  %s\n", "dim", "path", "l2 ns", "dot ns",
@@ -90,6 +94,7 @@ main(int argc, char **argv)
 		float		ref_l2[NVEC];
 		float		ref_dot[NVEC];
 		double		ref_cos[NVEC][3];
+		float		ref_bounded[NVEC][4];
 		int			r = (int) ((double) rounds * 784 / (dim + 16)) + 1;
 
 		for (int i = 0; i < dim * (NVEC + 1); i++)
@@ -115,16 +120,38 @@ main(int argc, char **argv)
 				float		dot = path->dot(vecs + i * dim, q, dim);
 				double		c[3];
 
+				float		bounds[4];
+				float		bd[4];
+
 				path->cosine(vecs + i * dim, q, dim, &c[0], &c[1], &c[2]);
+
+				/*
+				 * The bounded l2 kernel: with no bound, the bits of l2;
+				 * else those bits or a partial sum in [bound, l2]; and the
+				 * same on every path.
+				 */
+				bounds[0] = INFINITY;
+				bounds[1] = l2;
+				bounds[2] = l2 * 0.5f;
+				bounds[3] = 0;
+				for (int k = 0; k < 4; k++)
+				{
+					bd[k] = path->bounded(vecs + i * dim, q, dim, bounds[k]);
+					if (memcmp(&bd[k], &l2, sizeof(float)) != 0 &&
+						(k == 0 || bd[k] < bounds[k] || bd[k] > l2))
+						same = false;
+				}
 				if (p == 0)
 				{
 					ref_l2[i] = l2;
 					ref_dot[i] = dot;
 					memcpy(ref_cos[i], c, sizeof(c));
+					memcpy(ref_bounded[i], bd, sizeof(bd));
 				}
 				else if (memcmp(&l2, &ref_l2[i], sizeof(float)) != 0 ||
 						 memcmp(&dot, &ref_dot[i], sizeof(float)) != 0 ||
-						 memcmp(c, ref_cos[i], sizeof(c)) != 0)
+						 memcmp(c, ref_cos[i], sizeof(c)) != 0 ||
+						 memcmp(bd, ref_bounded[i], sizeof(bd)) != 0)
 					same = false;
 			}
 
