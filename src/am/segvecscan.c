@@ -378,6 +378,11 @@ start_scan(IndexScanDesc scan)
 			so->budget.noticed = false;
 			so->budget.skip_late = (so->order == SEGVEC_SCAN_ORDER_STRICT);
 			so->budget.late = 0;
+			/* live docs of every source, for the small segments' floors */
+			so->bound.live_docs = so->ncands;
+			for (i = 0; i < info->nsegments; i++)
+				so->bound.live_docs += (int64) info->segments[i].ndocs -
+					info->segments[i].ntombstones;
 			so->ngraphs = info->nsegments;
 			so->graphs = palloc0(sizeof(SegvecGraphSource) * Max(so->ngraphs, 1));
 			/* biggest first: its nearest docs bound the smaller searches */

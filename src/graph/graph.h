@@ -168,6 +168,9 @@ typedef struct GraphScanBound
 	int			k;
 	int			count;			/* distances in heap, at most k */
 	double	   *heap;			/* max-heap: the k smallest offered */
+	int64		live_docs;		/* live docs of all the scan's sources (0:
+								 * unknown), for the floor of a small
+								 * segment (GraphScanSetBound) */
 } GraphScanBound;
 
 extern void GraphBoundInit(GraphScanBound *bound, int k);

@@ -36,10 +36,13 @@
  * smallest distance of the live docs found by any of them.  A bounded
  * search also stops expanding when nothing it holds is within the bound,
  * its nearest unexpanded candidate is farther than the bound, and its own
- * nearest few held nodes are settled; it then answers GRAPH_SCAN_BOUNDED
- * with a distance no row it returns later is nearer than (as far as the
- * search can tell), and keeps its state whole, so once the bound is lifted
- * it goes on exactly where an unbounded search would have been.
+ * nearest few held nodes are settled (a small segment, one of at most 1/8
+ * of the scan's live docs: fewer, in proportion to its share, and even
+ * while it holds nodes within the bound, which it returns first); it then
+ * answers GRAPH_SCAN_BOUNDED with a distance no row it returns later is
+ * nearer than (as far as the search can tell), and keeps its state whole,
+ * so once the bound is lifted it goes on exactly where an unbounded search
+ * would have been.
  *
  * In a quantized segment (graph/quant.c) the search runs on the codes of
  * the node records: the window, the heaps and the stopping rule all use
@@ -86,6 +89,14 @@ int			segvec_exact_scan_factor = 16;
  * near the query.
  */
 #define SEGVEC_EXACT_SWITCH_DIV 64
+
+/*
+ * The shared bound treats a segment of at most 1/SEGVEC_BOUND_SMALL_DIV of
+ * a scan's live docs as small, and settles at least
+ * SEGVEC_BOUND_SMALL_FLOOR of its nearest held nodes (GraphScanSetBound).
+ */
+#define SEGVEC_BOUND_SMALL_DIV 8
+#define SEGVEC_BOUND_SMALL_FLOOR 3
 int			segvec_rerank = 0;
 
 struct GraphScan
@@ -112,6 +123,8 @@ struct GraphScan
 	GraphScanBound *bound;		/* shared k-th distance, or NULL */
 	int			bound_floor;	/* the bound never stops the search before
 								 * this many nearest held are settled */
+	bool		bound_small;	/* a small segment: the bound stops it even
+								 * while it holds nodes within the bound */
 
 	/* exact mode: every live node scored, ascending */
 	bool		exact;
@@ -585,6 +598,7 @@ GraphBoundInit(GraphScanBound *bound, int k)
 	bound->k = Max(k, 1);
 	bound->count = 0;
 	bound->heap = palloc(sizeof(double) * bound->k);
+	bound->live_docs = 0;
 }
 
 /*
@@ -811,6 +825,35 @@ GraphScanSetBound(GraphScan *gs, GraphScanBound *bound)
 	gs->bound = bound;
 	/* a quarter of ef, at least 10 (or ef, if smaller) */
 	gs->bound_floor = Max(Min(gs->ef, 10), gs->ef / 4);
+	gs->bound_small = false;
+
+	/*
+	 * A segment holding at most 1/SEGVEC_BOUND_SMALL_DIV of the scan's live
+	 * docs is expected to give k * share of the first k rows: its floor is
+	 * twice that (at least SEGVEC_BOUND_SMALL_FLOOR), and it may stop while
+	 * it holds nodes within the bound, which it returns first (as Lucene's
+	 * per-leaf k).  Under the size-ratio merge policy the segments next to
+	 * the biggest are that small, and a full search of each cost a
+	 * streamed-into index 1.4 times a fresh one's buffer accesses at
+	 * ef_search 10 (src/README.md, "The shared bound").
+	 */
+	if (bound && bound->live_docs > 0)
+	{
+		int64		live = (int64) gs->seg.ndocs - gs->seg.ntombstones;
+
+		if (live * SEGVEC_BOUND_SMALL_DIV <= bound->live_docs)
+		{
+			double		expected = 2.0 * bound->k * live / bound->live_docs;
+			int			floor = (int) ceil(expected);
+
+			floor = Max(floor, SEGVEC_BOUND_SMALL_FLOOR);
+			if (floor < gs->bound_floor)
+			{
+				gs->bound_floor = floor;
+				gs->bound_small = true;
+			}
+		}
+	}
 }
 
 /*
@@ -911,7 +954,7 @@ graph_next(GraphScan *gs, GraphCand *c)
 		 */
 		if (gs->cand.items[0].distance > limit &&
 			gs->nwindow >= gs->bound_floor &&
-			gs->window[0].distance > limit &&
+			(gs->bound_small || gs->window[0].distance > limit) &&
 			gs->cand.items[0].distance > gs->window[gs->bound_floor - 1].distance)
 		{
 			bounded = true;
