@@ -15,7 +15,11 @@
  *
  * Changes go to the bucket's delta chain: the head page is found in the
  * metapage (delta_head[b]) and stays exclusively locked while a change is
- * appended, after checking under it that the metapage still names it.
+ * appended, after checking under it that the metapage still names it; the
+ * head names the chain's last page, where the change goes.  An aliased
+ * UPDATE's alias and keymap add are one WAL record (KeymapAppendAlias).
+ * Lookups read the chains through a per-backend cache ("The chain
+ * cache", below), so a lookup reads only the changes made since the last.
  *
  * The snapshot is a list of runs, oldest first, in the metapage.  A run is
  * an extent of entries sorted by (key hash, doc id) over all buckets, with

@@ -3,8 +3,9 @@
  * page.c
  *	  Pages and extents of a segvec index: initialising a page, getting a
  *	  free one, writing a contiguous extent of fresh pages (in blocks from
- *	  the free-extent list, extent.c, or at the end of the relation), and
- *	  marking pages deleted so that a later VACUUM recycles them.
+ *	  the free-extent list, extent.c, or at the end of the relation),
+ *	  marking pages deleted so that a later VACUUM recycles them, and
+ *	  WAL-logging the append of a small item (SegvecLogAppendedItems).
  *
  * A deleted page keeps its kind and its nextblkno (a scan that was on its
  * way to it carries on) and records in its opaque seqno the
