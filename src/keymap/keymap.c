@@ -1185,15 +1185,62 @@ read_dir_frozen(Relation index, int b, BlockNumber *frozen)
 }
 
 /*
+ * Append the entries of page p of run with this key hash to out, read in
+ * place (pinned; share locked on a standby, as read_run_page): a binary
+ * search of the page's sorted entries, no copy of the page.  Returns
+ * whether the key may go on on the next page (the page's last entry has
+ * the key, or the page is not past it).
+ */
+static bool
+run_page_lookup(Relation index, const SegvecKeymapRun *run, uint32 p,
+				uint64 key, EntryArray *out)
+{
+	BlockNumber blkno = run->start + p;
+	Buffer		buf = ReadBuffer(index, blkno);
+	bool		standby = RecoveryInProgress();
+	Page		page;
+	const KeymapEntry *e;
+	uint32		n,
+				lo = 0,
+				hi;
+	bool		more;
+
+	if (standby)
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	check_run_page(index, run, page, blkno);
+	n = Min(SegvecPageGetOpaque(page)->next_docno,
+			(uint32) KEYMAP_ENTRIES_PER_PAGE);
+	e = (const KeymapEntry *) PageGetContents(page);
+	/* the first entry whose key is not below key */
+	hi = n;
+	while (lo < hi)
+	{
+		uint32		mid = lo + (hi - lo) / 2;
+
+		if (e[mid].key_hash < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && e[lo].key_hash == key; lo++)
+		array_add(out, &e[lo]);
+	more = n > 0 && lo == n;
+	if (standby)
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	ReleaseBuffer(buf);
+	return more;
+}
+
+/*
  * The entries of run with this key hash (adds and removes), appended to
  * out: a binary search over the run's pages by their first entries, then
- * the pages that hold the key (usually one).
+ * a binary search in the pages that hold the key (usually one).
  */
 static void
 run_lookup(Relation index, const SegvecKeymapRun *run, uint64 key,
 		   EntryArray *out)
 {
-	KeymapEntry *page = palloc(sizeof(KeymapEntry) * KEYMAP_ENTRIES_PER_PAGE);
 	uint32		lo = 0,
 				hi;
 	uint32		p;
@@ -1214,17 +1261,8 @@ run_lookup(Relation index, const SegvecKeymapRun *run, uint64 key,
 			hi = mid - 1;
 	}
 	for (p = lo; p < run->npages; p++)
-	{
-		uint32		n = read_run_page(index, run, p, page, NULL);
-		uint32		i;
-
-		for (i = 0; i < n; i++)
-			if (page[i].key_hash == key)
-				array_add(out, &page[i]);
-		if (n == 0 || page[n - 1].key_hash > key)
+		if (!run_page_lookup(index, run, p, key, out))
 			break;
-	}
-	pfree(page);
 }
 
 /*
