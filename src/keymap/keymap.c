@@ -806,6 +806,7 @@ chain_cache_sync(Relation index, BlockNumber head, uint32 epoch)
 	{
 		HASHCTL		ctl;
 
+		chain_cache = NULL;
 		if (chain_cache_cxt == NULL)
 			chain_cache_cxt = AllocSetContextCreate(TopMemoryContext,
 													"segvec keymap chain cache",
@@ -824,19 +825,27 @@ chain_cache_sync(Relation index, BlockNumber head, uint32 epoch)
 	key.head = head;
 	key.epoch = epoch;
 	c = hash_search(chain_cache, &key, HASH_ENTER, &found);
-	if (found && c->toobig)
+	if (!found)
+	{
+		/* so that an error below leaves an entry that is started over */
+		c->valid = false;
+		c->toobig = false;
+		c->items = NULL;
+		c->bykey = NULL;
+	}
+	if (c->toobig)
 		return NULL;
-	if (!found || !c->valid)
+	if (!c->valid)
 	{
 		HASHCTL		ctl;
 
-		if (found)
-		{
-			/* an error left it half read: start over */
+		/* new, or an error left it half read: start over */
+		if (c->bykey)
 			hash_destroy(c->bykey);
+		if (c->items)
 			pfree(c->items);
-		}
-		c->toobig = false;
+		c->bykey = NULL;
+		c->items = NULL;
 		c->last = head;
 		c->nread = 0;
 		c->nitems = 0;
