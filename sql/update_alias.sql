@@ -94,8 +94,8 @@ SELECT sum(note) FROM items;
 
 -- an UPDATE that changes the vector copies it
 UPDATE items SET embedding = uvec(1000 + id) WHERE id BETWEEN 191 AND 200;
--- so does one that assigns the vector, even its own value (with note:
--- else the UPDATE is HOT and indexes nothing)
+-- one that assigns the vector its own value gets an alias: the floats are
+-- compared (with note: else the UPDATE is HOT and indexes nothing)
 UPDATE items SET embedding = embedding, note = note + 1 WHERE id = 190;
 SELECT * FROM kinds();
 SELECT * FROM stats();
@@ -154,6 +154,29 @@ SELECT count(*), sum(note) FROM items;
 UPDATE items SET note = note + 1 WHERE id = 7;
 SELECT vector = uvec(7) AS same_vector, segment
 FROM ft.get('items_vec', '7');
+
+-- upserts whose id and vector equal what a segment's doc holds alias too:
+-- ft.add of an unchanged row, INSERT ... ON CONFLICT DO UPDATE of the same
+-- vector; ft.add of another vector copies (segvec.background_merge =
+-- off: ft.flush applies the queue, not a worker)
+SET segvec.background_merge = off;
+SELECT ft.add('items_vec', '120', uvec(120)) > 0 AS queued;
+SELECT ft.add('items_vec', '121', uvec(2121)) > 0 AS queued;
+SELECT applied, inserted, updated FROM ft.flush('items_vec');
+RESET segvec.background_merge;
+INSERT INTO items VALUES (122, uvec(122), 5)
+  ON CONFLICT (id) DO UPDATE SET embedding = excluded.embedding,
+                                 note = excluded.note;
+SELECT t.id, g.segment, g.vector = t.embedding AS same_vector
+FROM items t, ft.get('items_vec', t.id::text) g
+WHERE t.id BETWEEN 120 AND 122 ORDER BY t.id;
+SELECT array_agg(id ORDER BY id) FROM
+  (SELECT id FROM items ORDER BY embedding <-> uvec(120) LIMIT 1) n;
+SELECT array_agg(id ORDER BY id) FROM
+  (SELECT id FROM items ORDER BY embedding <-> uvec(2121) LIMIT 1) n;
+SELECT array_agg(id ORDER BY id) FROM
+  (SELECT id FROM items ORDER BY embedding <-> uvec(122) LIMIT 1) n;
+SELECT * FROM check_rows();
 
 -- a row inserted since the last compaction is in the mutable segment: its
 -- UPDATE copies (an alias's target is always a segment's doc)

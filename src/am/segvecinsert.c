@@ -11,6 +11,9 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
+#include "catalog/pg_am_d.h"
+#include "storage/bufmgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -20,6 +23,19 @@
 #include "jobs/jobs.h"
 #include "keymap/keymap.h"
 #include "store/store.h"
+
+/*
+ * What an INSERT or UPDATE statement's inserts keep from row to row
+ * (IndexInfo's ii_AmCache, in its ii_Context): a memory context for one
+ * row's work, reset after each row; the index's size in blocks as last
+ * read (see SegvecMutableReadAlias), valid while the statement holds its
+ * lock on the index.
+ */
+typedef struct SegvecInsertCache
+{
+	MemoryContext rowctx;
+	BlockNumber nblocks;
+} SegvecInsertCache;
 
 /*
  * After an insert that started a new mutable page: a mutable segment over
@@ -76,6 +92,36 @@ datum_comparable(Relation index, Relation heap)
 }
 
 /*
+ * Whether the heap tuple at tid is the new version made by an UPDATE (an
+ * upsert's, a MERGE's: HEAP_UPDATED), for a heap table; one share-locked
+ * heap page, the one the executor just wrote.  Other table access methods:
+ * false.
+ */
+static bool
+heap_version_is_update(Relation heap, ItemPointer tid)
+{
+	Buffer		buf;
+	Page		page;
+	ItemId		lp;
+	bool		updated = false;
+
+	if (heap == NULL || heap->rd_rel->relam != HEAP_TABLE_AM_OID)
+		return false;
+	buf = ReadBuffer(heap, ItemPointerGetBlockNumber(tid));
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	if (ItemPointerGetOffsetNumber(tid) <= PageGetMaxOffsetNumber(page))
+	{
+		lp = PageGetItemId(page, ItemPointerGetOffsetNumber(tid));
+		if (ItemIdIsNormal(lp))
+			updated = (((HeapTupleHeader) PageGetItem(page, lp))->t_infomask &
+					   HEAP_UPDATED) != 0;
+	}
+	UnlockReleaseBuffer(buf);
+	return updated;
+}
+
+/*
  * An alias target for a doc about to be inserted, without reading its
  * vector: value, the indexed datum of the row version at doc->heaptid (a
  * plain varlena column), is an on-disk TOAST pointer or inline bytes that
@@ -86,13 +132,14 @@ datum_comparable(Relation index, Relation heap)
  * equal without un-TOASTing the new one; doc->checksum is set from the
  * target's.  First the alias loc names (the newest located keymap add of
  * the key, if it is still that alias's page), then at most two segment
- * docs.  See "Aliases" in src/README.md.
+ * docs.  *nblocks as for SegvecMutableReadAlias.  See "Aliases" in
+ * src/README.md.
  */
 static bool
 find_alias_by_pointer(Relation index, Relation heap, Datum value,
 					  KeymapEntry *entries, int n,
 					  const KeymapDocLocation *loc, SegvecMetaInfo **info,
-					  SegvecDocInfo *doc, uint64 *target)
+					  SegvecDocInfo *doc, uint64 *target, BlockNumber *nblocks)
 {
 	AttrNumber	attnum = index->rd_index->indkey.values[0];
 	bool	   *tried;
@@ -109,7 +156,7 @@ find_alias_by_pointer(Relation index, Relation heap, Datum value,
 	 */
 	if (loc->docid != 0 &&
 		SegvecMutableReadAlias(index, loc->doc_blkno, loc->docid, &a,
-							   &a_target) &&
+							   &a_target, nblocks) &&
 		GraphHeapKeepsValue(heap, &a.heaptid, &doc->heaptid, attnum, value))
 	{
 		*target = a_target;
@@ -206,7 +253,6 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 			 bool indexUnchanged,
 			 IndexInfo *indexInfo)
 {
-	MemoryContext insertCtx;
 	MemoryContext oldCtx;
 	float	   *vector;
 	int			dim;
@@ -217,16 +263,25 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 	KeymapEntry *entries = NULL;
 	int			nentries = 0;
 	KeymapDocLocation loc;
-	BlockNumber alias_blkno = InvalidBlockNumber;
 	SegvecMetaInfo *info = NULL;
+	SegvecInsertCache *cache;
 
 	if (isnull[0])
 		return false;
 
-	insertCtx = AllocSetContextCreate(CurrentMemoryContext,
-									  "segvec insert temporary context",
-									  ALLOCSET_DEFAULT_SIZES);
-	oldCtx = MemoryContextSwitchTo(insertCtx);
+	cache = (SegvecInsertCache *) indexInfo->ii_AmCache;
+	if (cache == NULL)
+	{
+		cache = MemoryContextAlloc(indexInfo->ii_Context,
+								   sizeof(SegvecInsertCache));
+		cache->rowctx = AllocSetContextCreate(indexInfo->ii_Context,
+											  "segvec insert temporary context",
+											  ALLOCSET_DEFAULT_SIZES);
+		cache->nblocks = InvalidBlockNumber;
+		indexInfo->ii_AmCache = cache;
+	}
+
+	oldCtx = MemoryContextSwitchTo(cache->rowctx);
 
 	memset(&doc, 0, sizeof(doc));
 	doc.heaptid = *ht_ctid;
@@ -241,7 +296,8 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 	 * hint, indexUnchanged) whose vector an immutable segment's doc of the
 	 * same id holds appends an alias rather than a copy: first without
 	 * reading the vector (its datum, a TOAST pointer or inline bytes, is
-	 * the one the old version held), else by comparing floats.
+	 * the one the old version held), else by comparing floats.  An UPDATE
+	 * that assigned the vector is compared by floats only.
 	 */
 	if (indexUnchanged && (doc.flags & SEGVEC_DOC_HAS_KEY))
 	{
@@ -253,7 +309,8 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 		{
 			/* the chains named the row's alias: try it before the runs */
 			alias = find_alias_by_pointer(index, heapRel, values[0], NULL, 0,
-										  &loc, &info, &doc, &target);
+										  &loc, &info, &doc, &target,
+										  &cache->nblocks);
 			if (!alias)
 			{
 				nentries = KeymapLookupAt(index, doc.key_hash, &entries,
@@ -264,39 +321,46 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 		if (!alias && comparable && nentries > 0)
 			alias = find_alias_by_pointer(index, heapRel, values[0],
 										  entries, nentries, &loc, &info,
-										  &doc, &target);
+										  &doc, &target, &cache->nblocks);
 	}
-	if (alias)
-		doc.docid = SegvecMutableAppendAlias(index, &doc, target, &page_added,
-											 &alias_blkno);
-	else
+	else if ((doc.flags & SEGVEC_DOC_HAS_KEY) &&
+			 heap_version_is_update(heapRel, ht_ctid))
+	{
+		/*
+		 * An UPDATE that assigned the vector (an upsert of ft.add, a
+		 * MERGE): when the value is the one a segment's doc of the id
+		 * holds, compare the floats below and alias.
+		 */
+		nentries = KeymapLookup(index, doc.key_hash, &entries);
+	}
+	if (!alias)
 	{
 		vector = SegvecDatumGetVector(index, values[0], &dim);
 		doc.checksum = SegvecVectorChecksum(vector, dim);
 		if (nentries > 0 &&
 			find_alias_target(index, &doc, vector, dim, entries, nentries,
 							  insert_meta(index, &info), &target))
-		{
 			alias = true;
-			doc.docid = SegvecMutableAppendAlias(index, &doc, target,
-												 &page_added, &alias_blkno);
-		}
-		else
-			doc.docid = SegvecMutableAppend(index, &doc, vector, dim,
-											&page_added);
 	}
 
-	/* the keymap entry goes after its doc: never an entry without a doc */
+	/*
+	 * The keymap entry goes with or after its doc: never an entry without
+	 * a doc.  An alias and its entry are usually one WAL record.
+	 */
 	if (alias)
-		KeymapAddDocAt(index, &doc, alias_blkno);
+		KeymapAppendAlias(index, &doc, target, &page_added);
 	else
+	{
+		doc.docid = SegvecMutableAppend(index, &doc, vector, dim,
+										&page_added);
 		KeymapAddDoc(index, &doc);
+	}
 
 	if (page_added)
 		request_compaction(index, alias);
 
 	MemoryContextSwitchTo(oldCtx);
-	MemoryContextDelete(insertCtx);
+	MemoryContextReset(cache->rowctx);
 
 	return false;
 }

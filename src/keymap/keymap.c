@@ -15,7 +15,11 @@
  *
  * Changes go to the bucket's delta chain: the head page is found in the
  * metapage (delta_head[b]) and stays exclusively locked while a change is
- * appended, after checking under it that the metapage still names it.
+ * appended, after checking under it that the metapage still names it; the
+ * head names the chain's last page, where the change goes.  An aliased
+ * UPDATE's alias and keymap add are one WAL record (KeymapAppendAlias).
+ * Lookups read the chains through a per-backend cache ("The chain
+ * cache", below), so a lookup reads only the changes made since the last.
  *
  * The snapshot is a list of runs, oldest first, in the metapage.  A run is
  * an extent of entries sorted by (key hash, doc id) over all buckets, with
@@ -147,7 +151,7 @@ entry_cmp(const void *a, const void *b)
 static BlockNumber
 meta_delta_head(Relation index, int bucket)
 {
-	Buffer		metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	Buffer		metabuf = SegvecReadMetaBuffer(index);
 	BlockNumber head;
 
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
@@ -172,8 +176,93 @@ new_change_page(Relation index, SegvecMetaPage meta)
 	return SegvecNewBuffer(index);
 }
 
+/* Is page (locked) a live keymap change page? */
+static bool
+is_change_page(Page page)
+{
+	return !PageIsNew(page) &&
+		SegvecPageGetOpaque(page)->page_id == SEGVEC_PAGE_ID &&
+		(SegvecPageGetOpaque(page)->flags &
+		 (SEGVEC_PAGE_KEYMAP_DELTA | SEGVEC_PAGE_DELETED)) ==
+		SEGVEC_PAGE_KEYMAP_DELTA;
+}
+
 /*
- * Append a change to its bucket's delta chain.
+ * Lock, exclusively, the head page of bucket's change chain (*headbuf) and
+ * its last page (*lastbuf, the same buffer for a chain of one page), after
+ * checking under the head's lock that the metapage still names it.
+ * Returns false, holding nothing, when the bucket has no chain.  The head
+ * names the last page (its opaque stamp, KEYMAP_CHAIN_LAST; 0 in chains of
+ * older builds): so an append reads two pages, not the whole chain.  Only
+ * appends extend a chain, each holding its head, and the one that adds a
+ * page moves the pointer in the same record; a chain an older build
+ * extended may name an earlier page: walk forward from it.
+ */
+static bool
+lock_chain_end(Relation index, int bucket, Buffer *headbuf, Buffer *lastbuf)
+{
+	for (;;)
+	{
+		BlockNumber head = meta_delta_head(index, bucket);
+		BlockNumber last;
+		Buffer		buf;
+
+		if (head == InvalidBlockNumber)
+			return false;
+		*headbuf = ReadBuffer(index, head);
+		LockBuffer(*headbuf, BUFFER_LOCK_EXCLUSIVE);
+		if (meta_delta_head(index, bucket) != head)
+		{
+			/* a snapshot froze the chain meanwhile */
+			UnlockReleaseBuffer(*headbuf);
+			continue;
+		}
+
+		buf = *headbuf;
+		last = KEYMAP_CHAIN_LAST(BufferGetPage(*headbuf));
+		if (last != 0 && last != head &&
+			SegvecPageGetOpaque(BufferGetPage(*headbuf))->nextblkno !=
+			InvalidBlockNumber)
+		{
+			buf = ReadBuffer(index, last);
+			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			if (!is_change_page(BufferGetPage(buf)))
+			{
+				/* cannot happen: the head's chain is live; walk instead */
+				UnlockReleaseBuffer(buf);
+				buf = *headbuf;
+			}
+		}
+
+		/* to the last page, keeping the head locked */
+		while (SegvecPageGetOpaque(BufferGetPage(buf))->nextblkno != InvalidBlockNumber)
+		{
+			Buffer		next = ReadBuffer(index,
+										  SegvecPageGetOpaque(BufferGetPage(buf))->nextblkno);
+
+			LockBuffer(next, BUFFER_LOCK_EXCLUSIVE);
+			if (buf != *headbuf)
+				UnlockReleaseBuffer(buf);
+			buf = next;
+		}
+		*lastbuf = buf;
+		return true;
+	}
+}
+
+/* Release what lock_chain_end locked */
+static void
+unlock_chain_end(Buffer headbuf, Buffer lastbuf)
+{
+	if (lastbuf != headbuf)
+		UnlockReleaseBuffer(lastbuf);
+	UnlockReleaseBuffer(headbuf);
+}
+
+/*
+ * Append a change to its bucket's delta chain: one record on the chain's
+ * last page, or, when it is full, one record adding a page (last page, new
+ * page, metapage, and the head, which names the new last page).
  */
 static void
 delta_append(Relation index, const KeymapDelta *rec)
@@ -182,13 +271,12 @@ delta_append(Relation index, const KeymapDelta *rec)
 
 	for (;;)
 	{
-		BlockNumber head = meta_delta_head(index, bucket);
 		Buffer		headbuf,
 					buf;
 		GenericXLogState *state;
 		Page		page;
 
-		if (head == InvalidBlockNumber)
+		if (!lock_chain_end(index, bucket, &headbuf, &buf))
 		{
 			/* first change of the bucket since the snapshot: a chain */
 			Buffer		metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
@@ -222,36 +310,19 @@ delta_append(Relation index, const KeymapDelta *rec)
 			return;
 		}
 
-		headbuf = ReadBuffer(index, head);
-		LockBuffer(headbuf, BUFFER_LOCK_EXCLUSIVE);
-		if (meta_delta_head(index, bucket) != head)
-		{
-			/* a snapshot froze the chain meanwhile */
-			UnlockReleaseBuffer(headbuf);
-			continue;
-		}
-
-		/* to the last page, keeping the head locked */
-		buf = headbuf;
-		while (SegvecPageGetOpaque(BufferGetPage(buf))->nextblkno != InvalidBlockNumber)
-		{
-			Buffer		next = ReadBuffer(index,
-										  SegvecPageGetOpaque(BufferGetPage(buf))->nextblkno);
-
-			LockBuffer(next, BUFFER_LOCK_EXCLUSIVE);
-			if (buf != headbuf)
-				UnlockReleaseBuffer(buf);
-			buf = next;
-		}
-
-		state = GenericXLogStart(index);
 		if (PageGetFreeSpace(BufferGetPage(buf)) >= MAXALIGN(sizeof(KeymapDelta)))
 		{
-			page = GenericXLogRegisterBuffer(state, buf, 0);
-			if (PageAddItem(page, (Item) rec, sizeof(KeymapDelta),
-							InvalidOffsetNumber, false, false) == InvalidOffsetNumber)
-				elog(ERROR, "failed to add keymap change");
-			GenericXLogFinish(state);
+			OffsetNumber off;
+			bool		no_opaque = false;
+
+			START_CRIT_SECTION();
+			off = PageAddItem(BufferGetPage(buf), (Item) rec,
+							  sizeof(KeymapDelta), InvalidOffsetNumber,
+							  false, false);
+			if (off == InvalidOffsetNumber)
+				elog(PANIC, "failed to add keymap change");
+			SegvecLogAppendedItems(index, 1, &buf, &off, &no_opaque);
+			END_CRIT_SECTION();
 		}
 		else
 		{
@@ -259,26 +330,90 @@ delta_append(Relation index, const KeymapDelta *rec)
 			Buffer		metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
 			Buffer		newbuf;
 			Page		last;
+			Page		headpage;
 
 			LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+			state = GenericXLogStart(index);
 			newbuf = new_change_page(index,
 									 SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0)));
 			last = GenericXLogRegisterBuffer(state, buf, 0);
+			headpage = buf == headbuf ? last :
+				GenericXLogRegisterBuffer(state, headbuf, 0);
 			page = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
 			SegvecInitPage(page, SEGVEC_PAGE_KEYMAP_DELTA);
 			if (PageAddItem(page, (Item) rec, sizeof(KeymapDelta),
 							InvalidOffsetNumber, false, false) == InvalidOffsetNumber)
 				elog(ERROR, "failed to add keymap change");
 			SegvecPageGetOpaque(last)->nextblkno = BufferGetBlockNumber(newbuf);
+			KEYMAP_CHAIN_LAST(headpage) = BufferGetBlockNumber(newbuf);
 			GenericXLogFinish(state);
 			UnlockReleaseBuffer(newbuf);
 			UnlockReleaseBuffer(metabuf);
 		}
-		if (buf != headbuf)
-			UnlockReleaseBuffer(buf);
-		UnlockReleaseBuffer(headbuf);
+		unlock_chain_end(headbuf, buf);
 		return;
 	}
+}
+
+/*
+ * KeymapAppendAlias: append an alias of target for doc (an UPDATE that
+ * kept the row's id and vector, see "Aliases" in src/README.md) to the
+ * mutable segment, and its keymap add (naming the alias's page, as
+ * KeymapAddDocAt), in ONE WAL record on the mutable tail page and the last
+ * page of the key's change chain when both have room; else the alias and
+ * then its change in records of their own (a new mutable page, a new
+ * change page or chain).  Lock order: mutable tail, change chain head and
+ * last page, metapage (read).  Sets doc->docid to the alias's own doc id;
+ * *page_added as for SegvecMutableAppend.  doc carries an id key.
+ */
+void
+KeymapAppendAlias(Relation index, SegvecDocInfo *doc, uint64 target,
+				  bool *page_added)
+{
+	Buffer		bufs[2];
+	OffsetNumber offs[2];
+	Buffer		headbuf;
+	KeymapDelta rec;
+	bool		opaque[2] = {true, false};	/* the alias's page's next_docno */
+
+	Assert(doc->flags & SEGVEC_DOC_HAS_KEY);
+	bufs[0] = SegvecMutableLockAliasTail(index, page_added);
+	memset(&rec, 0, sizeof(rec));
+	rec.op = KEYMAP_OP_ADD;
+	rec.doc_blkno = BufferGetBlockNumber(bufs[0]);
+
+	if (lock_chain_end(index, KEYMAP_BUCKET(doc->key_hash), &headbuf,
+					   &bufs[1]))
+	{
+		if (PageGetFreeSpace(BufferGetPage(bufs[1])) >=
+			MAXALIGN(sizeof(KeymapDelta)))
+		{
+			START_CRIT_SECTION();
+			doc->docid = SegvecMutablePutAlias(index, bufs[0], doc, target,
+											   &offs[0]);
+			KeymapEntryOfDoc(doc, &rec.entry);
+			offs[1] = PageAddItem(BufferGetPage(bufs[1]), (Item) &rec,
+								  sizeof(KeymapDelta), InvalidOffsetNumber,
+								  false, false);
+			if (offs[1] == InvalidOffsetNumber)
+				elog(PANIC, "failed to add keymap change");
+			SegvecLogAppendedItems(index, 2, bufs, offs, opaque);
+			END_CRIT_SECTION();
+			unlock_chain_end(headbuf, bufs[1]);
+			UnlockReleaseBuffer(bufs[0]);
+			return;
+		}
+		unlock_chain_end(headbuf, bufs[1]);
+	}
+
+	/* the alias, then (never an entry without its doc) its change */
+	START_CRIT_SECTION();
+	doc->docid = SegvecMutablePutAlias(index, bufs[0], doc, target, &offs[0]);
+	SegvecLogAppendedItems(index, 1, bufs, offs, opaque);
+	END_CRIT_SECTION();
+	UnlockReleaseBuffer(bufs[0]);
+	KeymapEntryOfDoc(doc, &rec.entry);
+	delta_append(index, &rec);
 }
 
 /*
@@ -594,6 +729,247 @@ read_chain_at(Relation index, BlockNumber blkno, bool onekey, uint64 key,
 	}
 }
 
+/* ----------------
+ * The chain cache: a backend's copy of the change chains it looked keys up in
+ * ----------------
+ *
+ * A lookup needs the changes of one key, but a chain's items are in the
+ * order they were made: reading them all made each UPDATE's lookup cost
+ * the whole chain (all changes of the bucket since the last snapshot).  So
+ * each backend keeps, per chain it has read, the items in memory with an
+ * index by key hash, and the place it has read up to (a page and its item
+ * count); a lookup then reads only what was appended since: the chain's
+ * last page, under a share lock, and any page after it.  That is correct
+ * because a chain only grows at its end (items are never changed or
+ * removed from a change page while the chain is named by the metapage) and
+ * a chain is identified by (relfilenode, head block, keymap_epoch): its
+ * head block is freed only by the install of a snapshot that folded it,
+ * which increments keymap_epoch, so a later chain with the same head block
+ * has a larger epoch.  Memory: 40 bytes per change, at most
+ * CHAIN_CACHE_MAX_ITEMS per chain (past that the chain is read as before)
+ * and CHAIN_CACHE_MAX_CHAINS chains (then the cache is emptied).
+ */
+#define CHAIN_CACHE_MAX_ITEMS	(1 << 20)
+#define CHAIN_CACHE_MAX_CHAINS	256
+
+typedef struct ChainCacheKey
+{
+	RelFileNode node;
+	BlockNumber head;
+	uint32		epoch;
+} ChainCacheKey;
+
+typedef struct ChainCacheItem
+{
+	KeymapEntry entry;			/* a remove: docid | KEYMAP_DOCID_REMOVED */
+	BlockNumber doc_blkno;
+	int32		prev;			/* the key's previous item, or -1 */
+} ChainCacheItem;
+
+typedef struct ChainKeySlot
+{
+	uint64		key_hash;		/* hash key */
+	int32		newest;			/* the key's newest item */
+} ChainKeySlot;
+
+typedef struct ChainCache
+{
+	ChainCacheKey key;			/* hash key, first */
+	bool		valid;			/* false while (or if an error left it) half read */
+	bool		toobig;			/* past CHAIN_CACHE_MAX_ITEMS: not cached */
+	BlockNumber last;			/* the last page read */
+	OffsetNumber nread;			/* its items read */
+	int32		nitems;
+	int32		maxitems;
+	ChainCacheItem *items;
+	HTAB	   *bykey;			/* key hash -> ChainKeySlot */
+} ChainCache;
+
+static MemoryContext chain_cache_cxt = NULL;
+static HTAB *chain_cache = NULL;
+
+/*
+ * The cache entry of the chain with head block head (valid, caught up with
+ * the chain's end), or NULL when the chain is too big to cache.  Reads each
+ * page from the last one read under a share lock.
+ */
+static ChainCache *
+chain_cache_sync(Relation index, BlockNumber head, uint32 epoch)
+{
+	ChainCacheKey key;
+	ChainCache *c;
+	bool		found;
+	BlockNumber blkno;
+
+	if (chain_cache == NULL ||
+		hash_get_num_entries(chain_cache) >= CHAIN_CACHE_MAX_CHAINS)
+	{
+		HASHCTL		ctl;
+
+		chain_cache = NULL;
+		if (chain_cache_cxt == NULL)
+			chain_cache_cxt = AllocSetContextCreate(TopMemoryContext,
+													"segvec keymap chain cache",
+													ALLOCSET_DEFAULT_SIZES);
+		else
+			MemoryContextReset(chain_cache_cxt);
+		ctl.keysize = sizeof(ChainCacheKey);
+		ctl.entrysize = sizeof(ChainCache);
+		ctl.hcxt = chain_cache_cxt;
+		chain_cache = hash_create("segvec keymap chains", 64, &ctl,
+								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+
+	memset(&key, 0, sizeof(key));
+	key.node = index->rd_node;
+	key.head = head;
+	key.epoch = epoch;
+	c = hash_search(chain_cache, &key, HASH_ENTER, &found);
+	if (!found)
+	{
+		/* so that an error below leaves an entry that is started over */
+		c->valid = false;
+		c->toobig = false;
+		c->items = NULL;
+		c->bykey = NULL;
+	}
+	if (c->toobig)
+		return NULL;
+	if (!c->valid)
+	{
+		HASHCTL		ctl;
+
+		/* new, or an error left it half read: start over */
+		if (c->bykey)
+			hash_destroy(c->bykey);
+		if (c->items)
+			pfree(c->items);
+		c->bykey = NULL;
+		c->items = NULL;
+		c->last = head;
+		c->nread = 0;
+		c->nitems = 0;
+		c->maxitems = 64;
+		c->items = MemoryContextAlloc(chain_cache_cxt,
+									  sizeof(ChainCacheItem) * c->maxitems);
+		ctl.keysize = sizeof(uint64);
+		ctl.entrysize = sizeof(ChainKeySlot);
+		ctl.hcxt = chain_cache_cxt;
+		c->bykey = hash_create("segvec keymap chain keys", 64, &ctl,
+							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	c->valid = false;
+
+	blkno = c->last;
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		Page		page;
+		OffsetNumber off,
+					maxoff;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		check_change_page(index, page, blkno);
+		maxoff = PageGetMaxOffsetNumber(page);
+		off = blkno == c->last ? c->nread + 1 : FirstOffsetNumber;
+		if (c->nitems + (maxoff - off + 1) > CHAIN_CACHE_MAX_ITEMS)
+		{
+			UnlockReleaseBuffer(buf);
+			hash_destroy(c->bykey);
+			pfree(c->items);
+			c->bykey = NULL;
+			c->items = NULL;
+			c->toobig = true;
+			c->valid = true;
+			return NULL;
+		}
+		for (; off <= maxoff; off++)
+		{
+			KeymapDelta *rec = (KeymapDelta *) PageGetItem(page,
+														   PageGetItemId(page, off));
+			ChainCacheItem *it;
+			ChainKeySlot *slot;
+			bool		kfound;
+
+			if (c->nitems >= c->maxitems)
+			{
+				c->maxitems *= 2;
+				c->items = repalloc(c->items,
+									sizeof(ChainCacheItem) * c->maxitems);
+			}
+			it = &c->items[c->nitems];
+			it->entry = rec->entry;
+			if (rec->op == KEYMAP_OP_REMOVE)
+				it->entry.docid |= KEYMAP_DOCID_REMOVED;
+			it->doc_blkno = rec->doc_blkno;
+			slot = hash_search(c->bykey, &rec->entry.key_hash, HASH_ENTER,
+							   &kfound);
+			it->prev = kfound ? slot->newest : -1;
+			slot->newest = c->nitems++;
+		}
+		c->last = blkno;
+		c->nread = maxoff;
+		blkno = SegvecPageGetOpaque(page)->nextblkno;
+		UnlockReleaseBuffer(buf);
+	}
+	c->valid = true;
+	return c;
+}
+
+/*
+ * read_chain_at for one key, through the chain cache: the key's changes in
+ * chain order appended to out, *loc as read_chain_at sets it.
+ */
+static void
+read_chain_key(Relation index, BlockNumber head, uint32 epoch, uint64 key,
+			   EntryArray *out, KeymapDocLocation *loc)
+{
+	ChainCache *c;
+	ChainKeySlot *slot;
+	int32		i,
+				j;
+	int32		n = 0;
+	int32	   *order;
+
+	if (head == InvalidBlockNumber)
+		return;
+	c = chain_cache_sync(index, head, epoch);
+	if (c == NULL)
+	{
+		read_chain_at(index, head, true, key, out, NULL, loc);
+		return;
+	}
+	slot = hash_search(c->bykey, &key, HASH_FIND, NULL);
+	if (slot == NULL)
+		return;
+	for (i = slot->newest; i >= 0; i = c->items[i].prev)
+		n++;
+	order = palloc(sizeof(int32) * n);
+	j = n;
+	for (i = slot->newest; i >= 0; i = c->items[i].prev)
+		order[--j] = i;
+	for (i = 0; i < n; i++)
+	{
+		ChainCacheItem *it = &c->items[order[i]];
+		KeymapEntry e = it->entry;
+
+		if (e.docid & KEYMAP_DOCID_REMOVED)
+		{
+			if (loc && loc->docid == (e.docid & ~KEYMAP_DOCID_REMOVED))
+				memset(loc, 0, sizeof(KeymapDocLocation));
+		}
+		else if (loc && it->doc_blkno != 0 &&
+				 it->doc_blkno != InvalidBlockNumber)
+		{
+			loc->docid = e.docid;
+			loc->doc_blkno = it->doc_blkno;
+		}
+		array_add(out, &e);
+	}
+	pfree(order);
+}
+
 /*
  * Fold changes given in the order they were made into run form: sorted by
  * (key hash, doc id), one entry per doc id, the last change winning; with
@@ -791,7 +1167,7 @@ typedef struct KeymapDir
 static void
 read_dir(Relation index, KeymapDir *dir)
 {
-	Buffer		metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	Buffer		metabuf = SegvecReadMetaBuffer(index);
 	SegvecMetaPage meta;
 
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
@@ -818,15 +1194,62 @@ read_dir_frozen(Relation index, int b, BlockNumber *frozen)
 }
 
 /*
+ * Append the entries of page p of run with this key hash to out, read in
+ * place (pinned; share locked on a standby, as read_run_page): a binary
+ * search of the page's sorted entries, no copy of the page.  Returns
+ * whether the key may go on on the next page (the page's last entry has
+ * the key, or the page is not past it).
+ */
+static bool
+run_page_lookup(Relation index, const SegvecKeymapRun *run, uint32 p,
+				uint64 key, EntryArray *out)
+{
+	BlockNumber blkno = run->start + p;
+	Buffer		buf = ReadBuffer(index, blkno);
+	bool		standby = RecoveryInProgress();
+	Page		page;
+	const KeymapEntry *e;
+	uint32		n,
+				lo = 0,
+				hi;
+	bool		more;
+
+	if (standby)
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	check_run_page(index, run, page, blkno);
+	n = Min(SegvecPageGetOpaque(page)->next_docno,
+			(uint32) KEYMAP_ENTRIES_PER_PAGE);
+	e = (const KeymapEntry *) PageGetContents(page);
+	/* the first entry whose key is not below key */
+	hi = n;
+	while (lo < hi)
+	{
+		uint32		mid = lo + (hi - lo) / 2;
+
+		if (e[mid].key_hash < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && e[lo].key_hash == key; lo++)
+		array_add(out, &e[lo]);
+	more = n > 0 && lo == n;
+	if (standby)
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	ReleaseBuffer(buf);
+	return more;
+}
+
+/*
  * The entries of run with this key hash (adds and removes), appended to
  * out: a binary search over the run's pages by their first entries, then
- * the pages that hold the key (usually one).
+ * a binary search in the pages that hold the key (usually one).
  */
 static void
 run_lookup(Relation index, const SegvecKeymapRun *run, uint64 key,
 		   EntryArray *out)
 {
-	KeymapEntry *page = palloc(sizeof(KeymapEntry) * KEYMAP_ENTRIES_PER_PAGE);
 	uint32		lo = 0,
 				hi;
 	uint32		p;
@@ -847,17 +1270,8 @@ run_lookup(Relation index, const SegvecKeymapRun *run, uint64 key,
 			hi = mid - 1;
 	}
 	for (p = lo; p < run->npages; p++)
-	{
-		uint32		n = read_run_page(index, run, p, page, NULL);
-		uint32		i;
-
-		for (i = 0; i < n; i++)
-			if (page[i].key_hash == key)
-				array_add(out, &page[i]);
-		if (n == 0 || page[n - 1].key_hash > key)
+		if (!run_page_lookup(index, run, p, key, out))
 			break;
-	}
-	pfree(page);
 }
 
 /*
@@ -897,10 +1311,10 @@ KeymapLookupAt(Relation index, uint64 key_hash, KeymapEntry **result,
 	/* newest first: the chains (later items first), then the runs */
 	if (loc)
 		memset(loc, 0, sizeof(KeymapDocLocation));
-	read_chain_at(index, dir->delta_frozen[b], true, key_hash, &changes, NULL,
-				  loc);
-	read_chain_at(index, dir->delta_head[b], true, key_hash, &changes, NULL,
-				  loc);
+	read_chain_key(index, dir->delta_frozen[b], dir->epoch, key_hash,
+				   &changes, loc);
+	read_chain_key(index, dir->delta_head[b], dir->epoch, key_hash,
+				   &changes, loc);
 	if (loc_only && loc && loc->docid != 0)
 	{
 		if (changes.items)

@@ -400,6 +400,13 @@ typedef struct KeymapDelta
 								 * number: unknown), as in older records */
 } KeymapDelta;
 
+/*
+ * The head page of a change chain names the chain's last page in its
+ * opaque stamp (0, the metapage's number: not known, as in chains of older
+ * builds; walk).  See "Keymap pages" in src/README.md.
+ */
+#define KEYMAP_CHAIN_LAST(page)	(SegvecPageGetOpaque(page)->stamp)
+
 #define KEYMAP_OP_ADD			1
 #define KEYMAP_OP_REMOVE		2
 

@@ -18,6 +18,7 @@
 #include "access/generic_xlog.h"
 #include "access/transam.h"
 #include "access/xact.h"
+#include "storage/bufmgr.h"
 #include "storage/lwlock.h"
 #include "storage/procarray.h"
 #include "utils/builtins.h"
@@ -204,6 +205,34 @@ read_manifest_chain(Relation index, BlockNumber blkno, uint32 gen,
 }
 
 /*
+ * SegvecReadMetaBuffer: the metapage of index, pinned (not locked), as
+ * ReadBuffer(index, SEGVEC_METAPAGE_BLKNO) returns it; but through a hint,
+ * the buffer that held the last metapage this backend read, checked by
+ * ReadRecentBuffer under the buffer header's lock, so that the several
+ * reads of the metapage an insert makes skip the buffer mapping table's
+ * look-up (and its partition lock).  A stale hint only costs the look-up.
+ */
+Buffer
+SegvecReadMetaBuffer(Relation index)
+{
+	static RelFileNode hint_node;
+	static Buffer hint_buf = InvalidBuffer;
+	Buffer		buf;
+
+	if (RelationUsesLocalBuffers(index))
+		return ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	if (hint_buf != InvalidBuffer &&
+		RelFileNodeEquals(hint_node, index->rd_node) &&
+		ReadRecentBuffer(index->rd_node, MAIN_FORKNUM, SEGVEC_METAPAGE_BLKNO,
+						 hint_buf))
+		return hint_buf;
+	buf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	hint_node = index->rd_node;
+	hint_buf = buf;
+	return buf;
+}
+
+/*
  * SegvecGetMetaInfo: read what the metapage says, under a share lock that
  * is released before returning; the manifest (info->segments) is palloc'd
  * in the current memory context, overflow pages included.
@@ -216,7 +245,7 @@ SegvecGetMetaInfo(Relation index, SegvecMetaInfo *info)
 	TransactionId dimensions_xid;
 	uint32		ninline;
 
-	buf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	buf = SegvecReadMetaBuffer(index);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	meta = SegvecPageGetMeta(BufferGetPage(buf));
 	SegvecCheckMetaPage(index, meta);

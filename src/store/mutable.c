@@ -53,7 +53,7 @@ static void walk_chain(Relation index, BlockNumber head, BlockNumber stop,
 static BlockNumber
 meta_mutable_tail(Relation index)
 {
-	Buffer		metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	Buffer		metabuf = SegvecReadMetaBuffer(index);
 	BlockNumber tail;
 
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
@@ -259,16 +259,36 @@ SegvecMutableAppend(Relation index, const SegvecDocInfo *doc,
 }
 
 /*
- * SegvecMutableAppendAlias: append an alias (see "Aliases" in
- * src/README.md) to the tail of the mutable segment: doc's identity (its
+ * SegvecMutableLockAliasTail: the tail page of the mutable segment,
+ * exclusively locked, with room for an alias (a new page is added first if
+ * it has none: *page_added, as for SegvecMutableAppend).
+ */
+Buffer
+SegvecMutableLockAliasTail(Relation index, bool *page_added)
+{
+	Buffer		buf = SegvecMutableLockTail(index);
+
+	*page_added = false;
+	if (PageGetFreeSpace(BufferGetPage(buf)) < SEGVEC_ALIAS_ITEMSZ ||
+		SegvecPageGetOpaque(BufferGetPage(buf))->next_docno > PG_UINT16_MAX)
+	{
+		SegvecMutableAppendPage(index, &buf);
+		*page_added = true;
+	}
+	return buf;
+}
+
+/*
+ * SegvecMutablePutAlias: add an alias (see "Aliases" in src/README.md) to
+ * buf, the tail page from SegvecMutableLockAliasTail: doc's identity (its
  * docid ignored, its flags get SEGVEC_DOC_ALIAS) and target, the doc id of
- * an immutable segment's doc with the same vector.  One small item, one
- * WAL record (two when it starts a page).  Returns the alias's own doc id;
- * *page_added as for SegvecMutableAppend; *blkno the page it went to.
+ * an immutable segment's doc with the same vector.  Called in a critical
+ * section; the caller logs the change (SegvecLogAppendedItems, *off is the
+ * item's offset).  Returns the alias's own doc id.
  */
 uint64
-SegvecMutableAppendAlias(Relation index, const SegvecDocInfo *doc,
-						 uint64 target, bool *page_added, BlockNumber *blkno)
+SegvecMutablePutAlias(Relation index, Buffer buf, const SegvecDocInfo *doc,
+					  uint64 target, OffsetNumber *off)
 {
 	union
 	{
@@ -276,22 +296,10 @@ SegvecMutableAppendAlias(Relation index, const SegvecDocInfo *doc,
 		char		data[SEGVEC_ALIAS_ITEMSZ];
 	}			item;
 	SegvecMutableTuple tup = &item.tup;
-	GenericXLogState *state;
-	Buffer		buf;
-	Page		page;
+	Page		page = BufferGetPage(buf);
 	uint64		docid;
 
-	*page_added = false;
-	buf = SegvecMutableLockTail(index);
-	if (PageGetFreeSpace(BufferGetPage(buf)) < SEGVEC_ALIAS_ITEMSZ ||
-		SegvecPageGetOpaque(BufferGetPage(buf))->next_docno > PG_UINT16_MAX)
-	{
-		SegvecMutableAppendPage(index, &buf);
-		*page_added = true;
-	}
-
-	state = GenericXLogStart(index);
-	page = GenericXLogRegisterBuffer(state, buf, 0);
+	Assert(CritSectionCount > 0);
 	docid = SegvecMakeDocId(SegvecPageGetOpaque(page)->seqno,
 							SegvecPageGetOpaque(page)->next_docno++);
 
@@ -306,11 +314,34 @@ SegvecMutableAppendAlias(Relation index, const SegvecDocInfo *doc,
 	tup->nfloats = 0;
 	memcpy((char *) tup + SEGVEC_MUTABLE_HDRSZ, &target, sizeof(uint64));
 
-	if (PageAddItem(page, (Item) tup, SEGVEC_ALIAS_ITEMSZ, InvalidOffsetNumber,
-					false, false) == InvalidOffsetNumber)
-		elog(ERROR, "failed to add item to segvec index \"%s\"",
+	*off = PageAddItem(page, (Item) tup, SEGVEC_ALIAS_ITEMSZ,
+					   InvalidOffsetNumber, false, false);
+	if (*off == InvalidOffsetNumber)
+		elog(PANIC, "failed to add item to segvec index \"%s\"",
 			 RelationGetRelationName(index));
-	GenericXLogFinish(state);
+	return docid;
+}
+
+/*
+ * SegvecMutableAppendAlias: append an alias (SegvecMutablePutAlias) to the
+ * tail of the mutable segment in its own WAL record (two when it starts a
+ * page).  Returns the alias's own doc id; *page_added as for
+ * SegvecMutableAppend; *blkno the page it went to.  (An UPDATE appends the
+ * alias and its keymap change in one record: KeymapAppendAlias.)
+ */
+uint64
+SegvecMutableAppendAlias(Relation index, const SegvecDocInfo *doc,
+						 uint64 target, bool *page_added, BlockNumber *blkno)
+{
+	Buffer		buf = SegvecMutableLockAliasTail(index, page_added);
+	OffsetNumber off;
+	uint64		docid;
+	bool		opaque = true;
+
+	START_CRIT_SECTION();
+	docid = SegvecMutablePutAlias(index, buf, doc, target, &off);
+	SegvecLogAppendedItems(index, 1, &buf, &off, &opaque);
+	END_CRIT_SECTION();
 	*blkno = BufferGetBlockNumber(buf);
 	UnlockReleaseBuffer(buf);
 	return docid;
@@ -326,10 +357,16 @@ static inline void tuple_doc(SegvecMutableTuple tup, SegvecDocInfo *doc);
  * sequence number is in the doc ids of its docs and is never reused, so a
  * live mutable page with that sequence number is the alias's page.  One
  * share-locked page; blkno may be any block of the index or beyond it.
+ * *nblocks is the index's size in blocks as last read (InvalidBlockNumber:
+ * not read), updated when blkno is past it: the caller keeps it only while
+ * it holds a lock on the index, under which the index never shrinks (VACUUM
+ * truncates it only under an AccessExclusiveLock), so that one size serves
+ * a whole statement instead of an lseek per row.
  */
 bool
 SegvecMutableReadAlias(Relation index, BlockNumber blkno, uint64 docid,
-					   SegvecDocInfo *doc, uint64 *target)
+					   SegvecDocInfo *doc, uint64 *target,
+					   BlockNumber *nblocks)
 {
 	Buffer		buf;
 	Page		page;
@@ -337,8 +374,11 @@ SegvecMutableReadAlias(Relation index, BlockNumber blkno, uint64 docid,
 				maxoff;
 	bool		found = false;
 
-	if (blkno == SEGVEC_METAPAGE_BLKNO ||
-		blkno >= RelationGetNumberOfBlocks(index))
+	if (blkno == SEGVEC_METAPAGE_BLKNO)
+		return false;
+	if (*nblocks == InvalidBlockNumber || blkno >= *nblocks)
+		*nblocks = RelationGetNumberOfBlocks(index);
+	if (blkno >= *nblocks)
 		return false;
 	buf = ReadBuffer(index, blkno);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);

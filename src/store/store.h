@@ -145,6 +145,10 @@ extern bool SegvecMarkPageDeleted(Relation index, Buffer buf, uint64 xid);
 extern uint32 SegvecMarkPagesDeleted(Relation index, BlockNumber first,
 									 BlockNumber stop, uint32 npages,
 									 bool chain, uint64 xid);
+#define SEGVEC_LOG_MAX_PAGES	2
+extern void SegvecLogAppendedItems(Relation index, int n, const Buffer *bufs,
+								   const OffsetNumber *offs,
+								   const bool *opaque);
 
 /* extent.c: the free-extent list; allocating and writing extents */
 extern BlockNumber SegvecAllocExtent(Relation index, uint32 npages);
@@ -168,6 +172,7 @@ extern bool SegvecBlockIsFree(const SegvecFreeExtent *free, uint32 nfree,
 extern void SegvecInitMetaPage(Page page, SegvecMetric metric,
 							   SegvecFrozenOptions *opts);
 extern void SegvecCheckMetaPage(Relation index, SegvecMetaPage meta);
+extern Buffer SegvecReadMetaBuffer(Relation index);
 extern void SegvecGetMetaInfo(Relation index, SegvecMetaInfo *info);
 extern void SegvecFreeMetaInfo(SegvecMetaInfo *info);
 extern bool SegvecDimensionsXidCommitted(TransactionId xid);
@@ -219,12 +224,16 @@ extern void SegvecMutableForEachDoc(Relation index, BlockNumber head,
 									SegvecDocCallback callback, void *arg);
 extern void SegvecMutableScanDocs(Relation index, const SegvecMetaInfo *info,
 								  SegvecDocCallback callback, void *arg);
+extern Buffer SegvecMutableLockAliasTail(Relation index, bool *page_added);
+extern uint64 SegvecMutablePutAlias(Relation index, Buffer buf,
+									const SegvecDocInfo *doc, uint64 target,
+									OffsetNumber *off);
 extern uint64 SegvecMutableAppendAlias(Relation index, const SegvecDocInfo *doc,
 									   uint64 target, bool *page_added,
 									   BlockNumber *blkno);
 extern bool SegvecMutableReadAlias(Relation index, BlockNumber blkno,
 								   uint64 docid, SegvecDocInfo *doc,
-								   uint64 *target);
+								   uint64 *target, BlockNumber *nblocks);
 extern void SegvecMutableForEachItem(Relation index, BlockNumber head,
 									 BlockNumber stop, int dim,
 									 SegvecDocCallback callback,

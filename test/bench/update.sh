@@ -19,7 +19,8 @@
 # for both tables, a CHECKPOINT (so both pay the same full-page images) and
 # then
 #   - "bulk": UPDATE t SET note = note + 1 (every row, one statement and
-#     transaction), its time;
+#     transaction), its wall time and the backend's CPU time (from
+#     /proc/PID/schedstat: the load of a shared machine disturbs it less);
 #   - "single": BENCH_UPDATE_SINGLE (2,000) single-row UPDATEs of random
 #     ids, each its own transaction (pgbench -c 1 -M prepared), their time
 #     per UPDATE;
@@ -29,12 +30,19 @@
 # (what background work leaves).  Prints each round's figures and the ratio
 # vec/plain.
 #
-# Run it once with main's build installed and once with this branch's to
-# compare builds (each run builds and installs the tree it is in).
+# To compare builds in one run, interleaved: start one server per build
+# (each with its build installed when it started, shared_preload_libraries
+# = 'segvec' so that it keeps that build, segvec.max_workers = 0) and run
+# this script as a non-root user with
+#   BENCH_UPDATE_SERVERS="main=5481 branch=5482"
+# (labels and ports, host from PGHOST): each round then runs on each server
+# in turn, and a summary prints, per dimension, round and server, the
+# ratios vec/plain (bulk, single) and the WAL per updated row, and each
+# server's bulk time against the first server's.
 #
 # Knobs: BENCH_UPDATE_ROWS (10000), BENCH_UPDATE_DIMS ("128 1536"),
 # BENCH_UPDATE_SINGLE (2000), BENCH_SHARED_BUFFERS (2GB),
-# BENCH_UPDATE_LABEL (printed in the header).
+# BENCH_UPDATE_LABEL (printed in the header), BENCH_UPDATE_SERVERS.
 set -euo pipefail
 
 rows=${BENCH_UPDATE_ROWS:-10000}
@@ -63,47 +71,67 @@ if [ "$(id -u)" = 0 ] && [ "${1:-}" != --inside ]; then
 		bash "$work/update.sh" --inside
 fi
 
+servers=${BENCH_UPDATE_SERVERS:-}
 psql() { command psql -X -q -v ON_ERROR_STOP=1 -P pager=off "$@"; }
-psql -d postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
-export PGDATABASE=$db
 val() { psql -At -c "$1"; }
 say() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
+if [ -z "$servers" ]; then
+	servers="$label=${PGPORT:-5432}"
+fi
+for sv in $servers; do
+	PGPORT=${sv#*=} psql -d postgres -c "DROP DATABASE IF EXISTS $db" \
+		-c "CREATE DATABASE $db"
+	PGPORT=${sv#*=} psql -d "$db" -c 'CREATE EXTENSION segvec'
+done
+export PGDATABASE=$db
 
-psql -c 'CREATE EXTENSION segvec'
-
-echo "UPDATE benchmark ($label): $rows rows, non-HOT UPDATE of note (btree), segvec index vs none"
-echo "server: $(val 'SHOW server_version'), shared_buffers $(val 'SHOW shared_buffers'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "UPDATE benchmark ($servers): $rows rows, non-HOT UPDATE of note (btree), segvec index vs none"
+first=${servers%% *}
+echo "server: $(PGPORT=${first#*=} val 'SHOW server_version'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "bulk: UPDATE of every row in one statement; single: $single one-row UPDATEs, one transaction each"
 echo "WAL: bytes per updated row (bulk, single); index: the segvec index's size after the round"
-printf '\n%5s %5s %-6s %10s %10s %10s %12s %10s\n' dim round table "bulk ms" "single us" \
-	"WAL bulk" "WAL single" index
+printf '\n%-8s %5s %5s %-6s %10s %10s %10s %10s %12s %10s\n' build dim round \
+	table "bulk ms" "bulk cpu" "single us" "WAL bulk" "WAL single" index
 
 script=$(mktemp)
-trap 'rm -f "$script"' EXIT
+summary=$(mktemp)
+cpufile=$(mktemp)
+trap 'rm -f "$script" "$summary" "$cpufile"' EXIT
 
-# round_of(table): "bulk_ms|single_us|wal_bulk_per_row|wal_single_per_row"
+# round_of(table): "bulk_ms|bulk_cpu_ms|single_us|wal_bulk_per_row|wal_single_per_row"
 round_of() {
-	local t=$1 w0 w1 w2 ms tps
+	local t=$1 w0 w1 w2 ms tps c0 c1 cpu
 	psql -c CHECKPOINT
 	w0=$(val 'SELECT pg_current_wal_insert_lsn()')
+	# wall time, and the backend's CPU time (schedstat: ns on a CPU), which
+	# the load of a shared machine disturbs much less
+	: > "$cpufile"
 	ms=$(psql -At <<EOF
+SELECT pg_backend_pid() AS pid \gset
+\setenv BENCH_PID :pid
 SELECT clock_timestamp() AS t0 \gset
+\! cut -d' ' -f1 /proc/\$BENCH_PID/schedstat >> $cpufile
 UPDATE $t SET note = note + 1;
+\! cut -d' ' -f1 /proc/\$BENCH_PID/schedstat >> $cpufile
 SELECT round(extract(epoch FROM clock_timestamp() - :'t0'::timestamptz)::numeric * 1000, 1);
 EOF
 )
+	read -r c0 c1 <<<"$(echo $(cat "$cpufile"))"
+	cpu=$(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.1f", (b - a) / 1e6 }')
 	w1=$(val 'SELECT pg_current_wal_insert_lsn()')
 	printf '\\set id random(1, %d)\nUPDATE %s SET note = note + 1 WHERE id = :id;\n' \
 		"$rows" "$t" > "$script"
 	tps=$(pgbench -n -c 1 -M prepared -t "$single" -f "$script" 2>/dev/null |
 		sed -n 's/^tps = \([0-9.]*\).*/\1/p')
 	w2=$(val 'SELECT pg_current_wal_insert_lsn()')
-	echo "$ms|$(awk -v t="$tps" 'BEGIN { printf "%.1f", 1e6 / t }')|$(val "SELECT round(('$w1'::pg_lsn - '$w0') / $rows)")|$(val "SELECT round(('$w2'::pg_lsn - '$w1') / $single)")"
+	echo "$ms|$cpu|$(awk -v t="$tps" 'BEGIN { printf "%.1f", 1e6 / t }')|$(val "SELECT round(('$w1'::pg_lsn - '$w0') / $rows)")|$(val "SELECT round(('$w2'::pg_lsn - '$w1') / $single)")"
 }
 
 for dim in $dims; do
-	say "dim $dim: loading $rows rows"
-	psql <<EOF
+	for sv in $servers; do
+		export PGPORT=${sv#*=}
+		say "dim $dim: ${sv%%=*}: loading $rows rows"
+		psql <<EOF
 DROP TABLE IF EXISTS vec, plain;
 CREATE TABLE vec (id bigint PRIMARY KEY, v real[], note int);
 INSERT INTO vec
@@ -117,24 +145,46 @@ CREATE INDEX ON plain (note);
 VACUUM ANALYZE vec;
 VACUUM ANALYZE plain;
 EOF
-	say "dim $dim: CREATE INDEX"
-	psql -c "CREATE INDEX vec_v ON vec USING segvec (v) INCLUDE (id)"
-	printf '%5s %5s %-6s %10s %10s %10s %12s %10s\n' "$dim" 0 vec - - - - \
-		"$(val "SELECT pg_size_pretty(pg_relation_size('vec_v'))")"
+		say "dim $dim: ${sv%%=*}: CREATE INDEX"
+		psql -c "CREATE INDEX vec_v ON vec USING segvec (v) INCLUDE (id)"
+		printf '%-8s %5s %5s %-6s %10s %10s %10s %10s %12s %10s\n' "${sv%%=*}" \
+			"$dim" 0 vec - - - - - \
+			"$(val "SELECT pg_size_pretty(pg_relation_size('vec_v'))")"
+	done
+	# each round on every server in turn (A B A B), so that the load of
+	# the machine falls on all of them alike
 	for round in 1 2 3; do
-		if [ "$round" = 3 ]; then
-			psql -c 'VACUUM vec' -c 'VACUUM plain' -c "SELECT ft.compact('vec_v')" >/dev/null
-		fi
-		for t in vec plain; do
-			say "dim $dim round $round: $t"
-			IFS='|' read -r ms us wb ws <<<"$(round_of $t)"
-			eval "ms_$t=$ms us_$t=$us"
-			size=$([ $t = vec ] && val "SELECT pg_size_pretty(pg_relation_size('vec_v'))" || echo -)
-			printf '%5s %5s %-6s %10s %10s %10s %12s %10s\n' "$dim" "$round" "$t" \
-				"$ms" "$us" "$wb" "$ws" "$size"
+		for sv in $servers; do
+			export PGPORT=${sv#*=}
+			b=${sv%%=*}
+			if [ "$round" = 3 ]; then
+				psql -c 'VACUUM vec' -c 'VACUUM plain' \
+					-c "SELECT ft.compact('vec_v')" >/dev/null
+			fi
+			for t in vec plain; do
+				say "dim $dim round $round: $b: $t"
+				IFS='|' read -r ms cpu us wb ws <<<"$(round_of $t)"
+				eval "ms_$t=$ms cpu_$t=$cpu us_$t=$us wb_$t=$wb ws_$t=$ws"
+				size=$([ $t = vec ] &&
+					val "SELECT pg_size_pretty(pg_relation_size('vec_v'))" || echo -)
+				printf '%-8s %5s %5s %-6s %10s %10s %10s %10s %12s %10s\n' "$b" \
+					"$dim" "$round" "$t" "$ms" "$cpu" "$us" "$wb" "$ws" "$size"
+			done
+			rb=$(awk -v a="$ms_vec" -v b="$ms_plain" 'BEGIN { printf "%.2f", a / b }')
+			rc=$(awk -v a="$cpu_vec" -v b="$cpu_plain" 'BEGIN { printf "%.2f", a / b }')
+			rs=$(awk -v a="$us_vec" -v b="$us_plain" 'BEGIN { printf "%.2f", a / b }')
+			printf '%-8s %5s %5s %-6s %10s %10s %10s\n' "$b" "$dim" "$round" ratio \
+				"$rb" "$rc" "$rs"
+			echo "$dim $round $b $rb $rc $rs $wb_vec $wb_plain $ws_vec $ws_plain $cpu_vec" \
+				>> "$summary"
 		done
-		printf '%5s %5s %-6s %10s %10s\n' "$dim" "$round" ratio \
-			"$(awk -v a="$ms_vec" -v b="$ms_plain" 'BEGIN { printf "%.2f", a / b }')" \
-			"$(awk -v a="$us_vec" -v b="$us_plain" 'BEGIN { printf "%.2f", a / b }')"
 	done
 done
+
+echo
+echo "summary: ratio vec/plain (bulk wall time, bulk CPU time, single); WAL bytes per updated row, vec / plain (bulk, single); vec's bulk CPU time against the first build's"
+printf '%5s %5s %-8s %6s %6s %6s %15s %15s %8s\n' dim round build bulk \
+	"cpu" single "WAL bulk" "WAL single" "vs first"
+awk '{ k = $1 " " $2; if (!(k in first)) first[k] = $11;
+	   printf "%5s %5s %-8s %6s %6s %6s %7s / %-5s %7s / %-5s %8.2f\n",
+			  $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 / first[k] }' "$summary"
