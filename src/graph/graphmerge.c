@@ -16,9 +16,17 @@
  *	   checksum, gets none: it joins a ring on layer 0, see graphbuild.c).
  *	   The layout follows, and the extent is added (SegvecAllocExtent).
  *	2. Copy.  A second pass writes the doc area and every node record: its
- *	   vector copied from its input's node page, and for a seed node its
- *	   layer-0 list and upper-layer lists with node numbers mapped to the
- *	   output's, tombstoned neighbours dropped.
+ *	   vector read from its input's node page or, for a quantized input,
+ *	   its vector area, and for a seed node its layer-0 list and
+ *	   upper-layer lists with node numbers mapped to the output's,
+ *	   tombstoned neighbours dropped.  The output has the quantization the
+ *	   caller asks for (the index's option), whatever its inputs': a
+ *	   quantized output gets its vectors in its vector area and a code per
+ *	   node, computed with the output's quantizer (trained before this pass
+ *	   from the union of the inputs' ranges) or copied from an input whose
+ *	   quantizer covers that union; its error bound and least norm are
+ *	   measured over the output's vectors here (src/README.md, "Merging
+ *	   quantized segments").
  *	3. Repair the seed.  A seed node that lost neighbours to tombstones gets
  *	   a new list chosen by the heuristic from what it kept and the live
  *	   neighbours of the neighbours it lost (the local repair of deletions
