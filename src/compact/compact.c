@@ -920,12 +920,12 @@ merge_segments(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop)
 							  SegvecIndexQuantization(index), inputs, tombs,
 							  ndrop, segno, &out, &ms);
 	ereport(DEBUG1,
-			(errmsg_internal("segvec merge of %d segments of index \"%s\": " INT64_FORMAT " docs, " INT64_FORMAT " seeded from input %d (" INT64_FORMAT " repaired), vectors %s, quantization %d (codes of " INT64_FORMAT " docs reused from input %d), peak memory %zu bytes, bound %zu bytes",
+			(errmsg_internal("segvec merge of %d segments of index \"%s\": " INT64_FORMAT " docs, " INT64_FORMAT " seeded from input %d (" INT64_FORMAT " repaired), vectors %s, peak memory %zu bytes, bound %zu bytes, quantization %d (codes of " INT64_FORMAT " docs reused from input %d)",
 							 ndrop, RelationGetRelationName(index), ms.ndocs,
 							 ms.nseeded, ms.seed, ms.seed_repaired,
 							 ms.in_memory ? "in memory" : "in pages",
-							 out.quant, ms.codes_reused, ms.codes_from,
-							 ms.peak_bytes, ms.bound_bytes)));
+							 ms.peak_bytes, ms.bound_bytes,
+							 out.quant, ms.codes_reused, ms.codes_from)));
 	SegvecTestPoint("merge-built");
 
 	LockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
