@@ -55,7 +55,6 @@ typedef enum SegvecScanOrder
 extern void SegvecAmInit(void);
 extern Datum segvechandler(PG_FUNCTION_ARGS);
 extern bytea *segvecoptions(Datum reloptions, bool validate);
-extern int	SegvecQuantizationOption(SegvecOptions *relopts);
 
 /* segvecbuild.c */
 extern IndexBuildResult *segvecbuild(Relation heap, Relation index,

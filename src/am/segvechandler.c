@@ -57,23 +57,6 @@ validate_quantization(const char *value)
 }
 
 /*
- * SegvecQuantizationOption: the SEGVEC_QUANT_* that the reloptions (NULL:
- * none given) ask for; none by default (see src/README.md, "Why SQ8").
- */
-int
-SegvecQuantizationOption(SegvecOptions *relopts)
-{
-	const char *value;
-
-	if (relopts == NULL || relopts->quantization_offset == 0)
-		return SEGVEC_QUANT_NONE;
-	value = (const char *) relopts + relopts->quantization_offset;
-	if (strcmp(value, "sq8") == 0)
-		return SEGVEC_QUANT_SQ8;
-	return SEGVEC_QUANT_NONE;
-}
-
-/*
  * SegvecAmInit: from _PG_init, register the reloptions and define the GUCs
  * of searching.
  */

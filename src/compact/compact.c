@@ -638,7 +638,7 @@ writer_init(SegmentWriter *w, Relation index, int dim)
 	w->dim = dim;
 	w->m = opts.m;
 	w->ef_construction = opts.ef_construction;
-	w->quant = opts.quantization;
+	w->quant = SegvecIndexQuantization(index);
 	w->maxdocs = SegvecMaxBuildDocs(dim, opts.m);
 	w->next_segno = SegvecNextSegno(index);
 }
@@ -701,9 +701,6 @@ choose_merge_ratio(SegvecMetaInfo *info, int maxdocs, uint32 *drop)
 
 	for (i = 0; i < info->nsegments; i++)
 	{
-		/* graphmerge.c cannot read a quantized segment's vectors yet */
-		if (info->segments[i].quant != SEGVEC_QUANT_NONE)
-			continue;
 		s[n].segno = info->segments[i].segno;
 		s[n].live = live_docs(&info->segments[i]);
 		n++;
@@ -909,21 +906,6 @@ merge_segments(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop)
 				inputs[j] = info->segments[i];
 
 		/*
-		 * XXX: graphmerge.c reads its inputs' vectors from their node
-		 * records, which a quantized segment does not have (its vectors
-		 * are in the vector area): quantized segments are not merged yet.
-		 */
-		if (inputs[j].quant != SEGVEC_QUANT_NONE)
-		{
-			for (i = 0; i < j; i++)
-				pfree(tombs[i]);
-			ereport(DEBUG1,
-					(errmsg_internal("segvec merge of index \"%s\" skipped: segment %u is quantized",
-									 RelationGetRelationName(index),
-									 inputs[j].segno)));
-			return 0;
-		}
-		/*
 		 * The bitmap after the count (info was read first): bits are only
 		 * ever added, each with the count, so an unchanged count at install
 		 * means no bit was added since (carry_tombstones).
@@ -934,14 +916,16 @@ merge_segments(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop)
 	segno = reserve_segno(index);
 
 	have = GraphMergeSegments(index, info->metric, info->dimensions, opts.m,
-							  opts.ef_construction, inputs, tombs, ndrop,
-							  segno, &out, &ms);
+							  opts.ef_construction,
+							  SegvecIndexQuantization(index), inputs, tombs,
+							  ndrop, segno, &out, &ms);
 	ereport(DEBUG1,
-			(errmsg_internal("segvec merge of %d segments of index \"%s\": " INT64_FORMAT " docs, " INT64_FORMAT " seeded from input %d (" INT64_FORMAT " repaired), vectors %s, peak memory %zu bytes, bound %zu bytes",
+			(errmsg_internal("segvec merge of %d segments of index \"%s\": " INT64_FORMAT " docs, " INT64_FORMAT " seeded from input %d (" INT64_FORMAT " repaired), vectors %s, peak memory %zu bytes, bound %zu bytes, quantization %d (codes of " INT64_FORMAT " docs reused from input %d)",
 							 ndrop, RelationGetRelationName(index), ms.ndocs,
 							 ms.nseeded, ms.seed, ms.seed_repaired,
 							 ms.in_memory ? "in memory" : "in pages",
-							 ms.peak_bytes, ms.bound_bytes)));
+							 ms.peak_bytes, ms.bound_bytes,
+							 out.quant, ms.codes_reused, ms.codes_from)));
 	SegvecTestPoint("merge-built");
 
 	LockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);

@@ -76,19 +76,24 @@ typedef struct GraphMergeStats
 	Size		bound_bytes;	/* GraphMergeMemoryBound for it, plus the
 								 * copy of vectors and lists if kept */
 	bool		in_memory;		/* vectors and lists were copied to memory */
+	int			codes_from;		/* input whose codes the output kept (its
+								 * quantizer covers every input), or -1 */
+	int64		codes_reused;	/* docs whose codes were copied, not
+								 * computed */
 } GraphMergeStats;
 
 extern PGDLLIMPORT bool segvec_merge_in_memory;
 
 extern bool GraphMergeSegments(Relation index, SegvecMetric metric, int dim,
-							   int m, int ef_construction,
+							   int m, int ef_construction, int quant,
 							   const SegvecSegment *inputs,
 							   uint8 *const *tombstones, int ninputs,
 							   uint32 segno, SegvecSegment *out,
 							   GraphMergeStats *stats);
 extern Size GraphMergeMemoryBound(int64 n, int m, int ef_construction,
 								  Size upper_size, int ninputs,
-								  SegvecMetric metric, Size node_size);
+								  SegvecMetric metric, Size node_size,
+								  int dim);
 extern Size GraphMergeDocBytes(int m);
 
 /* ----------------

@@ -8,11 +8,12 @@
  * The builder keeps its layer-0 lists and vectors in one of two places:
  *	- in memory (HnswBuilderCreate: compaction and CREATE INDEX chunks, whose
  *	  docs come with their vectors);
- *	- in the node pages of the segment being written (a merge,
- *	  graphmerge.c): vectors are copied once from the input segments' pages
- *	  into the output's node pages, and every layer-0 list lives in its
- *	  node's record, read and written through the buffer manager.  Only the
- *	  upper layers and per-node counters stay in memory.
+ *	- in the pages of the segment being written (a merge, graphmerge.c):
+ *	  vectors are copied once from the input segments' pages into the
+ *	  output's node pages (or, for a quantized output, its vector area),
+ *	  and every layer-0 list lives in its node's record, read and written
+ *	  through the buffer manager.  Only the upper layers and per-node
+ *	  counters stay in memory.
  * graphbuild.c's algorithm reaches both through builder_vector,
  * builder_list and builder_store_list.
  *
@@ -155,6 +156,8 @@ extern void GraphComputeExtra(HnswBuilder *b);
 extern void GraphPlanLayout(SegvecSegment *seg, int n, const uint8 *levels,
 							int m, int dim, uint64 min_docid,
 							uint64 max_docid, uint32 *upper_off);
+extern void GraphPlanQuantLayout(SegvecSegment *seg, int n, int m, int dim,
+								 int quant);
 extern void GraphInitSegmentPage(Page page, const SegvecSegment *seg);
 extern void GraphNotePeak(HnswBuilder *b);
 

@@ -1333,37 +1333,46 @@ plan_layout(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off)
 	seg->entry_point = b->entry;
 	seg->max_level = Max(b->maxlevel, 0);
 
-	/*
-	 * Quantized: smaller node records (codes instead of the vector), then
-	 * [parameter pages] before the nodes and the packed [vector pages]
-	 * after them (src/README.md, "Quantized segments").
-	 */
-	if (b->quant != SEGVEC_QUANT_NONE)
+	GraphPlanQuantLayout(seg, b->n, b->m, b->dim, b->quant);
+}
+
+/*
+ * GraphPlanQuantLayout: turn the layout GraphPlanLayout planned for a
+ * segment of n nodes into that of a segment quantized with quant
+ * (SEGVEC_QUANT_*; nothing changes for SEGVEC_QUANT_NONE but the areas a
+ * quantized segment has, set Invalid): smaller node records (codes instead
+ * of the vector), then [parameter pages] before the nodes and the packed
+ * [vector pages] after them (src/README.md, "Quantized segments").
+ */
+void
+GraphPlanQuantLayout(SegvecSegment *seg, int n, int m, int dim, int quant)
+{
+	if (quant != SEGVEC_QUANT_NONE)
 	{
-		Size		pbytes = sizeof(float) * GraphQuantParamFloats(b->dim);
+		Size		pbytes = sizeof(float) * GraphQuantParamFloats(dim);
 		uint32		nparam = (pbytes + SEGVEC_SEGPAGE_USABLE - 1) /
 			SEGVEC_SEGPAGE_USABLE;
-		Size		vbytes = mul_size(sizeof(float) * b->dim, b->n);
+		Size		vbytes = mul_size(sizeof(float) * dim, n);
 		uint32		nvec = (vbytes + SEGVEC_SEGPAGE_USABLE - 1) /
 			SEGVEC_SEGPAGE_USABLE;
 		uint32		nnode;
 
-		seg->quant = b->quant;
-		seg->code_size = GraphQuantRecordBytes(b->dim);
+		seg->quant = quant;
+		seg->code_size = GraphQuantRecordBytes(dim);
 		seg->node_size = TYPEALIGN(sizeof(uint32),
-								   GraphRecVectorOffset(b->m) + seg->code_size);
+								   GraphRecVectorOffset(m) + seg->code_size);
 		if (seg->node_size <= SEGVEC_SEGPAGE_USABLE)
 		{
 			seg->nodes_per_page = SEGVEC_SEGPAGE_USABLE / seg->node_size;
 			seg->pages_per_node = 0;
-			nnode = (b->n + seg->nodes_per_page - 1) / seg->nodes_per_page;
+			nnode = (n + seg->nodes_per_page - 1) / seg->nodes_per_page;
 		}
 		else
 		{
 			seg->nodes_per_page = 0;
 			seg->pages_per_node = (seg->node_size + SEGVEC_SEGPAGE_USABLE - 1) /
 				SEGVEC_SEGPAGE_USABLE;
-			nnode = b->n * seg->pages_per_node;
+			nnode = n * seg->pages_per_node;
 		}
 		seg->qparam_start = seg->node_start;
 		seg->node_start = seg->qparam_start + nparam;
@@ -1581,16 +1590,48 @@ GraphPinBlock(Relation index, Buffer *buf, BlockNumber blkno)
  * ----------------
  */
 
-/* Node id's vector, in vector slot `slot`, valid until the slot's next use */
+/*
+ * Node id's vector, in vector slot `slot`, valid until the slot's next use:
+ * in its node record, or in a quantized segment in the packed vector area
+ * (a vector crossing a page boundary is copied into the slot's buffer).
+ */
 const float *
 GraphPagedVector(HnswBuilder *b, uint32 id, int slot)
 {
 	const SegvecSegment *seg = &b->seg;
+	Size		vlen = sizeof(float) * b->dim;
 	Size		off;
 	BlockNumber blk;
 
 	if (b->vid[slot] == (int64) id)
 		return b->vptr[slot];
+	if (seg->quant != SEGVEC_QUANT_NONE)
+	{
+		Size		done = 0;
+
+		off = (Size) id * vlen;
+		blk = seg->vec_start + off / SEGVEC_SEGPAGE_USABLE;
+		off %= SEGVEC_SEGPAGE_USABLE;
+		if (off + vlen <= SEGVEC_SEGPAGE_USABLE)
+			b->vptr[slot] = (const float *)
+				(GraphPinBlock(b->index, &b->vpin[slot], blk) + off);
+		else
+		{
+			while (done < vlen)
+			{
+				Size		len = Min(SEGVEC_SEGPAGE_USABLE - off, vlen - done);
+
+				memcpy((char *) b->vbuf[slot] + done,
+					   GraphPinBlock(b->index, &b->vpin[slot], blk++) + off,
+					   len);
+				done += len;
+				off = 0;
+			}
+			b->vptr[slot] = b->vbuf[slot];
+		}
+		b->vid[slot] = id;
+		return b->vptr[slot];
+	}
 	blk = GraphNodeBlock(seg, id, &off);
 	if (seg->nodes_per_page > 0)
 		b->vptr[slot] = (const float *)
@@ -1600,7 +1641,6 @@ GraphPagedVector(HnswBuilder *b, uint32 id, int slot)
 	{
 		/* the vector starts on the record's first page and runs on */
 		Size		voff = GraphRecVectorOffset(b->m);
-		Size		vlen = sizeof(float) * b->dim;
 		Size		done = 0;
 
 		while (done < vlen)

@@ -16,9 +16,17 @@
  *	   checksum, gets none: it joins a ring on layer 0, see graphbuild.c).
  *	   The layout follows, and the extent is added (SegvecAllocExtent).
  *	2. Copy.  A second pass writes the doc area and every node record: its
- *	   vector copied from its input's node page, and for a seed node its
- *	   layer-0 list and upper-layer lists with node numbers mapped to the
- *	   output's, tombstoned neighbours dropped.
+ *	   vector read from its input's node page or, for a quantized input,
+ *	   its vector area, and for a seed node its layer-0 list and
+ *	   upper-layer lists with node numbers mapped to the output's,
+ *	   tombstoned neighbours dropped.  The output has the quantization the
+ *	   caller asks for (the index's option), whatever its inputs': a
+ *	   quantized output gets its vectors in its vector area and a code per
+ *	   node, computed with the output's quantizer (trained before this pass
+ *	   from the union of the inputs' ranges) or copied from an input whose
+ *	   quantizer covers that union; its error bound and least norm are
+ *	   measured over the output's vectors here (src/README.md, "Merging
+ *	   quantized segments").
  *	3. Repair the seed.  A seed node that lost neighbours to tombstones gets
  *	   a new list chosen by the heuristic from what it kept and the live
  *	   neighbours of the neighbours it lost (the local repair of deletions
@@ -53,6 +61,7 @@
 #include "utils/rel.h"
 
 #include "graph/graph_int.h"
+#include "graph/quant.h"
 
 #define NO_NODE		PG_UINT32_MAX
 
@@ -73,7 +82,10 @@ typedef struct SegReader
 	Buffer		nodebuf;		/* pinned node page */
 	Buffer		docbuf;			/* pinned doc-area page */
 	Buffer		upbuf;			/* pinned upper-layer page */
+	Buffer		vecbuf;			/* pinned vector-area page (quantized) */
 	char	   *spanbuf;		/* a record spanning pages, copied */
+	float	   *veccopy;		/* a vector crossing pages, copied */
+	int			dim;
 } SegReader;
 
 static void
@@ -85,12 +97,15 @@ unpin(Buffer *buf)
 }
 
 static void
-reader_init(SegReader *r, Relation index, const SegvecSegment *seg)
+reader_init(SegReader *r, Relation index, const SegvecSegment *seg, int dim)
 {
 	r->index = index;
 	r->seg = seg;
-	r->nodebuf = r->docbuf = r->upbuf = InvalidBuffer;
+	r->dim = dim;
+	r->nodebuf = r->docbuf = r->upbuf = r->vecbuf = InvalidBuffer;
 	r->spanbuf = seg->pages_per_node > 0 ? palloc(seg->node_size) : NULL;
+	r->veccopy = seg->quant != SEGVEC_QUANT_NONE ?
+		palloc(sizeof(float) * Max(dim, 1)) : NULL;
 }
 
 static void
@@ -99,6 +114,7 @@ reader_end(SegReader *r)
 	unpin(&r->nodebuf);
 	unpin(&r->docbuf);
 	unpin(&r->upbuf);
+	unpin(&r->vecbuf);
 }
 
 /* node id's record, valid until the reader's next record */
@@ -120,6 +136,59 @@ reader_node(SegReader *r, uint32 id)
 		done += len;
 	}
 	return r->spanbuf;
+}
+
+/*
+ * node id's float4 vector, valid until the reader's next record or vector:
+ * in its node record, or in a quantized segment in the packed vector area
+ * (copied when it crosses a page boundary)
+ */
+static const float *
+reader_vector(SegReader *r, uint32 id)
+{
+	const SegvecSegment *seg = r->seg;
+	Size		vlen = sizeof(float) * r->dim;
+	Size		off;
+	Size		done = 0;
+	BlockNumber blk;
+
+	if (seg->quant == SEGVEC_QUANT_NONE)
+		return (const float *) (reader_node(r, id) +
+								GraphRecVectorOffset(seg->m));
+	off = (Size) id * vlen;
+	blk = seg->vec_start + off / SEGVEC_SEGPAGE_USABLE;
+	off %= SEGVEC_SEGPAGE_USABLE;
+	if (off + vlen <= SEGVEC_SEGPAGE_USABLE)
+		return (const float *) (GraphPinBlock(r->index, &r->vecbuf, blk) + off);
+	while (done < vlen)
+	{
+		Size		len = Min(SEGVEC_SEGPAGE_USABLE - off, vlen - done);
+
+		memcpy((char *) r->veccopy + done,
+			   GraphPinBlock(r->index, &r->vecbuf, blk++) + off, len);
+		done += len;
+		off = 0;
+	}
+	return r->veccopy;
+}
+
+/* a quantized segment's quantizer parameters, into params */
+static void
+reader_params(SegReader *r, float *params)
+{
+	Size		total = sizeof(float) * GraphQuantParamFloats(r->dim);
+	Size		done = 0;
+	BlockNumber blk = r->seg->qparam_start;
+
+	while (done < total)
+	{
+		Size		len = Min(SEGVEC_SEGPAGE_USABLE, total - done);
+
+		memcpy((char *) params + done,
+			   GraphPinBlock(r->index, &r->vecbuf, blk++), len);
+		done += len;
+	}
+	unpin(&r->vecbuf);
 }
 
 static const SegvecDocInfo *
@@ -272,6 +341,29 @@ write_record(PageFiller *f, uint32 o, const char *rec)
 	}
 }
 
+/*
+ * write vector vec (dim floats) of node o into the packed vector area of a
+ * quantized output (nodes are written in order, so pages fill in order)
+ */
+static void
+write_vector(PageFiller *f, uint32 o, const float *vec, int dim)
+{
+	Size		vlen = sizeof(float) * dim;
+	Size		off = (Size) o * vlen;
+	BlockNumber blk = f->seg->vec_start + off / SEGVEC_SEGPAGE_USABLE;
+	Size		done = 0;
+
+	off %= SEGVEC_SEGPAGE_USABLE;
+	while (done < vlen)
+	{
+		Size		len = Min(SEGVEC_SEGPAGE_USABLE - off, vlen - done);
+
+		memcpy(filler_page(f, blk++) + off, (const char *) vec + done, len);
+		done += len;
+		off = 0;
+	}
+}
+
 /* ----------------
  * Memory
  * ----------------
@@ -286,20 +378,27 @@ write_record(PageFiller *f, uint32 o, const char *rec)
  * bitmaps 1/4 — and later 27 (31) with the search stamps (4) and the
  * connectivity repair's queue and marks (5); plus 4 bytes per upper-layer
  * entry, plus a constant for the inputs' readers, the candidate heaps and
- * the repair's candidate lists (which do not grow with n).
+ * the repair's candidate lists (which do not grow with n), and the
+ * vector-sized buffers (a vector copy per input and four for the builder,
+ * a quantizer's parameters per input and for the output: dim-sized, not
+ * n-sized).  node_size is the output's record size, dim the dimension.
  */
 Size
 GraphMergeMemoryBound(int64 n, int m, int ef_construction, Size upper_size,
-					  int ninputs, SegvecMetric metric, Size node_size)
+					  int ninputs, SegvecMetric metric, Size node_size,
+					  int dim)
 {
+	Size		vbytes = sizeof(float) * (Size) dim;
+	Size		pbytes = sizeof(float) * GraphQuantParamFloats(dim);
 	Size		perdoc = metric == SEGVEC_METRIC_IP ? 46 : 42;
 	Size		fixed;
 	int			m0 = 2 * m;
 	int			wide = Max(ef_construction, m0) + 2;
 
 	fixed = 64 * 1024 +			/* contexts, chunk headers, small arrays */
-		ninputs * (sizeof(MergeCursor) + node_size) +
-		4 * node_size +			/* record and vector buffers */
+		ninputs * (sizeof(MergeCursor) + node_size + vbytes + pbytes) +
+		4 * node_size +			/* record buffers */
+		4 * vbytes + pbytes +	/* vector buffers, the output's quantizer */
 		(Size) (m0 + m0 * m0) * sizeof(GraphCand) * 2 +	/* seed repair */
 		(Size) wide * 16 * sizeof(GraphCand);	/* heaps (which grow),
 												 * found, pruned, eps */
@@ -427,7 +526,7 @@ repair_seed_node(HnswBuilder *b, SegReader *seed, const uint32 *seedmap,
  */
 bool
 GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
-				   int ef_construction, const SegvecSegment *inputs,
+				   int ef_construction, int quant, const SegvecSegment *inputs,
 				   uint8 *const *tombstones, int ninputs, uint32 segno,
 				   SegvecSegment *out, GraphMergeStats *stats)
 {
@@ -452,8 +551,12 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	BlockNumber blk;
 	Size		inmem_bytes;
 	Size		bound;
+	BlockNumber upper_end;
+	float	   *qparams = NULL;
+	int			codes_from = -1;
 
 	memset(stats, 0, sizeof(GraphMergeStats));
+	stats->codes_from = -1;
 	memset(out, 0, sizeof(SegvecSegment));
 
 	/* live docs, and the seed: the input with the most */
@@ -500,7 +603,7 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	cs = palloc0(sizeof(MergeCursor) * ninputs);
 	for (i = 0; i < ninputs; i++)
 	{
-		reader_init(&cs[i].r, index, &inputs[i]);
+		reader_init(&cs[i].r, index, &inputs[i], dim);
 		cs[i].tombstones = tombstones[i];
 	}
 
@@ -589,11 +692,20 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	seg = &b->seg;
 	GraphPlanLayout(seg, (int) n, b->levels, m, dim, min_docid, max_docid,
 					b->upper_off);
+	GraphPlanQuantLayout(seg, (int) n, m, dim, quant);
 	seg->segno = segno;
 	seg->start = SegvecAllocExtent(index, seg->npages);
 	seg->doc_start += seg->start;
 	seg->upper_start += seg->start;
 	seg->node_start += seg->start;
+	if (seg->quant != SEGVEC_QUANT_NONE)
+	{
+		seg->qparam_start += seg->start;
+		seg->vec_start += seg->start;
+	}
+	/* the upper-layer area ends where the quantizer's (or the nodes') starts */
+	upper_end = seg->quant != SEGVEC_QUANT_NONE ? seg->qparam_start :
+		seg->node_start;
 	b->upper_size = seg->upper_size;
 	b->flat_upper = MemoryContextAllocHuge(ctx, mul_size(Max(seg->upper_size, 1),
 														 sizeof(uint32)));
@@ -607,7 +719,7 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	inmem_bytes = (Size) n * (sizeof(float) * dim + sizeof(uint32) * b->m0 +
 							  sizeof(uint16));
 	bound = GraphMergeMemoryBound(n, m, ef_construction, seg->upper_size,
-								  ninputs, metric, seg->node_size);
+								  ninputs, metric, seg->node_size, dim);
 	if (segvec_merge_in_memory &&
 		(double) inmem_bytes + bound <= (double) maintenance_work_mem * 1024.0)
 	{
@@ -619,22 +731,83 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 		bound += inmem_bytes;
 	}
 
-	/* 2. copy: tombstone and upper-layer pages empty, docs, node records */
+	/*
+	 * The output's quantizer: lo and step from the union of the inputs'
+	 * ranges (a quantized input's from its parameters, an unquantized
+	 * one's from its live vectors), or an input's own parameters when they
+	 * cover that union (the seed's first), whose codes are then copied, not
+	 * computed; the error bound and the least norm are measured over the
+	 * output's vectors in the copy pass.
+	 */
+	if (seg->quant == SEGVEC_QUANT_SQ8)
+	{
+		float	  **iparams = palloc0(sizeof(float *) * ninputs);
+		Size		pbytes = sizeof(float) * GraphQuantParamFloats(dim);
+		int			k;
+
+		qparams = palloc(pbytes);
+		GraphQuantTrainBegin(qparams, dim);
+		for (i = 0; i < ninputs; i++)
+		{
+			uint32		j;
+
+			if (inputs[i].quant == SEGVEC_QUANT_SQ8)
+			{
+				iparams[i] = palloc(pbytes);
+				reader_params(&cs[i].r, iparams[i]);
+				GraphQuantTrainUnion(qparams, dim, iparams[i]);
+				continue;
+			}
+			for (j = 0; j < inputs[i].ndocs; j++)
+			{
+				if (tombstones[i] && BIT_IS_SET(tombstones[i], j))
+					continue;
+				CHECK_FOR_INTERRUPTS();
+				GraphQuantTrainAdd(qparams, dim, reader_vector(&cs[i].r, j));
+			}
+		}
+		for (k = -1; k < ninputs && codes_from < 0; k++)
+		{
+			int			c = k < 0 ? seed : k;
+
+			if (c >= 0 && iparams[c] != NULL &&
+				GraphQuantCovers(iparams[c], qparams, dim))
+				codes_from = c;
+		}
+		if (codes_from >= 0)
+			memcpy(qparams, iparams[codes_from], sizeof(float) * 2 * dim);
+		else
+			GraphQuantTrainEnd(qparams, dim);
+		GraphQuantBoundsBegin(qparams, dim);
+		for (i = 0; i < ninputs; i++)
+			if (iparams[i])
+				pfree(iparams[i]);
+		pfree(iparams);
+	}
+	else if (seg->quant != SEGVEC_QUANT_NONE)
+		elog(ERROR, "unknown segvec quantization %d", (int) seg->quant);
+
+	/*
+	 * 2. copy: tombstone and upper-layer pages empty, docs, node records,
+	 * and for a quantized output the vector area and the parameters
+	 */
 	f.index = index;
 	f.seg = seg;
 	f.buf = InvalidBuffer;
 	for (blk = seg->start; blk < seg->doc_start; blk++)
 		(void) filler_page(&f, blk);
-	for (blk = seg->upper_start; blk < seg->node_start; blk++)
+	for (blk = seg->upper_start; blk < upper_end; blk++)
 		(void) filler_page(&f, blk);
 	filler_end(&f);
 	{
 		PageFiller	df;
+		PageFiller	vf;
 		char	   *outrec = palloc0(seg->node_size);
 
 		df.index = index;
 		df.seg = seg;
 		df.buf = InvalidBuffer;
+		vf = df;
 		cursors_start(cs, ninputs);
 		o = 0;
 		while ((i = cursors_next(cs, ninputs)) >= 0)
@@ -644,6 +817,7 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 			uint32	   *nbrs = GraphRecNeighbors(outrec);
 			int			nn = 0;
 			char	   *data;
+			const float *vec;
 
 			CHECK_FOR_INTERRUPTS();
 			data = filler_page(&df, seg->doc_start + o / SEGVEC_DOCS_PER_PAGE);
@@ -696,14 +870,29 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 			hdr->upper_off = b->upper_off[o];
 			hdr->level = b->levels[o];
 			hdr->nneighbors = nn;
-			memcpy(outrec + GraphRecVectorOffset(m),
-				   rec + GraphRecVectorOffset(inputs[i].m),
-				   sizeof(float) * dim);
+			if (i == codes_from)
+			{
+				/* same parameters: the input's codes are the output's */
+				memcpy(outrec + GraphRecVectorOffset(m),
+					   rec + GraphRecVectorOffset(inputs[i].m),
+					   seg->code_size);
+				stats->codes_reused++;
+			}
+			vec = reader_vector(&cs[i].r, j);
+			if (seg->quant == SEGVEC_QUANT_NONE)
+				memcpy(outrec + GraphRecVectorOffset(m), vec,
+					   sizeof(float) * dim);
+			else
+			{
+				if (i != codes_from)
+					GraphQuantEncode(qparams, dim, vec,
+									 outrec + GraphRecVectorOffset(m));
+				GraphQuantBoundsAdd(qparams, dim, vec);
+				write_vector(&vf, o, vec, dim);
+			}
 			if (b->vectors)
 			{
-				memcpy(b->vectors + (Size) o * dim,
-					   rec + GraphRecVectorOffset(inputs[i].m),
-					   sizeof(float) * dim);
+				memcpy(b->vectors + (Size) o * dim, vec, sizeof(float) * dim);
 				memcpy(b->nbr0 + (Size) o * b->m0, nbrs, sizeof(uint32) * nn);
 				b->nnbr0[o] = nn;
 			}
@@ -712,8 +901,25 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 			cursor_advance(&cs[i]);
 		}
 		filler_end(&df);
+		filler_end(&vf);
 		filler_end(&f);
 		pfree(outrec);
+	}
+	if (seg->quant != SEGVEC_QUANT_NONE)
+	{
+		Size		total = sizeof(float) * GraphQuantParamFloats(dim);
+		Size		done = 0;
+
+		GraphQuantBoundsEnd(qparams, dim);
+		blk = seg->qparam_start;
+		while (done < total)
+		{
+			Size		len = Min(SEGVEC_SEGPAGE_USABLE, total - done);
+
+			memcpy(filler_page(&f, blk++), (char *) qparams + done, len);
+			done += len;
+		}
+		filler_end(&f);
 	}
 
 	/* from here on, the builder works on the output's pages (or its copy) */
@@ -722,7 +928,7 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	b->vpin[0] = b->vpin[1] = b->lpin = InvalidBuffer;
 	b->lbuf[0] = palloc(sizeof(uint32) * (b->m0 + 1));
 	b->lbuf[1] = palloc(sizeof(uint32) * (b->m0 + 1));
-	if (seg->pages_per_node > 0)
+	if (seg->pages_per_node > 0 || seg->quant != SEGVEC_QUANT_NONE)
 	{
 		b->vbuf[0] = palloc(sizeof(float) * dim);
 		b->vbuf[1] = palloc(sizeof(float) * dim);
@@ -835,7 +1041,7 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 			UnlockReleaseBuffer(buf);
 		}
 	}
-	for (blk = seg->upper_start; blk < seg->node_start; blk++)
+	for (blk = seg->upper_start; blk < upper_end; blk++)
 	{
 		Buffer		buf = ReadBuffer(index, blk);
 		Size		first = (Size) (blk - seg->upper_start) * SEGVEC_UPPER_PER_PAGE;
@@ -859,6 +1065,7 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 
 	stats->ndocs = n;
 	stats->seed = seed;
+	stats->codes_from = codes_from;
 	stats->peak_bytes = b->peak_bytes;
 	stats->bound_bytes = bound;
 	stats->in_memory = !b->paged;

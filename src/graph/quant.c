@@ -10,8 +10,12 @@
  * step[j]) in 0..255 (0 where step[j] is 0), so the decoded vector
  * lo + step * code is within step / 2 of x in every dimension.  The
  * parameters are trained on all of the segment's vectors when the segment
- * is written (a merge trains them afresh on its output, since its inputs'
- * ranges differ), so no vector of the segment falls outside them.
+ * is written, so no vector of the segment falls outside them.  A merge
+ * takes the union of its inputs' ranges (GraphQuantTrainUnion; an
+ * unquantized input's from its vectors), keeps an input's parameters, and
+ * that input's codes, when they cover the union (GraphQuantCovers), and
+ * measures the error bound and least norm over its output's vectors
+ * (GraphQuantBounds*).
  *
  * A search estimates the distance between the query q and the decoded
  * vector x' = lo + step * code through one integer dot product, X = sum
@@ -140,6 +144,98 @@ GraphQuantTrainError(float *params, int dim, const float *vector)
 	e = (float) (sqrt(err) * 1.0001 + 1e-6);
 	if (e > GraphQuantErrBound(params, dim))
 		GraphQuantErrBound(params, dim) = e;
+}
+
+/*
+ * The highest value the trained parameters params cover in dimension j:
+ * lo + 255 * step, in float4 as a vector's value would be.
+ */
+static inline float
+param_hi(const float *params, int dim, int j)
+{
+	return (float) ((double) params[j] + 255.0 * (double) params[dim + j]);
+}
+
+/*
+ * GraphQuantTrainUnion: during training (after GraphQuantTrainBegin, before
+ * GraphQuantTrainEnd), widen the ranges to cover the ranges of another
+ * segment's trained parameters input (a merge's input: every vector of it
+ * lies within them, up to the float rounding of lo + 255 * step, which
+ * the codes absorb by clamping and the error bound by being measured).
+ */
+void
+GraphQuantTrainUnion(float *params, int dim, const float *input)
+{
+	float	   *lo = params;
+	float	   *hi = params + dim;
+	int			j;
+
+	for (j = 0; j < dim; j++)
+	{
+		float		ihi = param_hi(input, dim, j);
+
+		if (input[j] < lo[j])
+			lo[j] = input[j];
+		if (ihi > hi[j])
+			hi[j] = ihi;
+	}
+}
+
+/*
+ * GraphQuantCovers: do the trained parameters input cover the ranges being
+ * trained in params (after GraphQuantTrainBegin, before GraphQuantTrainEnd)
+ * with the same lowest values?  Then a merge can keep input's parameters
+ * for its output, and with them the codes of input's docs.
+ */
+bool
+GraphQuantCovers(const float *input, const float *params, int dim)
+{
+	const float *lo = params;
+	const float *hi = params + dim;
+	int			j;
+
+	for (j = 0; j < dim; j++)
+	{
+		if (isinf(lo[j]))
+			continue;			/* nothing trained there */
+		if (input[j] != lo[j] || param_hi(input, dim, j) < hi[j])
+			return false;
+	}
+	return true;
+}
+
+/*
+ * GraphQuantBoundsBegin, GraphQuantBoundsAdd, GraphQuantBoundsEnd: with
+ * params' lo and step set (trained, or kept from a merge's input), compute
+ * the error bound and the least non-zero norm over the vectors given to
+ * GraphQuantBoundsAdd (every vector of the segment being written).
+ */
+void
+GraphQuantBoundsBegin(float *params, int dim)
+{
+	GraphQuantErrBound(params, dim) = 0;
+	GraphQuantMinNorm(params, dim) = get_float4_infinity();
+}
+
+void
+GraphQuantBoundsAdd(float *params, int dim, const float *vector)
+{
+	double		norm = 0;
+	int			j;
+
+	GraphQuantTrainError(params, dim, vector);
+	for (j = 0; j < dim; j++)
+		norm += (double) vector[j] * vector[j];
+	norm = sqrt(norm);
+	if (norm > 0 && norm < GraphQuantMinNorm(params, dim))
+		GraphQuantMinNorm(params, dim) = (float) norm;
+}
+
+void
+GraphQuantBoundsEnd(float *params, int dim)
+{
+	if (isinf(GraphQuantMinNorm(params, dim)))
+		GraphQuantMinNorm(params, dim) = 0;
 }
 
 /*

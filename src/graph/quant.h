@@ -2,8 +2,9 @@
  *
  * quant.h
  *	  The SQ8 quantizer of graph segments, shared by graphbuild.c (which
- *	  writes the codes) and graphsearch.c (which reads them).  Private to
- *	  graph/.
+ *	  writes the codes), graphmerge.c (which writes a merge's, reusing an
+ *	  input's when its quantizer covers the others) and graphsearch.c
+ *	  (which reads them).  Private to graph/.
  *
  * src/graph/quant.h
  *
@@ -42,6 +43,12 @@ extern void GraphQuantTrainBegin(float *params, int dim);
 extern void GraphQuantTrainAdd(float *params, int dim, const float *vector);
 extern void GraphQuantTrainEnd(float *params, int dim);
 extern void GraphQuantTrainError(float *params, int dim, const float *vector);
+extern void GraphQuantTrainUnion(float *params, int dim, const float *input);
+extern bool GraphQuantCovers(const float *input, const float *params,
+							 int dim);
+extern void GraphQuantBoundsBegin(float *params, int dim);
+extern void GraphQuantBoundsAdd(float *params, int dim, const float *vector);
+extern void GraphQuantBoundsEnd(float *params, int dim);
 extern void GraphQuantEncode(const float *params, int dim,
 							 const float *vector, char *rec);
 

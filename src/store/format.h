@@ -161,7 +161,9 @@ typedef struct SegvecFrozenOptions
 	int32		m;
 	int32		ef_construction;
 	int32		dimensions;		/* as given in WITH, 0 if not */
-	int32		quantization;	/* SEGVEC_QUANT_* of new segments */
+	int32		quantization;	/* SEGVEC_QUANT_* CREATE INDEX wrote; later
+								 * segments follow the reloption
+								 * (SegvecIndexQuantization) */
 } SegvecFrozenOptions;
 
 /*

@@ -589,3 +589,32 @@ SegvecIndexGetHeap(Oid relid)
 				 errmsg("\"%s\" is not a segvec index", get_rel_name(relid))));
 	return IndexGetRelation(relid, false);
 }
+
+/*
+ * SegvecQuantizationOption: the SEGVEC_QUANT_* that the reloptions (NULL:
+ * none given) ask for; none by default (see src/README.md, "Why SQ8").
+ */
+int
+SegvecQuantizationOption(SegvecOptions *relopts)
+{
+	const char *value;
+
+	if (relopts == NULL || relopts->quantization_offset == 0)
+		return SEGVEC_QUANT_NONE;
+	value = (const char *) relopts + relopts->quantization_offset;
+	if (strcmp(value, "sq8") == 0)
+		return SEGVEC_QUANT_SQ8;
+	return SEGVEC_QUANT_NONE;
+}
+
+/*
+ * SegvecIndexQuantization: the SEGVEC_QUANT_* that segments written now
+ * (by a compaction or a merge) get: the index's quantization option as it
+ * is now, so that ALTER INDEX ... SET (quantization = ...) applies to the
+ * segments written from then on (src/README.md, "Quantized segments").
+ */
+int
+SegvecIndexQuantization(Relation index)
+{
+	return SegvecQuantizationOption((SegvecOptions *) index->rd_options);
+}

@@ -214,6 +214,8 @@ extern Oid	SegvecIndexVectorType(Relation index);
 extern Oid	SegvecInputProcOid(Relation index);
 extern void SegvecRecordInputDependency(Relation index);
 extern int	SegvecIndexDimensions(Relation index);
+extern int	SegvecQuantizationOption(SegvecOptions *relopts);
+extern int	SegvecIndexQuantization(Relation index);
 
 /* mutable.c: the mutable segment */
 extern uint64 SegvecMutableAppend(Relation index, const SegvecDocInfo *doc,

@@ -7,6 +7,9 @@
 #   restart: the index holds one doc per live row, every row is found by
 #   its own vector at k = 1, ft.verify is clean, and background work
 #   resumes (new inserts get compacted).
+#   items_idx is quantized (sq8), so its compactions and their merges
+#   write quantized segments: after the crash and after the resumed work
+#   every segment is sq8.
 # - Shutdown: stop('fast') with a worker busy inside a job, and with the
 #   workers idle, completes promptly; the server restarts and runs jobs.
 use strict;
@@ -87,7 +90,7 @@ CREATE FUNCTION vec(i int, d int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
 CREATE TABLE items (id int PRIMARY KEY, embedding real[]);
 INSERT INTO items SELECT g, vec(g, 16) FROM generate_series(1, 1000) g;
 CREATE INDEX items_idx ON items USING segvec (embedding) INCLUDE (id)
-  WITH (compact_threshold = 400);
+  WITH (compact_threshold = 400, quantization = 'sq8');
 CREATE TABLE other (id int PRIMARY KEY, embedding real[]);
 CREATE INDEX other_idx ON other USING segvec (embedding) INCLUDE (id);
 INSERT INTO other SELECT g, vec(g, 16) FROM generate_series(1, 300) g;
@@ -146,6 +149,9 @@ SELECT count(*) FROM items x
         IS DISTINCT FROM x.id}),
 	'0',
 	'every row is its own nearest neighbour after the crash');
+is( sq(q{SELECT bool_and(s->>'quantization' = 'sq8') FROM ft.info('items_idx') f,
+  jsonb_array_elements(f.segments) s}),
+	't', 'every segment of items_idx is quantized after the crash');
 is(sq(q{SELECT num_docs FROM ft.info('other_idx')}),
 	$n_other, 'the index of the interrupted snapshot holds every row');
 is(sq(sprintf($verify_sql, 'other_idx')),
@@ -167,6 +173,9 @@ is(sq(q{SELECT num_docs FROM ft.info('items_idx')}),
 	$n, 'the index holds one doc per live row');
 is(sq(sprintf($verify_sql, 'items_idx')),
 	'0|0|0|0|0|0|0', 'ft.verify is clean');
+is( sq(q{SELECT bool_and(s->>'quantization' = 'sq8') FROM ft.info('items_idx') f,
+  jsonb_array_elements(f.segments) s}),
+	't', 'every segment of items_idx is quantized after the resumed work');
 
 # --- Shutdown -----------------------------------------------------------------
 set_conf('segvec.job_delay_ms', '60000');
