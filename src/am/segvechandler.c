@@ -47,13 +47,13 @@ static void
 validate_quantization(const char *value)
 {
 	if (value == NULL || strcmp(value, "sq8") == 0 ||
-		strcmp(value, "none") == 0)
+		strcmp(value, "rabitq") == 0 || strcmp(value, "none") == 0)
 		return;
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("invalid value for segvec option \"quantization\": \"%s\"",
 					value),
-			 errdetail("Valid values are \"sq8\" and \"none\".")));
+			 errdetail("Valid values are \"rabitq\", \"sq8\" and \"none\".")));
 }
 
 /*
@@ -70,6 +70,8 @@ SegvecQuantizationOption(SegvecOptions *relopts)
 	value = (const char *) relopts + relopts->quantization_offset;
 	if (strcmp(value, "sq8") == 0)
 		return SEGVEC_QUANT_SQ8;
+	if (strcmp(value, "rabitq") == 0)
+		return SEGVEC_QUANT_RABITQ;
 	return SEGVEC_QUANT_NONE;
 }
 
@@ -99,7 +101,7 @@ SegvecAmInit(void)
 					  "Docs in the mutable segment that trigger a compaction (-1: segvec.compact_threshold)",
 					  -1, -1, INT_MAX, ShareUpdateExclusiveLock);
 	add_string_reloption(segvec_relopt_kind, "quantization",
-						 "Codes that graph segments are searched with: sq8 or none",
+						 "Codes that graph segments are searched with: rabitq, sq8 or none",
 						 "none", validate_quantization, AccessExclusiveLock);
 	/* the ft dialect's field options, read by ft.query (ft/ftcompile.c) */
 	add_string_reloption(segvec_relopt_kind, "text_fields",

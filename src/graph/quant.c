@@ -2,7 +2,8 @@
  *
  * quant.c
  *	  SQ8 scalar quantization of graph segments: training, encoding, and
- *	  the estimated distances a search traverses a segment with.
+ *	  the estimated distances a search traverses a segment with; and the
+ *	  entry points that choose between SQ8 and RaBitQ (rabitq.c).
  *
  * Every dimension j of a segment gets its own range: lo[j], the lowest
  * value of any of the segment's vectors there, and step[j] = (highest -
@@ -36,6 +37,7 @@
 
 #include <math.h>
 
+#include "miscadmin.h"
 #include "utils/float.h"
 
 #include "graph/graph.h"
@@ -43,12 +45,108 @@
 
 int			segvec_quant_bound = SEGVEC_QUANT_BOUND_PROVEN;
 
+struct GraphQuantEncoder
+{
+	int			quant;
+	int			dim;
+	const float *params;
+	GraphRabitqRotation rot;	/* RaBitQ: the segment's transform */
+};
+
+static void train_begin(float *params, int dim);
+static void train_add(float *params, int dim, const float *vector);
+static void train_end(float *params, int dim);
+static void train_error(float *params, int dim, const float *vector);
+
 /*
- * GraphQuantTrainBegin: start training params (GraphQuantParamFloats(dim)
- * floats); during training step[] holds each dimension's highest value.
+ * GraphQuantTrain: the parameters of a quantizer of kind quant (a
+ * SEGVEC_QUANT_* other than NONE) for the n vectors (dim floats each),
+ * palloc'd in the current memory context.
+ */
+float *
+GraphQuantTrain(int quant, int dim, const float *vectors, uint32 n)
+{
+	float	   *params = palloc0(sizeof(float) * GraphQuantParamFloats(quant, dim));
+
+	if (quant == SEGVEC_QUANT_RABITQ)
+		GraphRabitqTrain(params, dim, vectors, n);
+	else
+		GraphSq8Train(params, dim, vectors, n);
+	return params;
+}
+
+/*
+ * GraphQuantEncoderMake: what GraphQuantEncode needs to write codes of the
+ * quantizer params (kind quant), in the current memory context; params must
+ * stay until the last GraphQuantEncode.
+ */
+GraphQuantEncoder *
+GraphQuantEncoderMake(int quant, const float *params, int dim)
+{
+	GraphQuantEncoder *enc = palloc0(sizeof(GraphQuantEncoder));
+
+	enc->quant = quant;
+	enc->dim = dim;
+	enc->params = params;
+	if (quant == SEGVEC_QUANT_RABITQ)
+		GraphRabitqRotationMake(&enc->rot, params, dim);
+	return enc;
+}
+
+/*
+ * GraphQuantEncode: write vector's quantized part of a node record
+ * (GraphQuantRecordBytes bytes) into rec.
  */
 void
-GraphQuantTrainBegin(float *params, int dim)
+GraphQuantEncode(GraphQuantEncoder *enc, const float *vector, char *rec)
+{
+	if (enc->quant == SEGVEC_QUANT_RABITQ)
+		GraphRabitqEncode(&enc->rot, enc->params, enc->dim, vector, rec);
+	else
+		GraphSq8Encode(enc->params, enc->dim, vector, rec);
+}
+
+/*
+ * GraphQuantPrepare: prepare query (dim floats) for the distances to the
+ * codes of a segment of kind quant with parameters params; allocates in
+ * the current memory context.
+ */
+void
+GraphQuantPrepare(GraphQuantQuery *qq, int quant, const float *params,
+				  SegvecMetric metric, const float *query, int dim)
+{
+	memset(qq, 0, sizeof(GraphQuantQuery));
+	qq->quant = quant;
+	if (quant == SEGVEC_QUANT_RABITQ)
+		GraphRabitqPrepare(qq, params, metric, query, dim);
+	else
+		GraphSq8Prepare(qq, params, metric, query, dim);
+}
+
+/* GraphSq8Train: SQ8's ranges and error bound for the n vectors */
+void
+GraphSq8Train(float *params, int dim, const float *vectors, uint32 n)
+{
+	uint32		i;
+
+	train_begin(params, dim);
+	for (i = 0; i < n; i++)
+		train_add(params, dim, vectors + (Size) i * dim);
+	train_end(params, dim);
+	for (i = 0; i < n; i++)
+	{
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		train_error(params, dim, vectors + (Size) i * dim);
+	}
+}
+
+/*
+ * train_begin: start training params (GraphSq8ParamFloats(dim)
+ * floats); during training step[] holds each dimension's highest value.
+ */
+static void
+train_begin(float *params, int dim)
 {
 	int			j;
 
@@ -61,9 +159,9 @@ GraphQuantTrainBegin(float *params, int dim)
 	GraphQuantMinNorm(params, dim) = get_float4_infinity();
 }
 
-/* GraphQuantTrainAdd: widen the ranges to cover vector */
-void
-GraphQuantTrainAdd(float *params, int dim, const float *vector)
+/* train_add: widen the ranges to cover vector */
+static void
+train_add(float *params, int dim, const float *vector)
 {
 	float	   *lo = params;
 	float	   *hi = params + dim;
@@ -83,9 +181,9 @@ GraphQuantTrainAdd(float *params, int dim, const float *vector)
 		GraphQuantMinNorm(params, dim) = (float) norm;
 }
 
-/* GraphQuantTrainEnd: turn the highest values into steps */
-void
-GraphQuantTrainEnd(float *params, int dim)
+/* train_end: turn the highest values into steps */
+static void
+train_end(float *params, int dim)
 {
 	float	   *lo = params;
 	float	   *step = params + dim;
@@ -110,12 +208,12 @@ GraphQuantTrainEnd(float *params, int dim)
 }
 
 /*
- * GraphQuantTrainError: after GraphQuantTrainEnd, widen the recorded
+ * train_error: after train_end, widen the recorded
  * largest decoding error |x - decoded x| to cover vector (called for every
  * vector of the segment).
  */
-void
-GraphQuantTrainError(float *params, int dim, const float *vector)
+static void
+train_error(float *params, int dim, const float *vector)
 {
 	const float *lo = params;
 	const float *step = params + dim;
@@ -143,12 +241,12 @@ GraphQuantTrainError(float *params, int dim, const float *vector)
 }
 
 /*
- * GraphQuantEncode: write vector's quantized part of a node record into
+ * GraphSq8Encode: write vector's quantized part of a node record into
  * rec (GraphQuantRecordBytes(dim) bytes): its norm, the squared norm of
  * its decoded offset, then its code.
  */
 void
-GraphQuantEncode(const float *params, int dim, const float *vector, char *rec)
+GraphSq8Encode(const float *params, int dim, const float *vector, char *rec)
 {
 	const float *step = params + dim;
 	const float *lo = params;
@@ -178,13 +276,13 @@ GraphQuantEncode(const float *params, int dim, const float *vector, char *rec)
 }
 
 /*
- * GraphQuantPrepare: prepare query (dim floats) for the estimates against
+ * GraphSq8Prepare: prepare query (dim floats) for the estimates against
  * the codes of a segment with parameters params; allocates in the current
  * memory context.
  */
 void
-GraphQuantPrepare(GraphQuantQuery *qq, const float *params,
-				  SegvecMetric metric, const float *query, int dim)
+GraphSq8Prepare(GraphQuantQuery *qq, const float *params,
+				SegvecMetric metric, const float *query, int dim)
 {
 	const float *lo = params;
 	const float *step = params + dim;
@@ -294,12 +392,16 @@ GraphQuantPrepare(GraphQuantQuery *qq, const float *params,
 
 /*
  * GraphQuantLowerBound: a distance that no node of the segment whose
- * estimate is at least estimate can be nearer than (exactly).
+ * estimate (GraphQuantDistance) is at least estimate can be nearer than
+ * (exactly; for RaBitQ, with the probability of its bound).
  */
 double
 GraphQuantLowerBound(const GraphQuantQuery *qq, double estimate)
 {
 	if (isinf(estimate) || isnan(estimate))
+		return estimate;
+	/* RaBitQ's search goes by the lower bounds themselves (rabitq.c) */
+	if (qq->quant == SEGVEC_QUANT_RABITQ)
 		return estimate;
 	if (qq->metric == SEGVEC_METRIC_L2)
 	{
@@ -319,12 +421,12 @@ GraphQuantLowerBound(const GraphQuantQuery *qq, double estimate)
 }
 
 /*
- * GraphQuantDistance: the estimated distance between the prepared query
+ * GraphSq8Distance: the estimated distance between the prepared query
  * and the vector whose quantized record is rec; NaN where the exact
  * distance would be NaN (cosine with a zero vector).
  */
 double
-GraphQuantDistance(const GraphQuantQuery *qq, const char *rec)
+GraphSq8Distance(const GraphQuantQuery *qq, const char *rec)
 {
 	const uint8 *code = (const uint8 *) (rec + 2 * sizeof(float));
 	double		x = qq->scale * SegvecSq8DotKernel(qq->q, code, qq->dim) +
