@@ -130,10 +130,15 @@ SegvecAmInit(void)
 							&segvec_rerank, 0, 0, 100000,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomEnumVariable("segvec.quant_bound",
-							 "How the rerank of a quantized graph segment bounds the exact distances of the rows its graph search has not yielded yet.",
-							 "proven: a worst-case bound, results always in exact order; probable: a bound that fails with probability about 1e-9 per node, far tighter in many dimensions.",
+							 "How the rerank of an sq8 graph segment bounds the exact distances of the rows its graph search has not yielded yet.",
+							 "proven: a worst-case bound, results always in exact order; probable: a bound that fails with probability about 1e-9 per node, far tighter in many dimensions. RaBitQ segments always use RaBitQ's probabilistic bound.",
 							 &segvec_quant_bound, SEGVEC_QUANT_BOUND_PROVEN,
 							 quant_bound_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("segvec.rabitq_epsilon",
+							 "Width of the error bound that the search of a rabitq graph segment goes by (RaBitQ's epsilon_0).",
+							 "Each node is searched by its estimated distance less epsilon_0 times its error's standard width; smaller values search less and rerank fewer rows, larger ones keep the output in exact order more often.",
+							 &segvec_rabitq_epsilon, SEGVEC_RABITQ_EPS0_DEFAULT, 0.0, 10.0,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("segvec.max_scan_tuples",
 							"Most docs the graph searches of one index scan visit.",

@@ -47,10 +47,10 @@
  * float4: the transform's seed (a uint64 in the first two), five reserved
  * (zero), then the centroid (dim).  A node record's quantized part: |x - c|,
  * <o_bar, o> and |x| (float4 each), then the code, one bit per padded
- * dimension.
+ * dimension.  Its bound's width, eps0, is segvec.rabitq_epsilon
+ * (SEGVEC_RABITQ_EPS0_DEFAULT, the paper's 1.9).
  */
 #define GRAPH_RABITQ_ROUNDS		4
-#define GRAPH_RABITQ_EPS0		1.9
 #define GRAPH_RABITQ_QBITS		4
 #define GraphRabitqPadded(dim)	((Size) TYPEALIGN(64, (dim)))
 #define GraphRabitqParamFloats(dim)	((Size) (dim) + 7)

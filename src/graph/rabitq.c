@@ -31,7 +31,7 @@
  * approximates q'[i]; deterministic rounding), so <o_bar, q'_u> comes from
  * one popcount kernel (kernels/rabitq.c).  The paper's estimator of
  * <o, q_r> (q_r = (q - c) / |q - c|) is <o_bar, q'> / <o_bar, o>, and with
- * probability close to 1 (eps0 = 1.9, GRAPH_RABITQ_EPS0)
+ * probability close to 1 (eps0 = 1.9, SEGVEC_RABITQ_EPS0_DEFAULT)
  *
  *	|<o_bar, q'> / <o_bar, o> - <o, q_r>|
  *		<= eps0 * sqrt((1 - <o_bar, o>^2) / <o_bar, o>^2) / sqrt(D - 1)
@@ -71,6 +71,8 @@
 
 #include "graph/graph.h"
 #include "graph/quant.h"
+
+double		segvec_rabitq_epsilon = SEGVEC_RABITQ_EPS0_DEFAULT;
 
 /* the largest power of two at most n (n >= 64) */
 static int
@@ -299,8 +301,8 @@ GraphRabitqPrepare(GraphQuantQuery *qq, const float *params,
 	}
 	qq->ubase = dpad * qq->vl + qq->delta * usum;
 	qq->invsqrtd = 1.0 / sqrt((double) dpad);
-	qq->epsd = GRAPH_RABITQ_EPS0 / sqrt((double) Max(dpad - 1, 1));
-	qq->qerr = GRAPH_RABITQ_EPS0 * sqrt(rsq) * qq->invsqrtd;
+	qq->epsd = segvec_rabitq_epsilon / sqrt((double) Max(dpad - 1, 1));
+	qq->qerr = segvec_rabitq_epsilon * sqrt(rsq) * qq->invsqrtd;
 	qq->qc = qc;
 	qq->qsq = qsq;
 	qq->qnorm = sqrt(qsq);

@@ -31,7 +31,9 @@
 # Knobs (environment): BENCH_DATA (fmnist), BENCH_ROWS, BENCH_DIM (synth),
 # BENCH_QUERIES (200), BENCH_QPS_TX (BENCH_QUERIES), BENCH_QPS_RUNS (2),
 # BENCH_EF ("10 20 40 80 160"), BENCH_PGVECTOR (auto | off),
-# BENCH_METHODS (the segvec quantizations, "rabitq sq8 none"),
+# BENCH_METHODS (the segvec quantizations, "rabitq sq8 none"), BENCH_REUSE
+# (1: keep the rows, queries and exact answers a previous run of the same
+# data set left in the database),
 # BENCH_SHARED_BUFFERS (2GB), BENCH_MWM (1GB).
 set -euo pipefail
 
@@ -67,8 +69,15 @@ if [ "${1:-}" = --inside ]; then
 		pgv=yes
 	fi
 
+	psql -c 'DROP TABLE IF EXISTS q_rabitq, q_sq8, q_none, q_pgv, q_queries_v CASCADE'
+	if [ "${BENCH_REUSE:-0}" = 1 ] &&
+		[ "$(val "SELECT count(*) FROM pg_tables WHERE tablename IN ('q_base', 'q_queries', 'q_gt')")" = 3 ] &&
+		[ "$(val 'SELECT count(*) FROM q_base')" = "$rows" ] &&
+		[ "$(val 'SELECT count(*) FROM q_gt')" = "$nq" ]; then
+		say "$data: reusing the loaded rows, queries and exact answers (BENCH_REUSE=1)"
+	else
 	say "$data: loading $rows rows of $dim dimensions and $nq queries"
-	psql -c 'DROP TABLE IF EXISTS q_base, q_queries, q_gt, q_rabitq, q_sq8, q_none, q_pgv, q_queries_v CASCADE' \
+	psql -c 'DROP TABLE IF EXISTS q_base, q_queries, q_gt CASCADE' \
 		-c 'CREATE EXTENSION IF NOT EXISTS segvec' -c 'CREATE EXTENSION IF NOT EXISTS pg_prewarm' \
 		-c 'CREATE TABLE q_base (id int PRIMARY KEY, embedding real[])' \
 		-c 'ALTER TABLE q_base ALTER embedding SET STORAGE PLAIN' \
@@ -106,6 +115,7 @@ SQL
 				FROM q_queries q WHERE q.qid % 2 = $p" &
 	done
 	wait
+	fi
 
 	read -r -a methods <<<"$segvec_methods"
 	declare -A tbl ddl guc src
@@ -287,7 +297,7 @@ chmod -R a+rX "$work"
 chown -R postgres:postgres "$work"
 runuser -u postgres -- env BENCH_DATA="$data" BENCH_ROWS="$rows" BENCH_DIM="$dim" \
 	BENCH_QUERIES="$nq" BENCH_QPS_TX="$qtx" BENCH_QPS_RUNS="$qruns" BENCH_EF="$efs" \
-	BENCH_PGVECTOR="$use_pgvector" BENCH_MWM="$mwm" BENCH_METHODS="$segvec_methods" \
+	BENCH_PGVECTOR="$use_pgvector" BENCH_MWM="$mwm" BENCH_METHODS="$segvec_methods" BENCH_REUSE="${BENCH_REUSE:-0}" \
 	pg_virtualenv -v 15 \
 	-o shared_preload_libraries=segvec \
 	-o shared_buffers="$sb" \

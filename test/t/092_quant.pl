@@ -27,12 +27,13 @@ use warnings;
 # this file
 our $quant;
 $quant //= 'sq8';
-note "quantization = $quant";
 
 use File::Basename;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+note "quantization = $quant";
 
 my $fmnist = dirname(__FILE__) . '/../fmnist.py';
 my $tmp = PostgreSQL::Test::Utils::tempdir;

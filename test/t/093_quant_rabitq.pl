@@ -8,6 +8,11 @@ use strict;
 use warnings;
 
 use File::Basename qw(dirname);
+# loaded here, at compile time: their INIT blocks must run before the
+# file below does
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
 
 our $quant = 'rabitq';
 my $file = dirname(__FILE__) . '/092_quant.pl';
