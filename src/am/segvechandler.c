@@ -137,7 +137,7 @@ SegvecAmInit(void)
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomRealVariable("segvec.rabitq_epsilon",
 							 "Width of the error bound that the search of a rabitq graph segment goes by (RaBitQ's epsilon_0).",
-							 "Each node is searched by its estimated distance less epsilon_0 times its error's standard width; smaller values search less and rerank fewer rows, larger ones keep the output in exact order more often.",
+							 "Each node is searched by its estimated distance less epsilon_0 times its error's width; smaller values search less and rerank fewer rows, larger ones find more of the true neighbours at a given ef_search (1.9: the paper's bound, which rarely fails).",
 							 &segvec_rabitq_epsilon, SEGVEC_RABITQ_EPS0_DEFAULT, 0.0, 10.0,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("segvec.max_scan_tuples",

@@ -48,7 +48,7 @@
  * (zero), then the centroid (dim).  A node record's quantized part: |x - c|,
  * <o_bar, o> and |x| (float4 each), then the code, one bit per padded
  * dimension.  Its bound's width, eps0, is segvec.rabitq_epsilon
- * (SEGVEC_RABITQ_EPS0_DEFAULT, the paper's 1.9).
+ * (SEGVEC_RABITQ_EPS0_DEFAULT; the paper's is 1.9).
  */
 #define GRAPH_RABITQ_ROUNDS		4
 #define GRAPH_RABITQ_QBITS		4

@@ -31,7 +31,9 @@
  * approximates q'[i]; deterministic rounding), so <o_bar, q'_u> comes from
  * one popcount kernel (kernels/rabitq.c).  The paper's estimator of
  * <o, q_r> (q_r = (q - c) / |q - c|) is <o_bar, q'> / <o_bar, o>, and with
- * probability close to 1 (eps0 = 1.9, SEGVEC_RABITQ_EPS0_DEFAULT)
+ * probability close to 1 for eps0 = 1.9 (the paper's; eps0 is
+ * segvec.rabitq_epsilon, by default 0.75, a bound that about a fifth of
+ * the nodes exceed, see src/README.md)
  *
  *	|<o_bar, q'> / <o_bar, o> - <o, q_r>|
  *		<= eps0 * sqrt((1 - <o_bar, o>^2) / <o_bar, o>^2) / sqrt(D - 1)
@@ -54,8 +56,9 @@
  * last bound the graph search yielded reaches it, per node and not by a
  * segment-wide worst case.  The bound is probabilistic: a node whose
  * exact distance is below it may come out of the pool later than a
- * farther one; the scan's merge (segvecscan.c) keeps the order strict
- * all the same (a late find).
+ * farther one; the scan's strict order (segvec.scan_order) skips it then
+ * (a late find), so the output stays in exact order with exact
+ * distances, and what a smaller eps0 loses is recall.
  *
  * src/graph/rabitq.c
  *

@@ -32,8 +32,8 @@
 # BENCH_QUERIES (200), BENCH_QPS_TX (BENCH_QUERIES), BENCH_QPS_RUNS (2),
 # BENCH_EF ("10 20 40 80 160"), BENCH_PGVECTOR (auto | off),
 # BENCH_METHODS (the segvec quantizations, "rabitq sq8 none"), BENCH_REUSE
-# (1: keep the rows, queries and exact answers a previous run of the same
-# data set left in the database),
+# (1: keep the rows and queries a previous run of the same data set left
+# in the database),
 # BENCH_SHARED_BUFFERS (2GB), BENCH_MWM (1GB).
 set -euo pipefail
 
@@ -71,10 +71,11 @@ if [ "${1:-}" = --inside ]; then
 
 	psql -c 'DROP TABLE IF EXISTS q_rabitq, q_sq8, q_none, q_pgv, q_queries_v CASCADE'
 	if [ "${BENCH_REUSE:-0}" = 1 ] &&
-		[ "$(val "SELECT count(*) FROM pg_tables WHERE tablename IN ('q_base', 'q_queries', 'q_gt')")" = 3 ] &&
+		[ "$(val "SELECT count(*) FROM pg_tables WHERE tablename IN ('q_base', 'q_queries')")" = 2 ] &&
 		[ "$(val 'SELECT count(*) FROM q_base')" = "$rows" ] &&
-		[ "$(val 'SELECT count(*) FROM q_gt')" = "$nq" ]; then
-		say "$data: reusing the loaded rows, queries and exact answers (BENCH_REUSE=1)"
+		[ "$(val 'SELECT count(*) FROM q_queries')" = "$nq" ]; then
+		say "$data: reusing the loaded rows and queries (BENCH_REUSE=1)"
+		psql -c 'DROP TABLE IF EXISTS q_gt'
 	else
 	say "$data: loading $rows rows of $dim dimensions and $nq queries"
 	psql -c 'DROP TABLE IF EXISTS q_base, q_queries, q_gt CASCADE' \
@@ -105,6 +106,7 @@ INSERT INTO q_queries SELECT g, pg_temp.noisy(c.v) FROM generate_series(1, $nq) 
 SQL
 	fi
 	psql -c 'VACUUM ANALYZE q_base' -c 'VACUUM ANALYZE q_queries'
+	fi
 
 	say "exact top-10 of $nq queries (two sessions)"
 	psql -c 'CREATE TABLE q_gt (qid int PRIMARY KEY, ids int[])'
@@ -115,7 +117,6 @@ SQL
 				FROM q_queries q WHERE q.qid % 2 = $p" &
 	done
 	wait
-	fi
 
 	read -r -a methods <<<"$segvec_methods"
 	declare -A tbl ddl guc src
