@@ -44,9 +44,9 @@
  * so once the bound is lifted it goes on exactly where an unbounded search
  * would have been.
  *
- * In a quantized segment (graph/quant.c) the search runs on the codes of
- * the node records: the window, the heaps and the stopping rule all use
- * estimated distances.  What it yields goes into a rerank pool instead of
+ * In a quantized segment (graph/quant.c, graph/rabitq.c) the search runs
+ * on the codes of the node records: the window, the heaps and the stopping
+ * rule all use estimated distances (RaBitQ: each node's lower bound).  What it yields goes into a rerank pool instead of
  * out, each node with its exact distance from the float4 vector in the
  * segment's vector area; the scan returns the pool's nearest once the pool
  * holds segvec.rerank nodes (ef_search when 0) and that nearest is no

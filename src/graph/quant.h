@@ -55,7 +55,8 @@
 #define GraphRabitqPadded(dim)	((Size) TYPEALIGN(64, (dim)))
 #define GraphRabitqParamFloats(dim)	((Size) (dim) + 7)
 #define GraphRabitqCentroid(params)	((params) + 7)
-#define GraphRabitqRecordBytes(dim)	(3 * sizeof(float) + GraphRabitqPadded(dim) / 8)
+#define GraphRabitqRecordBytes(dim) \
+	(3 * sizeof(float) + GraphRabitqPadded(dim) / 8)
 
 /* float4 of a segment's quantizer parameters */
 static inline Size

@@ -113,12 +113,13 @@ rabitq_dot_avx512(const uint8 *code, const uint64 *planes, int nwords,
 				  uint32 *ones)
 {
 	__m512i		n = _mm512_setzero_si512();
-	__m512i		s0 = _mm512_setzero_si512();
-	__m512i		s1 = _mm512_setzero_si512();
-	__m512i		s2 = _mm512_setzero_si512();
-	__m512i		s3 = _mm512_setzero_si512();
-	int			w;
+	__m512i		s[4];
+	uint64		sum[4];
+	int			w,
+				j;
 
+	for (j = 0; j < 4; j++)
+		s[j] = _mm512_setzero_si512();
 	for (w = 0; w < nwords; w += 8)
 	{
 		__mmask8	k = (nwords - w >= 8) ? 0xFF :
@@ -126,20 +127,18 @@ rabitq_dot_avx512(const uint8 *code, const uint64 *planes, int nwords,
 		__m512i		c = _mm512_maskz_loadu_epi64(k, code + (Size) w * 8);
 
 		n = _mm512_add_epi64(n, _mm512_popcnt_epi64(c));
-		s0 = _mm512_add_epi64(s0, _mm512_popcnt_epi64(_mm512_and_si512(c,
-																		_mm512_maskz_loadu_epi64(k, planes + w))));
-		s1 = _mm512_add_epi64(s1, _mm512_popcnt_epi64(_mm512_and_si512(c,
-																		_mm512_maskz_loadu_epi64(k, planes + nwords + w))));
-		s2 = _mm512_add_epi64(s2, _mm512_popcnt_epi64(_mm512_and_si512(c,
-																		_mm512_maskz_loadu_epi64(k, planes + 2 * nwords + w))));
-		s3 = _mm512_add_epi64(s3, _mm512_popcnt_epi64(_mm512_and_si512(c,
-																		_mm512_maskz_loadu_epi64(k, planes + 3 * nwords + w))));
+		for (j = 0; j < 4; j++)
+		{
+			__m512i		p = _mm512_maskz_loadu_epi64(k, planes + (Size) j * nwords + w);
+
+			s[j] = _mm512_add_epi64(s[j],
+									_mm512_popcnt_epi64(_mm512_and_si512(c, p)));
+		}
 	}
+	for (j = 0; j < 4; j++)
+		sum[j] = _mm512_reduce_add_epi64(s[j]);
 	*ones = (uint32) _mm512_reduce_add_epi64(n);
-	return (uint32) (_mm512_reduce_add_epi64(s0) +
-					 2 * _mm512_reduce_add_epi64(s1) +
-					 4 * _mm512_reduce_add_epi64(s2) +
-					 8 * _mm512_reduce_add_epi64(s3));
+	return (uint32) (sum[0] + 2 * sum[1] + 4 * sum[2] + 8 * sum[3]);
 }
 #endif							/* RABITQ_HAVE_X86_KERNELS */
 
