@@ -140,7 +140,7 @@ extern PGDLLIMPORT int segvec_quant_bound;
  * 1.9 makes the bound fail rarely, the default (chosen by measurement,
  * src/README.md "RaBitQ against SQ8") searches less
  */
-#define SEGVEC_RABITQ_EPS0_DEFAULT	0.75
+#define SEGVEC_RABITQ_EPS0_DEFAULT	1.25
 extern PGDLLIMPORT double segvec_rabitq_epsilon;
 
 /*

@@ -32,8 +32,8 @@
  * one popcount kernel (kernels/rabitq.c).  The paper's estimator of
  * <o, q_r> (q_r = (q - c) / |q - c|) is <o_bar, q'> / <o_bar, o>, and with
  * probability close to 1 for eps0 = 1.9 (the paper's; eps0 is
- * segvec.rabitq_epsilon, by default 0.75, a bound that about a fifth of
- * the nodes exceed, see src/README.md)
+ * segvec.rabitq_epsilon, by default 1.25, a bound that about one node in
+ * twelve exceeds on Fashion-MNIST, see src/README.md)
  *
  *	|<o_bar, q'> / <o_bar, o> - <o, q_r>|
  *		<= eps0 * sqrt((1 - <o_bar, o>^2) / <o_bar, o>^2) / sqrt(D - 1)
