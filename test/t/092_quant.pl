@@ -1,5 +1,5 @@
 # 092_quant.pl: quantized graph segments (SQ8 codes, exact rerank).
-# 093_quant_rabitq.pl runs this file with $quant = 'rabitq' (RaBitQ codes).
+# 094_quant_rabitq.pl runs this file with $quant = 'rabitq' (RaBitQ codes).
 #
 # On 10,000 Fashion-MNIST images and 100 test images as queries, with
 # quantization = sq8 (or $quant) and the default settings:
@@ -23,7 +23,7 @@
 use strict;
 use warnings;
 
-# the quantization tested: sq8 here, rabitq when 093_quant_rabitq.pl runs
+# the quantization tested: sq8 here, rabitq when 094_quant_rabitq.pl runs
 # this file
 our $quant;
 $quant //= 'sq8';

@@ -1,4 +1,4 @@
-# 093_quant_rabitq.pl: quantized graph segments with RaBitQ codes
+# 094_quant_rabitq.pl: quantized graph segments with RaBitQ codes
 # (quantization = rabitq): every check of 092_quant.pl (recall@10 >= 0.95
 # on Fashion-MNIST at the default settings, each returned distance exact
 # and in exact order, every kernel path the same, continuations, filtered
