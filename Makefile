@@ -9,7 +9,7 @@
 #                             run a few queries and print the figures
 #   make demo KEEP=1          the same in a cluster that stays (15/segvec_demo)
 #   make bench-kernels        ns per call of each distance kernel path
-#   make bench-quant          quantized (sq8) graph segments against
+#   make bench-quant          quantized (rabitq, sq8) graph segments against
 #                             unquantized ones and pgvector's HNSW
 #   make OPTFLAGS=-march=native  a build for CPUs like this one only (the
 #                             default build runs anywhere; the kernels pick

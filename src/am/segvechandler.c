@@ -47,13 +47,13 @@ static void
 validate_quantization(const char *value)
 {
 	if (value == NULL || strcmp(value, "sq8") == 0 ||
-		strcmp(value, "none") == 0)
+		strcmp(value, "rabitq") == 0 || strcmp(value, "none") == 0)
 		return;
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("invalid value for segvec option \"quantization\": \"%s\"",
 					value),
-			 errdetail("Valid values are \"sq8\" and \"none\".")));
+			 errdetail("Valid values are \"rabitq\", \"sq8\" and \"none\".")));
 }
 
 /*
@@ -82,7 +82,7 @@ SegvecAmInit(void)
 					  "Docs in the mutable segment that trigger a compaction (-1: segvec.compact_threshold)",
 					  -1, -1, INT_MAX, ShareUpdateExclusiveLock);
 	add_string_reloption(segvec_relopt_kind, "quantization",
-						 "Codes that graph segments are searched with: sq8 or none",
+						 "Codes that graph segments are searched with: rabitq, sq8 or none",
 						 "none", validate_quantization, AccessExclusiveLock);
 	/* the ft dialect's field options, read by ft.query (ft/ftcompile.c) */
 	add_string_reloption(segvec_relopt_kind, "text_fields",
@@ -111,10 +111,15 @@ SegvecAmInit(void)
 							&segvec_rerank, 0, 0, 100000,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomEnumVariable("segvec.quant_bound",
-							 "How the rerank of a quantized graph segment bounds the exact distances of the rows its graph search has not yielded yet.",
-							 "proven: a worst-case bound, results always in exact order; probable: a bound that fails with probability about 1e-9 per node, far tighter in many dimensions.",
+							 "How the rerank of an sq8 graph segment bounds the exact distances of the rows its graph search has not yielded yet.",
+							 "proven: a worst-case bound, results always in exact order; probable: a bound that fails with probability about 1e-9 per node, far tighter in many dimensions. RaBitQ segments always use RaBitQ's probabilistic bound.",
 							 &segvec_quant_bound, SEGVEC_QUANT_BOUND_PROVEN,
 							 quant_bound_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("segvec.rabitq_epsilon",
+							 "Width of the error bound that the search of a rabitq graph segment goes by (RaBitQ's epsilon_0).",
+							 "Each node is searched by its estimated distance less epsilon_0 times its error's width; smaller values search less and rerank fewer rows, larger ones find more of the true neighbours at a given ef_search (1.9: the paper's bound, which rarely fails).",
+							 &segvec_rabitq_epsilon, SEGVEC_RABITQ_EPS0_DEFAULT, 0.0, 10.0,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("segvec.max_scan_tuples",
 							"Most docs the graph searches of one index scan visit.",

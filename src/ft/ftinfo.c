@@ -528,7 +528,8 @@ ft_index_stats(PG_FUNCTION_ARGS)
 						 i > 0 ? ", " : "", seg->segno, seg->ndocs,
 						 seg->ntombstones, seg->npages,
 						 (int64) seg->npages * BLCKSZ,
-						 seg->quant == SEGVEC_QUANT_SQ8 ? "sq8" : "none",
+						 seg->quant == SEGVEC_QUANT_SQ8 ? "sq8" :
+						 seg->quant == SEGVEC_QUANT_RABITQ ? "rabitq" : "none",
 						 codes, vectors, graph, docs);
 	}
 	appendStringInfoChar(&segs, ']');

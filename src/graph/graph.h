@@ -140,6 +140,15 @@ extern PGDLLIMPORT int segvec_rerank;
 extern PGDLLIMPORT int segvec_quant_bound;
 
 /*
+ * segvec.rabitq_epsilon: RaBitQ's eps0, the width of the per-node error
+ * bound a rabitq segment's search goes by (graph/rabitq.c); the paper's
+ * 1.9 makes the bound fail rarely, the default (chosen by measurement,
+ * src/README.md "RaBitQ against SQ8") searches less
+ */
+#define SEGVEC_RABITQ_EPS0_DEFAULT	1.25
+extern PGDLLIMPORT double segvec_rabitq_epsilon;
+
+/*
  * What one index scan may spend over all its segments: distances computed
  * (docs visited), up to segvec.max_scan_tuples; a NOTICE says, once, when
  * the scan stopped for it.  Also what its searches do with a late find (a

@@ -97,6 +97,7 @@ struct HnswBuilder
 
 	int			quant;			/* SEGVEC_QUANT_* of the segment written */
 	float	   *qparams;		/* its quantizer, trained by the writer */
+	struct GraphQuantEncoder *qenc; /* and what encoding with it needs */
 };
 
 /* ----------------

@@ -1349,7 +1349,7 @@ GraphPlanQuantLayout(SegvecSegment *seg, int n, int m, int dim, int quant)
 {
 	if (quant != SEGVEC_QUANT_NONE)
 	{
-		Size		pbytes = sizeof(float) * GraphQuantParamFloats(dim);
+		Size		pbytes = sizeof(float) * GraphQuantParamFloats(quant, dim);
 		uint32		nparam = (pbytes + SEGVEC_SEGPAGE_USABLE - 1) /
 			SEGVEC_SEGPAGE_USABLE;
 		Size		vbytes = mul_size(sizeof(float) * dim, n);
@@ -1358,7 +1358,7 @@ GraphPlanQuantLayout(SegvecSegment *seg, int n, int m, int dim, int quant)
 		uint32		nnode;
 
 		seg->quant = quant;
-		seg->code_size = GraphQuantRecordBytes(dim);
+		seg->code_size = GraphQuantRecordBytes(quant, dim);
 		seg->node_size = TYPEALIGN(sizeof(uint32),
 								   GraphRecVectorOffset(m) + seg->code_size);
 		if (seg->node_size <= SEGVEC_SEGPAGE_USABLE)
@@ -1415,9 +1415,8 @@ node_record(HnswBuilder *b, SegvecSegment *seg, uint32 i, char *buf)
 	hdr->level = b->levels[i];
 	hdr->nneighbors = b->nnbr0[i];
 	memcpy(nbrs, b->nbr0 + (Size) i * b->m0, sizeof(uint32) * b->nnbr0[i]);
-	if (b->quant == SEGVEC_QUANT_SQ8)
-		GraphQuantEncode(b->qparams, b->dim, b->vectors + (Size) i * b->dim,
-						 (char *) vec);
+	if (b->quant != SEGVEC_QUANT_NONE)
+		GraphQuantEncode(b->qenc, b->vectors + (Size) i * b->dim, (char *) vec);
 	else
 		memcpy(vec, b->vectors + (Size) i * b->dim, sizeof(float) * b->dim);
 }
@@ -1456,7 +1455,7 @@ fill_page(HnswBuilder *b, SegvecSegment *seg, uint32 k, Page page,
 	{
 		/* quantizer parameters, as one float array across the pages */
 		Size		off = (Size) (k - seg->qparam_start) * SEGVEC_SEGPAGE_USABLE;
-		Size		total = sizeof(float) * GraphQuantParamFloats(b->dim);
+		Size		total = sizeof(float) * GraphQuantParamFloats(b->quant, b->dim);
 
 		memcpy(data, (char *) b->qparams + off,
 			   Min(SEGVEC_SEGPAGE_USABLE, total - off));
@@ -1531,17 +1530,8 @@ HnswBuilderWrite(HnswBuilder *b, Relation index, uint32 segno,
 	/* the quantizer is trained on the segment's vectors, once per write */
 	if (b->quant != SEGVEC_QUANT_NONE)
 	{
-		int			i;
-
-		b->qparams = palloc(sizeof(float) * GraphQuantParamFloats(b->dim));
-		GraphQuantTrainBegin(b->qparams, b->dim);
-		for (i = 0; i < b->n; i++)
-			GraphQuantTrainAdd(b->qparams, b->dim,
-							   b->vectors + (Size) i * b->dim);
-		GraphQuantTrainEnd(b->qparams, b->dim);
-		for (i = 0; i < b->n; i++)
-			GraphQuantTrainError(b->qparams, b->dim,
-								 b->vectors + (Size) i * b->dim);
+		b->qparams = GraphQuantTrain(b->quant, b->dim, b->vectors, b->n);
+		b->qenc = GraphQuantEncoderMake(b->quant, b->qparams, b->dim);
 	}
 
 	w.b = b;

@@ -22,9 +22,10 @@
  *	   tombstoned neighbours dropped.  The output has the quantization the
  *	   caller asks for (the index's option), whatever its inputs': a
  *	   quantized output gets its vectors in its vector area and a code per
- *	   node, computed with the output's quantizer (trained before this pass
- *	   from the union of the inputs' ranges) or copied from an input whose
- *	   quantizer covers that union; its error bound and least norm are
+ *	   node, computed with the output's quantizer (trained before this pass:
+ *	   SQ8 from the union of the inputs' ranges, RaBitQ a fresh seed and the
+ *	   mean of the output's vectors) or, for SQ8, copied from an input whose
+ *	   quantizer covers that union; SQ8's error bound and least norm are
  *	   measured over the output's vectors here (src/README.md, "Merging
  *	   quantized segments").
  *	3. Repair the seed.  A seed node that lost neighbours to tombstones gets
@@ -176,7 +177,7 @@ reader_vector(SegReader *r, uint32 id)
 static void
 reader_params(SegReader *r, float *params)
 {
-	Size		total = sizeof(float) * GraphQuantParamFloats(r->dim);
+	Size		total = sizeof(float) * GraphQuantParamFloats(r->seg->quant, r->dim);
 	Size		done = 0;
 	BlockNumber blk = r->seg->qparam_start;
 
@@ -380,8 +381,8 @@ write_vector(PageFiller *f, uint32 o, const float *vec, int dim)
  * entry, plus a constant for the inputs' readers, the candidate heaps and
  * the repair's candidate lists (which do not grow with n), and the
  * vector-sized buffers (a vector copy per input and four for the builder,
- * a quantizer's parameters per input and for the output: dim-sized, not
- * n-sized).  node_size is the output's record size, dim the dimension.
+ * a quantizer's parameters per input and for the output, a RaBitQ
+ * output's centroid sum and transform: dim-sized, not n-sized).  node_size is the output's record size, dim the dimension.
  */
 Size
 GraphMergeMemoryBound(int64 n, int m, int ef_construction, Size upper_size,
@@ -389,7 +390,11 @@ GraphMergeMemoryBound(int64 n, int m, int ef_construction, Size upper_size,
 					  int dim)
 {
 	Size		vbytes = sizeof(float) * (Size) dim;
-	Size		pbytes = sizeof(float) * GraphQuantParamFloats(dim);
+	Size		pbytes = sizeof(float) *
+		Max(GraphSq8ParamFloats(dim), GraphRabitqParamFloats(dim));
+	Size		rbytes = sizeof(double) * (Size) dim +
+		sizeof(float) * GraphRabitqPadded(dim) +
+		sizeof(uint64) * GRAPH_RABITQ_ROUNDS * GraphRabitqPadded(dim) / 64;
 	Size		perdoc = metric == SEGVEC_METRIC_IP ? 46 : 42;
 	Size		fixed;
 	int			m0 = 2 * m;
@@ -399,6 +404,7 @@ GraphMergeMemoryBound(int64 n, int m, int ef_construction, Size upper_size,
 		ninputs * (sizeof(MergeCursor) + node_size + vbytes + pbytes) +
 		4 * node_size +			/* record buffers */
 		4 * vbytes + pbytes +	/* vector buffers, the output's quantizer */
+		rbytes +				/* RaBitQ: centroid sum, transform */
 		(Size) (m0 + m0 * m0) * sizeof(GraphCand) * 2 +	/* seed repair */
 		(Size) wide * 16 * sizeof(GraphCand);	/* heaps (which grow),
 												 * found, pruned, eps */
@@ -553,6 +559,7 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	Size		bound;
 	BlockNumber upper_end;
 	float	   *qparams = NULL;
+	GraphQuantEncoder *qenc = NULL;
 	int			codes_from = -1;
 
 	memset(stats, 0, sizeof(GraphMergeStats));
@@ -738,15 +745,22 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	 * cover that union (the seed's first), whose codes are then copied, not
 	 * computed; the error bound and the least norm are measured over the
 	 * output's vectors in the copy pass.
+	 *
+	 * A RaBitQ output gets a fresh rotation seed and its own centroid, the
+	 * mean of its live vectors (a pass over them, read from the inputs'
+	 * pages), and every doc's code is computed in the copy pass: a code
+	 * depends on the centroid, so no input's codes are kept (not even a
+	 * rabitq seed's, whose centroid is that of other vectors).  It has no
+	 * segment-wide bounds to measure.
 	 */
 	if (seg->quant == SEGVEC_QUANT_SQ8)
 	{
 		float	  **iparams = palloc0(sizeof(float *) * ninputs);
-		Size		pbytes = sizeof(float) * GraphQuantParamFloats(dim);
+		Size		pbytes = sizeof(float) * GraphSq8ParamFloats(dim);
 		int			k;
 
 		qparams = palloc(pbytes);
-		GraphQuantTrainBegin(qparams, dim);
+		GraphSq8TrainBegin(qparams, dim);
 		for (i = 0; i < ninputs; i++)
 		{
 			uint32		j;
@@ -755,15 +769,16 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 			{
 				iparams[i] = palloc(pbytes);
 				reader_params(&cs[i].r, iparams[i]);
-				GraphQuantTrainUnion(qparams, dim, iparams[i]);
+				GraphSq8TrainUnion(qparams, dim, iparams[i]);
 				continue;
 			}
+			/* unquantized or RaBitQ: from its live vectors */
 			for (j = 0; j < inputs[i].ndocs; j++)
 			{
 				if (tombstones[i] && BIT_IS_SET(tombstones[i], j))
 					continue;
 				CHECK_FOR_INTERRUPTS();
-				GraphQuantTrainAdd(qparams, dim, reader_vector(&cs[i].r, j));
+				GraphSq8TrainAdd(qparams, dim, reader_vector(&cs[i].r, j));
 			}
 		}
 		for (k = -1; k < ninputs && codes_from < 0; k++)
@@ -771,21 +786,46 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 			int			c = k < 0 ? seed : k;
 
 			if (c >= 0 && iparams[c] != NULL &&
-				GraphQuantCovers(iparams[c], qparams, dim))
+				GraphSq8Covers(iparams[c], qparams, dim))
 				codes_from = c;
 		}
 		if (codes_from >= 0)
 			memcpy(qparams, iparams[codes_from], sizeof(float) * 2 * dim);
 		else
-			GraphQuantTrainEnd(qparams, dim);
-		GraphQuantBoundsBegin(qparams, dim);
+			GraphSq8TrainEnd(qparams, dim);
+		GraphSq8BoundsBegin(qparams, dim);
 		for (i = 0; i < ninputs; i++)
 			if (iparams[i])
 				pfree(iparams[i]);
 		pfree(iparams);
 	}
+	else if (seg->quant == SEGVEC_QUANT_RABITQ)
+	{
+		double	   *sum = palloc0(sizeof(double) * Max(dim, 1));
+		uint64		nsum = 0;
+
+		qparams = palloc0(sizeof(float) * GraphRabitqParamFloats(dim));
+		for (i = 0; i < ninputs; i++)
+		{
+			uint32		j;
+
+			for (j = 0; j < inputs[i].ndocs; j++)
+			{
+				if (tombstones[i] && BIT_IS_SET(tombstones[i], j))
+					continue;
+				CHECK_FOR_INTERRUPTS();
+				GraphRabitqTrainAdd(sum, dim, reader_vector(&cs[i].r, j));
+				nsum++;
+			}
+		}
+		Assert(nsum == (uint64) n);
+		GraphRabitqTrainEnd(qparams, dim, sum, nsum);
+		pfree(sum);
+	}
 	else if (seg->quant != SEGVEC_QUANT_NONE)
 		elog(ERROR, "unknown segvec quantization %d", (int) seg->quant);
+	if (qparams)
+		qenc = GraphQuantEncoderMake(seg->quant, qparams, dim);
 
 	/*
 	 * 2. copy: tombstone and upper-layer pages empty, docs, node records,
@@ -885,9 +925,10 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 			else
 			{
 				if (i != codes_from)
-					GraphQuantEncode(qparams, dim, vec,
+					GraphQuantEncode(qenc, vec,
 									 outrec + GraphRecVectorOffset(m));
-				GraphQuantBoundsAdd(qparams, dim, vec);
+				if (seg->quant == SEGVEC_QUANT_SQ8)
+					GraphSq8BoundsAdd(qparams, dim, vec);
 				write_vector(&vf, o, vec, dim);
 			}
 			if (b->vectors)
@@ -907,10 +948,12 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	}
 	if (seg->quant != SEGVEC_QUANT_NONE)
 	{
-		Size		total = sizeof(float) * GraphQuantParamFloats(dim);
+		Size		total = sizeof(float) *
+			GraphQuantParamFloats(seg->quant, dim);
 		Size		done = 0;
 
-		GraphQuantBoundsEnd(qparams, dim);
+		if (seg->quant == SEGVEC_QUANT_SQ8)
+			GraphSq8BoundsEnd(qparams, dim);
 		blk = seg->qparam_start;
 		while (done < total)
 		{

@@ -44,9 +44,9 @@
  * so once the bound is lifted it goes on exactly where an unbounded search
  * would have been.
  *
- * In a quantized segment (graph/quant.c) the search runs on the codes of
- * the node records: the window, the heaps and the stopping rule all use
- * estimated distances.  What it yields goes into a rerank pool instead of
+ * In a quantized segment (graph/quant.c, graph/rabitq.c) the search runs
+ * on the codes of the node records: the window, the heaps and the stopping
+ * rule all use estimated distances (RaBitQ: each node's lower bound).  What it yields goes into a rerank pool instead of
  * out, each node with its exact distance from the float4 vector in the
  * segment's vector area; the scan returns the pool's nearest once the pool
  * holds segvec.rerank nodes (ef_search when 0) and that nearest is no
@@ -293,7 +293,7 @@ reader_prefetch(GraphScan *gs, const uint32 *ids, int count)
 {
 	const SegvecSegment *seg = &gs->seg;
 	Size		payload = sizeof(SegvecNodeHeader) + sizeof(uint32) * gs->m0;
-	Size		len = gs->quant ? GraphQuantRecordBytes(gs->dim) :
+	Size		len = gs->quant ? GraphQuantRecordBytes(seg->quant, gs->dim) :
 		sizeof(float) * gs->dim;
 	int			i;
 
@@ -358,7 +358,7 @@ static void
 prepare_quant(GraphScan *gs)
 {
 	const SegvecSegment *seg = &gs->seg;
-	Size		total = sizeof(float) * GraphQuantParamFloats(gs->dim);
+	Size		total = sizeof(float) * GraphQuantParamFloats(seg->quant, gs->dim);
 	char	   *params = palloc(total);
 	Size		done = 0;
 	BlockNumber blk = seg->qparam_start;
@@ -372,8 +372,8 @@ prepare_quant(GraphScan *gs)
 		done += len;
 	}
 	release_block(gs->index, seg, &gs->vbuf);
-	GraphQuantPrepare(&gs->qq, (const float *) params, gs->metric,
-					  gs->query, gs->dim);
+	GraphQuantPrepare(&gs->qq, seg->quant, (const float *) params,
+					  gs->metric, gs->query, gs->dim);
 	pfree(params);
 }
 
@@ -1154,10 +1154,10 @@ GraphSegmentSplit(const SegvecSegment *seg, int dim, int64 *codes,
 	if (seg->quant != SEGVEC_QUANT_NONE)
 	{
 		nodebytes = (int64) (seg->vec_start - seg->node_start) * BLCKSZ;
-		*codes = (int64) seg->ndocs * GraphQuantRecordBytes(dim) +
+		*codes = (int64) seg->ndocs * GraphQuantRecordBytes(seg->quant, dim) +
 			(int64) (seg->node_start - seg->qparam_start) * BLCKSZ;
 		*vectors = (int64) (end - seg->vec_start) * BLCKSZ;
-		*graph = nodebytes - (int64) seg->ndocs * GraphQuantRecordBytes(dim) +
+		*graph = nodebytes - (int64) seg->ndocs * GraphQuantRecordBytes(seg->quant, dim) +
 			(int64) (seg->qparam_start - seg->upper_start) * BLCKSZ;
 	}
 	else

@@ -2,7 +2,8 @@
  *
  * quant.c
  *	  SQ8 scalar quantization of graph segments: training, encoding, and
- *	  the estimated distances a search traverses a segment with.
+ *	  the estimated distances a search traverses a segment with; and the
+ *	  entry points that choose between SQ8 and RaBitQ (rabitq.c).
  *
  * Every dimension j of a segment gets its own range: lo[j], the lowest
  * value of any of the segment's vectors there, and step[j] = (highest -
@@ -11,11 +12,11 @@
  * lo + step * code is within step / 2 of x in every dimension.  The
  * parameters are trained on all of the segment's vectors when the segment
  * is written, so no vector of the segment falls outside them.  A merge
- * takes the union of its inputs' ranges (GraphQuantTrainUnion; an
+ * takes the union of its inputs' ranges (GraphSq8TrainUnion; an
  * unquantized input's from its vectors), keeps an input's parameters, and
- * that input's codes, when they cover the union (GraphQuantCovers), and
+ * that input's codes, when they cover the union (GraphSq8Covers), and
  * measures the error bound and least norm over its output's vectors
- * (GraphQuantBounds*).
+ * (GraphSq8Bounds*).
  *
  * A search estimates the distance between the query q and the decoded
  * vector x' = lo + step * code through one integer dot product, X = sum
@@ -40,6 +41,7 @@
 
 #include <math.h>
 
+#include "miscadmin.h"
 #include "utils/float.h"
 
 #include "graph/graph.h"
@@ -47,12 +49,109 @@
 
 int			segvec_quant_bound = SEGVEC_QUANT_BOUND_PROVEN;
 
+struct GraphQuantEncoder
+{
+	int			quant;
+	int			dim;
+	const float *params;
+	GraphRabitqRotation rot;	/* RaBitQ: the segment's transform */
+};
+
+static void train_error(float *params, int dim, const float *vector);
+
 /*
- * GraphQuantTrainBegin: start training params (GraphQuantParamFloats(dim)
+ * GraphQuantTrain: the parameters of a quantizer of kind quant (a
+ * SEGVEC_QUANT_* other than NONE) for the n vectors (dim floats each),
+ * palloc'd in the current memory context.
+ */
+float *
+GraphQuantTrain(int quant, int dim, const float *vectors, uint32 n)
+{
+	float	   *params = palloc0(sizeof(float) * GraphQuantParamFloats(quant, dim));
+
+	if (quant == SEGVEC_QUANT_RABITQ)
+		GraphRabitqTrain(params, dim, vectors, n);
+	else
+		GraphSq8Train(params, dim, vectors, n);
+	return params;
+}
+
+/*
+ * GraphQuantEncoderMake: what GraphQuantEncode needs to write codes of the
+ * quantizer params (kind quant), in the current memory context; params must
+ * stay until the last GraphQuantEncode.
+ */
+GraphQuantEncoder *
+GraphQuantEncoderMake(int quant, const float *params, int dim)
+{
+	GraphQuantEncoder *enc = palloc0(sizeof(GraphQuantEncoder));
+
+	enc->quant = quant;
+	enc->dim = dim;
+	enc->params = params;
+	if (quant == SEGVEC_QUANT_RABITQ)
+		GraphRabitqRotationMake(&enc->rot, params, dim);
+	return enc;
+}
+
+/*
+ * GraphQuantEncode: write vector's quantized part of a node record
+ * (GraphQuantRecordBytes bytes) into rec.
+ */
+void
+GraphQuantEncode(GraphQuantEncoder *enc, const float *vector, char *rec)
+{
+	if (enc->quant == SEGVEC_QUANT_RABITQ)
+		GraphRabitqEncode(&enc->rot, enc->params, enc->dim, vector, rec);
+	else
+		GraphSq8Encode(enc->params, enc->dim, vector, rec);
+}
+
+/*
+ * GraphQuantPrepare: prepare query (dim floats) for the distances to the
+ * codes of a segment of kind quant with parameters params; allocates in
+ * the current memory context.
+ */
+void
+GraphQuantPrepare(GraphQuantQuery *qq, int quant, const float *params,
+				  SegvecMetric metric, const float *query, int dim)
+{
+	memset(qq, 0, sizeof(GraphQuantQuery));
+	qq->quant = quant;
+	if (quant == SEGVEC_QUANT_RABITQ)
+		GraphRabitqPrepare(qq, params, metric, query, dim);
+	else
+		GraphSq8Prepare(qq, params, metric, query, dim);
+}
+
+/* GraphSq8Train: SQ8's ranges and error bound for the n vectors */
+void
+GraphSq8Train(float *params, int dim, const float *vectors, uint32 n)
+{
+	uint32		i;
+
+	GraphSq8TrainBegin(params, dim);
+	for (i = 0; i < n; i++)
+		GraphSq8TrainAdd(params, dim, vectors + (Size) i * dim);
+	GraphSq8TrainEnd(params, dim);
+	for (i = 0; i < n; i++)
+	{
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		train_error(params, dim, vectors + (Size) i * dim);
+	}
+}
+
+/*
+ * GraphSq8TrainBegin, GraphSq8TrainAdd, GraphSq8TrainEnd: SQ8 training in
+ * steps (GraphSq8Train; a merge, graphmerge.c, adds its inputs' ranges
+ * with GraphSq8TrainUnion between them).
+ *
+ * GraphSq8TrainBegin: start training params (GraphSq8ParamFloats(dim)
  * floats); during training step[] holds each dimension's highest value.
  */
 void
-GraphQuantTrainBegin(float *params, int dim)
+GraphSq8TrainBegin(float *params, int dim)
 {
 	int			j;
 
@@ -65,9 +164,9 @@ GraphQuantTrainBegin(float *params, int dim)
 	GraphQuantMinNorm(params, dim) = get_float4_infinity();
 }
 
-/* GraphQuantTrainAdd: widen the ranges to cover vector */
+/* GraphSq8TrainAdd: widen the ranges to cover vector */
 void
-GraphQuantTrainAdd(float *params, int dim, const float *vector)
+GraphSq8TrainAdd(float *params, int dim, const float *vector)
 {
 	float	   *lo = params;
 	float	   *hi = params + dim;
@@ -87,9 +186,9 @@ GraphQuantTrainAdd(float *params, int dim, const float *vector)
 		GraphQuantMinNorm(params, dim) = (float) norm;
 }
 
-/* GraphQuantTrainEnd: turn the highest values into steps */
+/* GraphSq8TrainEnd: turn the highest values into steps */
 void
-GraphQuantTrainEnd(float *params, int dim)
+GraphSq8TrainEnd(float *params, int dim)
 {
 	float	   *lo = params;
 	float	   *step = params + dim;
@@ -114,12 +213,12 @@ GraphQuantTrainEnd(float *params, int dim)
 }
 
 /*
- * GraphQuantTrainError: after GraphQuantTrainEnd, widen the recorded
+ * train_error: after GraphSq8TrainEnd, widen the recorded
  * largest decoding error |x - decoded x| to cover vector (called for every
  * vector of the segment).
  */
-void
-GraphQuantTrainError(float *params, int dim, const float *vector)
+static void
+train_error(float *params, int dim, const float *vector)
 {
 	const float *lo = params;
 	const float *step = params + dim;
@@ -157,14 +256,14 @@ param_hi(const float *params, int dim, int j)
 }
 
 /*
- * GraphQuantTrainUnion: during training (after GraphQuantTrainBegin, before
- * GraphQuantTrainEnd), widen the ranges to cover the ranges of another
+ * GraphSq8TrainUnion: during training (after GraphSq8TrainBegin, before
+ * GraphSq8TrainEnd), widen the ranges to cover the ranges of another
  * segment's trained parameters input (a merge's input: every vector of it
  * lies within them, up to the float rounding of lo + 255 * step, which
  * the codes absorb by clamping and the error bound by being measured).
  */
 void
-GraphQuantTrainUnion(float *params, int dim, const float *input)
+GraphSq8TrainUnion(float *params, int dim, const float *input)
 {
 	float	   *lo = params;
 	float	   *hi = params + dim;
@@ -182,13 +281,13 @@ GraphQuantTrainUnion(float *params, int dim, const float *input)
 }
 
 /*
- * GraphQuantCovers: do the trained parameters input cover the ranges being
- * trained in params (after GraphQuantTrainBegin, before GraphQuantTrainEnd)
+ * GraphSq8Covers: do the trained parameters input cover the ranges being
+ * trained in params (after GraphSq8TrainBegin, before GraphSq8TrainEnd)
  * with the same lowest values?  Then a merge can keep input's parameters
  * for its output, and with them the codes of input's docs.
  */
 bool
-GraphQuantCovers(const float *input, const float *params, int dim)
+GraphSq8Covers(const float *input, const float *params, int dim)
 {
 	const float *lo = params;
 	const float *hi = params + dim;
@@ -205,25 +304,25 @@ GraphQuantCovers(const float *input, const float *params, int dim)
 }
 
 /*
- * GraphQuantBoundsBegin, GraphQuantBoundsAdd, GraphQuantBoundsEnd: with
+ * GraphSq8BoundsBegin, GraphSq8BoundsAdd, GraphSq8BoundsEnd: with
  * params' lo and step set (trained, or kept from a merge's input), compute
  * the error bound and the least non-zero norm over the vectors given to
- * GraphQuantBoundsAdd (every vector of the segment being written).
+ * GraphSq8BoundsAdd (every vector of the segment being written).
  */
 void
-GraphQuantBoundsBegin(float *params, int dim)
+GraphSq8BoundsBegin(float *params, int dim)
 {
 	GraphQuantErrBound(params, dim) = 0;
 	GraphQuantMinNorm(params, dim) = get_float4_infinity();
 }
 
 void
-GraphQuantBoundsAdd(float *params, int dim, const float *vector)
+GraphSq8BoundsAdd(float *params, int dim, const float *vector)
 {
 	double		norm = 0;
 	int			j;
 
-	GraphQuantTrainError(params, dim, vector);
+	train_error(params, dim, vector);
 	for (j = 0; j < dim; j++)
 		norm += (double) vector[j] * vector[j];
 	norm = sqrt(norm);
@@ -232,19 +331,19 @@ GraphQuantBoundsAdd(float *params, int dim, const float *vector)
 }
 
 void
-GraphQuantBoundsEnd(float *params, int dim)
+GraphSq8BoundsEnd(float *params, int dim)
 {
 	if (isinf(GraphQuantMinNorm(params, dim)))
 		GraphQuantMinNorm(params, dim) = 0;
 }
 
 /*
- * GraphQuantEncode: write vector's quantized part of a node record into
- * rec (GraphQuantRecordBytes(dim) bytes): its norm, the squared norm of
+ * GraphSq8Encode: write vector's quantized part of a node record into
+ * rec (GraphSq8RecordBytes(dim) bytes): its norm, the squared norm of
  * its decoded offset, then its code.
  */
 void
-GraphQuantEncode(const float *params, int dim, const float *vector, char *rec)
+GraphSq8Encode(const float *params, int dim, const float *vector, char *rec)
 {
 	const float *step = params + dim;
 	const float *lo = params;
@@ -274,13 +373,13 @@ GraphQuantEncode(const float *params, int dim, const float *vector, char *rec)
 }
 
 /*
- * GraphQuantPrepare: prepare query (dim floats) for the estimates against
+ * GraphSq8Prepare: prepare query (dim floats) for the estimates against
  * the codes of a segment with parameters params; allocates in the current
  * memory context.
  */
 void
-GraphQuantPrepare(GraphQuantQuery *qq, const float *params,
-				  SegvecMetric metric, const float *query, int dim)
+GraphSq8Prepare(GraphQuantQuery *qq, const float *params,
+				SegvecMetric metric, const float *query, int dim)
 {
 	const float *lo = params;
 	const float *step = params + dim;
@@ -390,12 +489,16 @@ GraphQuantPrepare(GraphQuantQuery *qq, const float *params,
 
 /*
  * GraphQuantLowerBound: a distance that no node of the segment whose
- * estimate is at least estimate can be nearer than (exactly).
+ * estimate (GraphQuantDistance) is at least estimate can be nearer than
+ * (exactly; for RaBitQ, with the probability of its bound).
  */
 double
 GraphQuantLowerBound(const GraphQuantQuery *qq, double estimate)
 {
 	if (isinf(estimate) || isnan(estimate))
+		return estimate;
+	/* RaBitQ's search goes by the lower bounds themselves (rabitq.c) */
+	if (qq->quant == SEGVEC_QUANT_RABITQ)
 		return estimate;
 	if (qq->metric == SEGVEC_METRIC_L2)
 	{
@@ -415,12 +518,12 @@ GraphQuantLowerBound(const GraphQuantQuery *qq, double estimate)
 }
 
 /*
- * GraphQuantDistance: the estimated distance between the prepared query
+ * GraphSq8Distance: the estimated distance between the prepared query
  * and the vector whose quantized record is rec; NaN where the exact
  * distance would be NaN (cosine with a zero vector).
  */
 double
-GraphQuantDistance(const GraphQuantQuery *qq, const char *rec)
+GraphSq8Distance(const GraphQuantQuery *qq, const char *rec)
 {
 	const uint8 *code = (const uint8 *) (rec + 2 * sizeof(float));
 	double		x = qq->scale * SegvecSq8DotKernel(qq->q, code, qq->dim) +

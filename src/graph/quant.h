@@ -1,10 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * quant.h
- *	  The SQ8 quantizer of graph segments, shared by graphbuild.c (which
- *	  writes the codes), graphmerge.c (which writes a merge's, reusing an
- *	  input's when its quantizer covers the others) and graphsearch.c
- *	  (which reads them).  Private to graph/.
+ *	  The quantizers of graph segments, SQ8 (quant.c) and RaBitQ
+ *	  (rabitq.c), shared by graphbuild.c (which writes the codes),
+ *	  graphmerge.c (which writes a merge's: SQ8 reusing an input's when its
+ *	  quantizer covers the others, RaBitQ always computing them for a fresh
+ *	  centroid) and graphsearch.c (which reads them).  Private to graph/.
  *
  * src/graph/quant.h
  *
@@ -16,6 +17,7 @@
 #include "postgres.h"
 
 #include "kernels/distance.h"
+#include "store/format.h"
 
 /*
  * The parameters of a segment's quantizer: 2 * dim + 2 float4, lo[dim]
@@ -25,7 +27,7 @@
  * the segment's vectors.  Stored in the segment's
  * parameter area.
  */
-#define GraphQuantParamFloats(dim)	(2 * (Size) (dim) + 2)
+#define GraphSq8ParamFloats(dim)	(2 * (Size) (dim) + 2)
 #define GraphQuantErrBound(params, dim)	((params)[2 * (dim)])
 #define GraphQuantMinNorm(params, dim)	((params)[2 * (dim) + 1])
 
@@ -34,23 +36,90 @@
  * squared norm of its decoded offset, sum (step * code)^2 (float4 each),
  * then the code
  */
-#define GraphQuantRecordBytes(dim)	(2 * sizeof(float) + (Size) (dim))
+#define GraphSq8RecordBytes(dim)	(2 * sizeof(float) + (Size) (dim))
 
 /* Hoeffding's kappa for a probability of exp(-2 kappa^2) = 1e-9 */
 #define GRAPH_QUANT_KAPPA 3.22
 
-extern void GraphQuantTrainBegin(float *params, int dim);
-extern void GraphQuantTrainAdd(float *params, int dim, const float *vector);
-extern void GraphQuantTrainEnd(float *params, int dim);
-extern void GraphQuantTrainError(float *params, int dim, const float *vector);
-extern void GraphQuantTrainUnion(float *params, int dim, const float *input);
-extern bool GraphQuantCovers(const float *input, const float *params,
-							 int dim);
-extern void GraphQuantBoundsBegin(float *params, int dim);
-extern void GraphQuantBoundsAdd(float *params, int dim, const float *vector);
-extern void GraphQuantBoundsEnd(float *params, int dim);
-extern void GraphQuantEncode(const float *params, int dim,
-							 const float *vector, char *rec);
+/*
+ * RaBitQ (rabitq.c).  Vectors are padded with zeros to
+ * GraphRabitqPadded(dim) dimensions (a multiple of 64, so a code is whole
+ * uint64 words) and rotated by a seeded randomized Hadamard transform of
+ * GRAPH_RABITQ_ROUNDS rounds.  The parameters, GraphRabitqParamFloats(dim)
+ * float4: the transform's seed (a uint64 in the first two), five reserved
+ * (zero), then the centroid (dim).  A node record's quantized part: |x - c|,
+ * <o_bar, o> and |x| (float4 each), then the code, one bit per padded
+ * dimension.  Its bound's width, eps0, is segvec.rabitq_epsilon
+ * (SEGVEC_RABITQ_EPS0_DEFAULT; the paper's is 1.9).
+ */
+#define GRAPH_RABITQ_ROUNDS		4
+#define GRAPH_RABITQ_QBITS		4
+#define GraphRabitqPadded(dim)	((Size) TYPEALIGN(64, (dim)))
+#define GraphRabitqParamFloats(dim)	((Size) (dim) + 7)
+#define GraphRabitqCentroid(params)	((params) + 7)
+#define GraphRabitqRecordBytes(dim) \
+	(3 * sizeof(float) + GraphRabitqPadded(dim) / 8)
+
+/* float4 of a segment's quantizer parameters */
+static inline Size
+GraphQuantParamFloats(int quant, int dim)
+{
+	return quant == SEGVEC_QUANT_RABITQ ? GraphRabitqParamFloats(dim) :
+		GraphSq8ParamFloats(dim);
+}
+
+/* bytes of a node record's quantized part */
+static inline Size
+GraphQuantRecordBytes(int quant, int dim)
+{
+	return quant == SEGVEC_QUANT_RABITQ ? GraphRabitqRecordBytes(dim) :
+		GraphSq8RecordBytes(dim);
+}
+
+/* What encoding needs, made once per segment written (GraphQuantEncoderMake) */
+typedef struct GraphQuantEncoder GraphQuantEncoder;
+
+extern float *GraphQuantTrain(int quant, int dim, const float *vectors,
+							  uint32 n);
+extern GraphQuantEncoder *GraphQuantEncoderMake(int quant, const float *params,
+												int dim);
+extern void GraphQuantEncode(GraphQuantEncoder *enc, const float *vector,
+							 char *rec);
+
+/* quant.c: SQ8 */
+extern void GraphSq8Train(float *params, int dim, const float *vectors,
+						  uint32 n);
+/* SQ8 training in steps, and what a merge needs (quant.c) */
+extern void GraphSq8TrainBegin(float *params, int dim);
+extern void GraphSq8TrainAdd(float *params, int dim, const float *vector);
+extern void GraphSq8TrainEnd(float *params, int dim);
+extern void GraphSq8TrainUnion(float *params, int dim, const float *input);
+extern bool GraphSq8Covers(const float *input, const float *params, int dim);
+extern void GraphSq8BoundsBegin(float *params, int dim);
+extern void GraphSq8BoundsAdd(float *params, int dim, const float *vector);
+extern void GraphSq8BoundsEnd(float *params, int dim);
+extern void GraphSq8Encode(const float *params, int dim,
+						   const float *vector, char *rec);
+
+/* rabitq.c */
+typedef struct GraphRabitqRotation
+{
+	int			dpad;			/* padded dimensions */
+	int			block;			/* the Hadamard blocks' length */
+	uint64	   *signs;			/* GRAPH_RABITQ_ROUNDS * dpad / 64 */
+	float	   *work;			/* dpad floats */
+} GraphRabitqRotation;
+
+extern void GraphRabitqTrain(float *params, int dim, const float *vectors,
+							 uint32 n);
+extern void GraphRabitqTrainAdd(double *sum, int dim, const float *vector);
+extern void GraphRabitqTrainEnd(float *params, int dim, const double *sum,
+								uint64 n);
+extern void GraphRabitqRotationMake(GraphRabitqRotation *rot,
+									const float *params, int dim);
+extern void GraphRabitqEncode(const GraphRabitqRotation *rot,
+							  const float *params, int dim,
+							  const float *vector, char *rec);
 
 /*
  * A query prepared for one segment's codes: every estimate is an affine
@@ -58,6 +127,7 @@ extern void GraphQuantEncode(const float *params, int dim,
  */
 typedef struct GraphQuantQuery
 {
+	int			quant;			/* SEGVEC_QUANT_* */
 	SegvecMetric metric;
 	int			dim;
 	int16	   *q;				/* the query's weights, quantized */
@@ -71,12 +141,47 @@ typedef struct GraphQuantQuery
 	double		ptol;			/* l2, segvec.quant_bound = probable: kappa
 								 * times the largest step; else -1 */
 	double		slack;			/* ip, cosine: |estimate - exact| bound */
+
+	/* RaBitQ (rabitq.c) */
+	uint64	   *planes;			/* the rotated query's 4-bit planes */
+	int			nwords;			/* uint64 words of a code */
+	double		vl;				/* the query's lowest coordinate */
+	double		delta;			/* its quantization step */
+	double		ubase;			/* dpad * vl + delta * sum u */
+	double		invsqrtd;		/* 1 / sqrt(dpad) */
+	double		epsd;			/* eps0 / sqrt(dpad - 1) */
+	double		qerr;			/* bound on |<o_bar, q'> - <o_bar, q'_u>| */
+	double		qc;				/* |q - c| */
+	double		qsq;			/* |q|^2 */
 } GraphQuantQuery;
 
-extern void GraphQuantPrepare(GraphQuantQuery *qq, const float *params,
-							  SegvecMetric metric, const float *query,
-							  int dim);
-extern double GraphQuantDistance(const GraphQuantQuery *qq, const char *rec);
+extern void GraphQuantPrepare(GraphQuantQuery *qq, int quant,
+							  const float *params, SegvecMetric metric,
+							  const float *query, int dim);
 extern double GraphQuantLowerBound(const GraphQuantQuery *qq, double estimate);
+
+/* quant.c: SQ8 */
+extern void GraphSq8Prepare(GraphQuantQuery *qq, const float *params,
+							SegvecMetric metric, const float *query, int dim);
+extern double GraphSq8Distance(const GraphQuantQuery *qq, const char *rec);
+
+/* rabitq.c */
+extern void GraphRabitqPrepare(GraphQuantQuery *qq, const float *params,
+							   SegvecMetric metric, const float *query,
+							   int dim);
+extern double GraphRabitqDistance(const GraphQuantQuery *qq, const char *rec);
+
+/*
+ * GraphQuantDistance: the distance the graph search goes by for the node
+ * whose quantized record is rec: SQ8's estimate, RaBitQ's lower bound
+ * (see rabitq.c); NaN where the exact distance would be NaN.
+ */
+static inline double
+GraphQuantDistance(const GraphQuantQuery *qq, const char *rec)
+{
+	if (qq->quant == SEGVEC_QUANT_RABITQ)
+		return GraphRabitqDistance(qq, rec);
+	return GraphSq8Distance(qq, rec);
+}
 
 #endif							/* SEGVEC_QUANT_H */

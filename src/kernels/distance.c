@@ -1077,6 +1077,7 @@ assign_segvec_kernel(int newval, void *extra)
 	}
 #endif
 	SegvecSq8SelectKernels(kernel_name);
+	SegvecRabitqSelectKernels(kernel_name);
 }
 
 /*

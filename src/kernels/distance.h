@@ -65,6 +65,17 @@ typedef int32 (*SegvecSq8DotFn) (const int16 *q, const uint8 *code, int dim);
 extern PGDLLIMPORT SegvecSq8DotFn SegvecSq8DotKernel;
 extern void SegvecSq8SelectKernels(const char *path);
 
+/*
+ * The RaBitQ kernel over 1-bit codes (rabitq.c), chosen with the others:
+ * sum_j 2^j popcount(code AND planes[j]) over four bit planes of nwords
+ * uint64 each, and popcount(code) into *ones.
+ */
+typedef uint32 (*SegvecRabitqDotFn) (const uint8 *code, const uint64 *planes,
+									 int nwords, uint32 *ones);
+
+extern PGDLLIMPORT SegvecRabitqDotFn SegvecRabitqDotKernel;
+extern void SegvecRabitqSelectKernels(const char *path);
+
 extern void SegvecInitKernels(void);
 extern const char *SegvecKernelName(void);
 

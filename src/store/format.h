@@ -141,16 +141,21 @@ typedef struct SegvecSegment
  *	  usable bytes of its pages, and may cross a page boundary.  The quantizer parameters (per dimension
  *	  the lowest value and the step, 2 * dim float4) are in the parameter
  *	  area.
+ *	RABITQ: as SQ8 (vector area, parameter area), but a node record holds
+ *	  one bit per dimension (padded to a multiple of 64) and three float4
+ *	  (graph/rabitq.c); the parameters are the segment's centroid and the
+ *	  seed of its random rotation.  Format version 4.
  */
 #define SEGVEC_QUANT_NONE		0
 #define SEGVEC_QUANT_SQ8		1
+#define SEGVEC_QUANT_RABITQ		2
 
 /* ----------------
  * Metapage
  * ----------------
  */
 #define SEGVEC_MAGIC			0x53475643	/* "SGVC" */
-#define SEGVEC_VERSION			3
+#define SEGVEC_VERSION			4
 
 /*
  * Options frozen into the metapage at build time (the reloptions can be

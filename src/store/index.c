@@ -604,6 +604,8 @@ SegvecQuantizationOption(SegvecOptions *relopts)
 	value = (const char *) relopts + relopts->quantization_offset;
 	if (strcmp(value, "sq8") == 0)
 		return SEGVEC_QUANT_SQ8;
+	if (strcmp(value, "rabitq") == 0)
+		return SEGVEC_QUANT_RABITQ;
 	return SEGVEC_QUANT_NONE;
 }
 

@@ -70,7 +70,7 @@ typedef struct SegvecOptions
 	int			text_fields_offset; /* TEXT fields: "title,body" */
 	int			language_offset;	/* their text search configuration */
 	int			casesensitive_offset;	/* case-sensitive TAG fields */
-	int			quantization_offset;	/* "sq8" or "none" */
+	int			quantization_offset;	/* "rabitq", "sq8" or "none" */
 } SegvecOptions;
 
 /* ----------------

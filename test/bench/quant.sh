@@ -15,8 +15,8 @@
 #            drawn around 100 random centres (clustered, not uniform),
 #            queries drawn the same way;
 # it loads the rows, computes the exact top-10 of BENCH_QUERIES queries by
-# sequential scan, then for each method (segvec with quantization = sq8,
-# segvec with quantization = none, pgvector HNSW when the server has the
+# sequential scan, then for each method (segvec with quantization = rabitq,
+# sq8 and none, pgvector HNSW when the server has the
 # "vector" extension; all m = 16, ef_construction = 64, builds in one
 # backend): CREATE INDEX time, index size (segvec: split into codes,
 # vectors, graph and docs from ft.info), and for every ef_search in
@@ -38,6 +38,9 @@
 # Knobs (environment): BENCH_DATA (fmnist), BENCH_ROWS, BENCH_DIM (synth),
 # BENCH_QUERIES (200), BENCH_QPS_TX (BENCH_QUERIES), BENCH_QPS_RUNS (2),
 # BENCH_EF ("10 20 40 80 160"), BENCH_PGVECTOR (auto | off),
+# BENCH_METHODS (the segvec quantizations, "rabitq sq8 none"), BENCH_REUSE
+# (1: keep the rows and queries a previous run of the same data set left
+# in the database),
 # BENCH_SHARED_BUFFERS (2GB), BENCH_MWM (1GB).
 set -euo pipefail
 
@@ -52,6 +55,7 @@ qtx=${BENCH_QPS_TX:-$nq}
 qruns=${BENCH_QPS_RUNS:-2}
 efs=${BENCH_EF:-10 20 40 80 160}
 use_pgvector=${BENCH_PGVECTOR:-auto}
+segvec_methods=${BENCH_METHODS:-rabitq sq8 none}
 sb=${BENCH_SHARED_BUFFERS:-2GB}
 mwm=${BENCH_MWM:-1GB}
 stream=${BENCH_STREAM:-}
@@ -73,8 +77,16 @@ if [ "${1:-}" = --inside ]; then
 		pgv=yes
 	fi
 
+	psql -c 'DROP TABLE IF EXISTS q_rabitq, q_sq8, q_none, q_pgv, q_queries_v CASCADE'
+	if [ "${BENCH_REUSE:-0}" = 1 ] &&
+		[ "$(val "SELECT count(*) FROM pg_tables WHERE tablename IN ('q_base', 'q_queries')")" = 2 ] &&
+		[ "$(val 'SELECT count(*) FROM q_base')" = "$rows" ] &&
+		[ "$(val 'SELECT count(*) FROM q_queries')" = "$nq" ]; then
+		say "$data: reusing the loaded rows and queries (BENCH_REUSE=1)"
+		psql -c 'DROP TABLE IF EXISTS q_gt'
+	else
 	say "$data: loading $rows rows of $dim dimensions and $nq queries"
-	psql -c 'DROP TABLE IF EXISTS q_base, q_queries, q_gt, q_sq8, q_none, q_pgv, q_queries_v CASCADE' \
+	psql -c 'DROP TABLE IF EXISTS q_base, q_queries, q_gt CASCADE' \
 		-c 'CREATE EXTENSION IF NOT EXISTS segvec' -c 'CREATE EXTENSION IF NOT EXISTS pg_prewarm' \
 		-c 'CREATE TABLE q_base (id int PRIMARY KEY, embedding real[])' \
 		-c 'ALTER TABLE q_base ALTER embedding SET STORAGE PLAIN' \
@@ -102,6 +114,7 @@ INSERT INTO q_queries SELECT g, pg_temp.noisy(c.v) FROM generate_series(1, $nq) 
 SQL
 	fi
 	psql -c 'VACUUM ANALYZE q_base' -c 'VACUUM ANALYZE q_queries'
+	fi
 
 	say "exact top-10 of $nq queries (two sessions)"
 	psql -c 'CREATE TABLE q_gt (qid int PRIMARY KEY, ids int[])'
@@ -113,9 +126,9 @@ SQL
 	done
 	wait
 
-	methods=(sq8 none)
+	read -r -a methods <<<"$segvec_methods"
 	declare -A tbl ddl guc src
-	for m in sq8 none; do
+	for m in "${methods[@]}"; do
 		tbl[$m]=q_$m
 		src[$m]=q_queries
 		guc[$m]=segvec.ef_search
@@ -270,7 +283,7 @@ EOF
 			for m in "${methods[@]}"; do line+=" $m $(at "$m" "$r" $kind);"; done
 			if [ $pgv = yes ]; then
 				p=$(at pgvector "$r" $kind)
-				for m in sq8 none; do
+				for m in $segvec_methods; do
 					s=$(at "$m" "$r" $kind)
 					[ "$s" != none ] && [ "$p" != none ] && line+=" $m/pgvector $(calc "$s / $p" 2);"
 				done
@@ -279,7 +292,7 @@ EOF
 		done
 	done
 	if [ $pgv = yes ]; then
-		for m in sq8 none; do
+		for m in $segvec_methods; do
 			echo "  $m/pgvector: build $(calc "$(get "${m}_build_s") / $(get pgvector_build_s)" 2), size $(calc "$(get "${m}_index_mb") / $(get pgvector_index_mb)" 2)"
 		done
 	fi
@@ -306,7 +319,7 @@ chmod -R a+rX "$work"
 chown -R postgres:postgres "$work"
 runuser -u postgres -- env BENCH_DATA="$data" BENCH_ROWS="$rows" BENCH_DIM="$dim" \
 	BENCH_QUERIES="$nq" BENCH_QPS_TX="$qtx" BENCH_QPS_RUNS="$qruns" BENCH_EF="$efs" \
-	BENCH_PGVECTOR="$use_pgvector" BENCH_MWM="$mwm" BENCH_STREAM="$stream" \
+	BENCH_PGVECTOR="$use_pgvector" BENCH_MWM="$mwm" BENCH_STREAM="$stream" BENCH_METHODS="$segvec_methods" BENCH_REUSE="${BENCH_REUSE:-0}" \
 	pg_virtualenv -v 15 \
 	-o shared_preload_libraries=segvec \
 	-o shared_buffers="$sb" \

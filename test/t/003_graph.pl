@@ -1,6 +1,8 @@
 # 003_graph.pl: graph segments on real data (Fashion-MNIST, 784-dim, L2).
 # The segments are quantized (quantization = sq8), so the standby and
-# crash checks below run on quantized segments.
+# crash checks below run on quantized segments; a small RaBitQ index
+# (quantization = rabitq) is checked on the standby too, and the crash
+# table's segments are rabitq ones.
 #
 # - recall@10 against the exact answer (computed with no index) >= 0.95
 #   at segvec.ef_search = 64 for 200 test images: after CREATE INDEX (built
@@ -214,6 +216,42 @@ is($primary->safe_psql('postgres', q{SELECT * FROM ft.compact('items_emb_idx')})
 	'0|0|0', 'a second ft.compact has nothing to do');
 check_stage('after ft.compact');
 
+# RaBitQ segments on the standby: the same ids for 50 queries, after
+# CREATE INDEX and after a delete, VACUUM and compaction
+my $rq_sql = q{
+SET enable_seqscan = off;
+SELECT q.id, ARRAY(SELECT r.id FROM rq r ORDER BY r.embedding <-> q.embedding LIMIT 10)
+FROM queries q WHERE q.id <= 50 ORDER BY q.id;
+};
+$primary->safe_psql(
+	'postgres', q{
+CREATE TABLE rq (id int PRIMARY KEY, embedding real[]);
+INSERT INTO rq SELECT * FROM stage WHERE id <= 3000;
+SET segvec.compact_threshold = 0;
+CREATE INDEX rq_idx ON rq USING segvec (embedding) WITH (quantization = 'rabitq');
+});
+for my $rq_stage ('rabitq after CREATE INDEX', 'rabitq after DELETE, VACUUM, compaction')
+{
+	if ($rq_stage =~ /DELETE/)
+	{
+		$primary->safe_psql('postgres', q{
+DELETE FROM rq WHERE id % 5 = 0;
+VACUUM rq;
+INSERT INTO rq SELECT * FROM stage WHERE id BETWEEN 3001 AND 3500;
+SELECT ft.compact('rq_idx');
+});
+	}
+	is( $primary->safe_psql(
+			'postgres', q{
+SELECT count(*) > 0 AND bool_and(s->>'quantization' = 'rabitq')
+FROM ft.info('rq_idx') f, jsonb_array_elements(f.segments) s}),
+		't', "$rq_stage: the graph segments are rabitq ones");
+	my $p = $primary->safe_psql('postgres', $rq_sql);
+	$primary->wait_for_catchup($standby, 'replay');
+	is($standby->safe_psql('postgres', $rq_sql), $p,
+		"$rq_stage: the standby returns the same ids as the primary");
+}
+
 $standby->stop;
 
 # A full index scan returns every live row once (max_scan_tuples lifted so
@@ -259,16 +297,16 @@ ALTER TABLE crash ALTER embedding SET STORAGE PLAIN;
 INSERT INTO crash SELECT * FROM stage WHERE id <= 1000;
 SET segvec.compact_threshold = 0;
 CREATE INDEX crash_emb_idx ON crash USING segvec (embedding)
-  WITH (ef_construction = 400, quantization = 'sq8');
+  WITH (ef_construction = 400, quantization = 'rabitq');
 CREATE TABLE progress (n int);
 });
 is($primary->safe_psql('postgres', q{SELECT * FROM ft.compact('crash_emb_idx')}),
 	'0|0|0', 'crash table: CREATE INDEX wrote a graph segment');
 is( $primary->safe_psql(
 		'postgres', q{
-SELECT count(*) > 0 AND bool_and(s->>'quantization' = 'sq8')
+SELECT count(*) > 0 AND bool_and(s->>'quantization' = 'rabitq')
 FROM ft.info('crash_emb_idx') f, jsonb_array_elements(f.segments) s}),
-	't', 'crash table: its graph segment is quantized (sq8)');
+	't', 'crash table: its graph segment is quantized (rabitq)');
 $n = $primary->safe_psql('postgres', 'SELECT count(*) FROM crash');
 is($primary->safe_psql('postgres', sprintf($full_sql, 'crash')),
 	"$n|$n", "before the crash: a full index scan returns the $n rows");

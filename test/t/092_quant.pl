@@ -1,7 +1,8 @@
 # 092_quant.pl: quantized graph segments (SQ8 codes, exact rerank).
+# 094_quant_rabitq.pl runs this file with $quant = 'rabitq' (RaBitQ codes).
 #
 # On 10,000 Fashion-MNIST images and 100 test images as queries, with
-# quantization = sq8 and the default settings:
+# quantization = sq8 (or $quant) and the default settings:
 # - every graph segment is quantized (ft.info) and the index is smaller
 #   than the same index with quantization = 'none';
 # - l2: recall@10 >= 0.95 against the exact answer, and every result list
@@ -17,14 +18,22 @@
 #   against the exact answer, in exact order;
 # - segvec.rerank = 1 still returns exact distances in exact order;
 # - segvec.quant_bound = probable: recall@10 >= 0.95 and exact order for
-#   l2, cosine and inner product.
+#   l2, cosine and inner product;
+# - cosine with zero vectors in the segment (and as the query).
 use strict;
 use warnings;
+
+# the quantization tested: sq8 here, rabitq when 094_quant_rabitq.pl runs
+# this file
+our $quant;
+$quant //= 'sq8';
 
 use File::Basename;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+note "quantization = $quant";
 
 my $fmnist = dirname(__FILE__) . '/../fmnist.py';
 my $tmp = PostgreSQL::Test::Utils::tempdir;
@@ -37,7 +46,7 @@ for my $set ([ 'train', 10000 ], [ 'test', 100 ])
 		  . slurp_file("$tmp/$set->[0].err"));
 }
 
-my $node = PostgreSQL::Test::Cluster->new('quant');
+my $node = PostgreSQL::Test::Cluster->new("quant_$quant");
 $node->init;
 # no background work: the test compacts itself
 $node->append_conf(
@@ -129,15 +138,15 @@ FROM hits h JOIN ordered o ON o.qid = h.qid});
 truth('truth_l2', '<->');
 
 $node->safe_psql('postgres',
-	q{CREATE INDEX items_emb_idx ON items USING segvec (embedding) WITH (quantization = 'sq8')});
+	qq{CREATE INDEX items_emb_idx ON items USING segvec (embedding) WITH (quantization = '$quant')});
 $node->safe_psql('postgres',
 	'CREATE INDEX plain_emb_idx ON plain USING segvec (embedding)');
 is( $node->safe_psql(
 		'postgres', q{
 SELECT string_agg(s->>'quantization', ',')
 FROM ft.info('items_emb_idx') f, jsonb_array_elements(f.segments) s}),
-	'sq8',
-	'CREATE INDEX wrote one quantized (sq8) segment');
+	$quant,
+	"CREATE INDEX wrote one quantized ($quant) segment");
 is( $node->safe_psql(
 		'postgres', q{
 SELECT string_agg(s->>'quantization', ',')
@@ -148,13 +157,23 @@ my ($codes, $vectors) = split /\|/, $node->safe_psql(
 	'postgres', q{
 SELECT (s->>'code_bytes')::bigint, (s->>'vector_bytes')::bigint
 FROM ft.info('items_emb_idx') f, jsonb_array_elements(f.segments) s});
-cmp_ok($codes, '>=', 9000 * 784, 'the codes take a byte per dimension and doc');
+if ($quant eq 'rabitq')
+{
+	# a bit per dimension (784 padded to 832) and three float4 per doc
+	cmp_ok($codes, '>=', 9000 * (832 / 8 + 12), 'the codes take a bit per dimension and doc');
+	cmp_ok($codes, '<', 9000 * (832 / 8 + 12) + 100 * 8192,
+		'the codes take no more than that (and their pages)');
+}
+else
+{
+	cmp_ok($codes, '>=', 9000 * 784, 'the codes take a byte per dimension and doc');
+}
 cmp_ok($vectors, '>=', 9000 * 784 * 4, 'the float4 vectors are kept for the rerank');
 cmp_ok(
 	$node->safe_psql('postgres',
 		q{SELECT pg_relation_size('items_emb_idx')::float8 / pg_relation_size('plain_emb_idx')}),
-	'<', 1.35,
-	'the quantized index is at most a third larger than the unquantized one');
+	'<', $quant eq 'rabitq' ? 1.1 : 1.35,
+	'the quantized index is at most a third (rabitq: a tenth) larger than the unquantized one');
 
 my ($recall, $bad) = check('truth_l2', '<->', 10);
 note "l2 recall\@10 at the defaults: $recall";
@@ -228,8 +247,8 @@ SELECT count(*) FROM queries q,
 WHERE r.id % 7 = 0 AND r.id <= 9000}), '0', 'tombstoned rows are not returned');
 $node->safe_psql('postgres', q{SELECT ft.compact('items_emb_idx')});
 is( $node->safe_psql(
-		'postgres', q{
-SELECT count(*), count(*) FILTER (WHERE s->>'quantization' = 'sq8')
+		'postgres', qq{
+SELECT count(*), count(*) FILTER (WHERE s->>'quantization' = '$quant')
 FROM ft.info('items_emb_idx') f, jsonb_array_elements(f.segments) s}) =~ /^(\d+)\|\1$/
 	? 'all' : 'not all',
 	'all',
@@ -249,7 +268,7 @@ for my $m ([ 'cosine', 'vector_cosine_ops', '<=>' ], [ 'ip', 'vector_ip_ops', '<
 	$node->safe_psql('postgres', qq{
 DROP INDEX items_emb_idx;
 DROP INDEX IF EXISTS items_m_idx;
-CREATE INDEX items_m_idx ON items USING segvec (embedding $opc) WITH (quantization = 'sq8');
+CREATE INDEX items_m_idx ON items USING segvec (embedding $opc) WITH (quantization = '$quant');
 });
 	truth("truth_$name", $op);
 	($recall, $bad) = check("truth_$name", $op, 10);
@@ -260,25 +279,25 @@ CREATE INDEX items_m_idx ON items USING segvec (embedding $opc) WITH (quantizati
 	cmp_ok($recall, '>=', 0.95, "$name, quant_bound = probable: recall\@10 >= 0.95");
 	is($bad, 0, "$name, quant_bound = probable: exact distance order");
 	$node->safe_psql('postgres',
-		q{CREATE INDEX items_emb_idx ON items USING segvec (embedding) WITH (quantization = 'sq8')})
+		qq{CREATE INDEX items_emb_idx ON items USING segvec (embedding) WITH (quantization = '$quant')})
 	  if $name eq 'cosine';
 }
 
 # high dimensions: a node record (codes of 9,000 bytes) spans two pages and
 # a vector five; searched through the graph (exact_scan_factor = 0)
 $node->safe_psql(
-	'postgres', q{
+	'postgres', qq{
 CREATE TABLE hd (id int PRIMARY KEY, embedding real[]);
 INSERT INTO hd SELECT g, array_agg((sin(g * 0.7 + j * 0.31) + cos(g * 0.013 * j))::real ORDER BY j)
   FROM generate_series(1, 60) g, generate_series(1, 9000) j GROUP BY g;
 SET segvec.compact_threshold = 0;
-CREATE INDEX hd_emb_idx ON hd USING segvec (embedding) WITH (quantization = 'sq8');
+CREATE INDEX hd_emb_idx ON hd USING segvec (embedding) WITH (quantization = '$quant');
 });
 is( $node->safe_psql(
 		'postgres', q{
 SELECT string_agg(s->>'quantization', ',')
 FROM ft.info('hd_emb_idx') f, jsonb_array_elements(f.segments) s}),
-	'sq8', '9,000 dimensions: a quantized graph segment');
+	$quant, '9,000 dimensions: a quantized graph segment');
 is( $node->safe_psql(
 		'postgres', q{
 SET enable_seqscan = off;
@@ -299,6 +318,31 @@ SET enable_indexscan = off;
 SELECT string_agg(id::text, ',') FROM
   (SELECT id FROM hd ORDER BY embedding <-> (SELECT embedding FROM hd WHERE id = 7), id LIMIT 5) s}),
 	'9,000 dimensions: the top 5 in exact order');
+
+# cosine with zero vectors: their distance is NaN, they come last (as in
+# an exact scan) and a zero query finds nothing nearer than NaN
+$node->safe_psql(
+	'postgres', qq{
+CREATE TABLE zv (id int PRIMARY KEY, embedding real[]);
+INSERT INTO zv SELECT id, embedding FROM items WHERE id <= 2000;
+INSERT INTO zv SELECT 100000 + g, array_fill(0::real, ARRAY[784]) FROM generate_series(1, 20) g;
+SET segvec.compact_threshold = 0;
+CREATE INDEX zv_idx ON zv USING segvec (embedding vector_cosine_ops) WITH (quantization = '$quant');
+});
+is( $node->safe_psql(
+		'postgres', q{
+SET enable_seqscan = off;
+SET segvec.exact_scan_factor = 0;
+SELECT count(*) FILTER (WHERE id > 100000), count(*) FROM
+  (SELECT id FROM zv ORDER BY embedding <=> (SELECT embedding FROM items WHERE id = 5) LIMIT 10) s}),
+	'0|10', 'cosine with zero vectors: the 10 nearest are non-zero rows');
+is( $node->safe_psql(
+		'postgres', q{
+SET enable_seqscan = off;
+SET segvec.exact_scan_factor = 0;
+SELECT count(*) FROM
+  (SELECT id FROM zv ORDER BY embedding <=> array_fill(0::real, ARRAY[784]) LIMIT 10) s}),
+	'10', 'cosine with a zero query: rows come back, no error');
 
 # the option is checked
 my ($ret, $out, $err) = $node->psql('postgres',

@@ -21,6 +21,10 @@
 #   and "merge-installed", after it): after the restart the index holds
 #   every row once, ft.verify is clean, every segment is sq8, and the next
 #   ft.compact merges.
+# - RaBitQ: the index rebuilt WITH (quantization = 'rabitq') on 601 rows
+#   and streamed 20 batches of 150 rows the same way: every merge writes a
+#   rabitq segment and computes every code (a fresh centroid: none kept);
+#   the same checks, every segment rabitq.
 use strict;
 use warnings;
 
@@ -241,6 +245,37 @@ SELECT ft.compact('s_v');
 		"$point: the next ft.compact merges");
 	all_checks("after a crash at $point", 'sq8');
 }
+
+# ---- 4. a streamed rabitq index ---------------------------------------------
+sq(q{
+DROP INDEX s_v;
+DELETE FROM s WHERE id > 600;
+VACUUM s;
+CREATE INDEX s_v ON s USING segvec (v) INCLUDE (id)
+  WITH (quantization = 'rabitq', compact_threshold = 100000);
+SELECT ft.compact('s_v');
+});
+is(quants(), 'rabitq', 'rabitq: CREATE INDEX and ft.compact wrote one rabitq segment');
+@merges = ();
+$next = 601;
+for my $batch (1 .. 20)
+{
+	my $last = $next + 149;
+	sq("INSERT INTO s SELECT i, qv(i) FROM generate_series($next, $last) i");
+	$next = $last + 1;
+	sq('DELETE FROM s WHERE id % 13 = 0 AND id > 600; VACUUM s') if $batch == 10;
+	compact();
+}
+$live = sq('SELECT count(*) FROM s');
+$nseg = sq(q{SELECT num_segments FROM ft.info('s_v')});
+$bound = 1 + int(log($live) / log(16));
+note "rabitq streamed: $live rows, $nseg segments, " . scalar(@merges) . ' merges';
+cmp_ok(scalar(@merges), '>=', 8, 'rabitq: the stream went through merges');
+cmp_ok($nseg, '<=', $bound, "rabitq: at most 1 + log16(live docs) = $bound segments");
+is(scalar(grep { $_->[0] != 2 } @merges), 0, 'rabitq: every merge wrote a rabitq segment');
+is(scalar(grep { $_->[1] != 0 || $_->[2] != -1 } @merges), 0,
+	'rabitq: every merge computed its codes (a fresh centroid)');
+all_checks('rabitq streamed', 'rabitq');
 
 $node->stop;
 done_testing();
