@@ -73,7 +73,7 @@
 #include "utils/float.h"
 
 #include "graph/graph.h"
-#include "graph/quant.h"
+#include "graph/rabitq.h"
 
 double		segvec_rabitq_epsilon = SEGVEC_RABITQ_EPS0_DEFAULT;
 
