@@ -165,6 +165,9 @@ extern void GraphNotePeak(HnswBuilder *b);
 /* graphbuild.c: paged storage (a merge's builder), and pinning a block */
 extern char *GraphPinBlock(Relation index, Buffer *buf, BlockNumber blkno);
 extern const float *GraphPagedVector(HnswBuilder *b, uint32 id, int slot);
+extern const float *GraphAreaVector(Relation index, const SegvecSegment *seg,
+									 uint32 id, int dim, Buffer *buf,
+									 float *copy);
 extern uint32 *GraphPagedList(HnswBuilder *b, uint32 id, int *count, int slot);
 extern void GraphPagedStoreList(HnswBuilder *b, uint32 id,
 								const uint32 *list, int count);

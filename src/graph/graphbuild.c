@@ -1581,6 +1581,36 @@ GraphPinBlock(Relation index, Buffer *buf, BlockNumber blkno)
  */
 
 /*
+ * GraphAreaVector: node id's vector (dim float4) in quantized segment seg's
+ * packed vector area, pinned in *buf (the pin is moved as needed); a vector
+ * crossing a page boundary is copied into copy (dim float4).  Valid until
+ * *buf or copy is next used.
+ */
+const float *
+GraphAreaVector(Relation index, const SegvecSegment *seg, uint32 id, int dim,
+				Buffer *buf, float *copy)
+{
+	Size		vlen = sizeof(float) * dim;
+	Size		off = (Size) id * vlen;
+	BlockNumber blk = seg->vec_start + off / SEGVEC_SEGPAGE_USABLE;
+	Size		done = 0;
+
+	off %= SEGVEC_SEGPAGE_USABLE;
+	if (off + vlen <= SEGVEC_SEGPAGE_USABLE)
+		return (const float *) (GraphPinBlock(index, buf, blk) + off);
+	while (done < vlen)
+	{
+		Size		len = Min(SEGVEC_SEGPAGE_USABLE - off, vlen - done);
+
+		memcpy((char *) copy + done, GraphPinBlock(index, buf, blk++) + off,
+			   len);
+		done += len;
+		off = 0;
+	}
+	return copy;
+}
+
+/*
  * Node id's vector, in vector slot `slot`, valid until the slot's next use:
  * in its node record, or in a quantized segment in the packed vector area
  * (a vector crossing a page boundary is copied into the slot's buffer).
@@ -1597,28 +1627,8 @@ GraphPagedVector(HnswBuilder *b, uint32 id, int slot)
 		return b->vptr[slot];
 	if (seg->quant != SEGVEC_QUANT_NONE)
 	{
-		Size		done = 0;
-
-		off = (Size) id * vlen;
-		blk = seg->vec_start + off / SEGVEC_SEGPAGE_USABLE;
-		off %= SEGVEC_SEGPAGE_USABLE;
-		if (off + vlen <= SEGVEC_SEGPAGE_USABLE)
-			b->vptr[slot] = (const float *)
-				(GraphPinBlock(b->index, &b->vpin[slot], blk) + off);
-		else
-		{
-			while (done < vlen)
-			{
-				Size		len = Min(SEGVEC_SEGPAGE_USABLE - off, vlen - done);
-
-				memcpy((char *) b->vbuf[slot] + done,
-					   GraphPinBlock(b->index, &b->vpin[slot], blk++) + off,
-					   len);
-				done += len;
-				off = 0;
-			}
-			b->vptr[slot] = b->vbuf[slot];
-		}
+		b->vptr[slot] = GraphAreaVector(b->index, seg, id, b->dim,
+										&b->vpin[slot], b->vbuf[slot]);
 		b->vid[slot] = id;
 		return b->vptr[slot];
 	}

@@ -148,29 +148,11 @@ static const float *
 reader_vector(SegReader *r, uint32 id)
 {
 	const SegvecSegment *seg = r->seg;
-	Size		vlen = sizeof(float) * r->dim;
-	Size		off;
-	Size		done = 0;
-	BlockNumber blk;
 
 	if (seg->quant == SEGVEC_QUANT_NONE)
 		return (const float *) (reader_node(r, id) +
 								GraphRecVectorOffset(seg->m));
-	off = (Size) id * vlen;
-	blk = seg->vec_start + off / SEGVEC_SEGPAGE_USABLE;
-	off %= SEGVEC_SEGPAGE_USABLE;
-	if (off + vlen <= SEGVEC_SEGPAGE_USABLE)
-		return (const float *) (GraphPinBlock(r->index, &r->vecbuf, blk) + off);
-	while (done < vlen)
-	{
-		Size		len = Min(SEGVEC_SEGPAGE_USABLE - off, vlen - done);
-
-		memcpy((char *) r->veccopy + done,
-			   GraphPinBlock(r->index, &r->vecbuf, blk++) + off, len);
-		done += len;
-		off = 0;
-	}
-	return r->veccopy;
+	return GraphAreaVector(r->index, seg, id, r->dim, &r->vecbuf, r->veccopy);
 }
 
 /* a quantized segment's quantizer parameters, into params */
