@@ -20,6 +20,12 @@
 #                                   segvec_pgvector is the companion's)
 #   SEGVEC_TAP="test/t/011_jobs_compact.pl"   only these TAP files ("" for none)
 #   SEGVEC_KERNELS="avx2"           only these kernel paths for pg_regress
+#   SEGVEC_PG_PREFIX=/tmp/pg-mine   build, install and test against a private
+#                                   copy of the PostgreSQL installation made
+#                                   there (once), not the system one, so that
+#                                   several checkouts can test at the same
+#                                   time; the regression suites then run in
+#                                   pg_regress's own temporary instance
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -41,6 +47,28 @@ summary() {
 }
 
 bash test/setup.sh
+
+# A private installation: the system's server, client programs, PGXS and
+# extension directories copied under SEGVEC_PG_PREFIX (PostgreSQL finds its
+# directories relative to its programs, so the copy works where it is).
+pg_prefix=${SEGVEC_PG_PREFIX:-}
+if [ -n "$pg_prefix" ]; then
+	sysbin=$(pg_config --bindir)
+	pg_prefix=$(mkdir -p "$pg_prefix" && cd "$pg_prefix" && pwd)
+	if [ ! -x "$pg_prefix$sysbin/postgres" ]; then
+		echo "=== private PostgreSQL installation in $pg_prefix"
+		for d in "$sysbin/.." "$(pg_config --sharedir)"; do
+			d=$(cd "$d" && pwd)
+			mkdir -p "$pg_prefix$(dirname "$d")"
+			cp -a "$d" "$pg_prefix$(dirname "$d")/"
+		done
+		inc=$(dirname "$(dirname "$(pg_config --includedir-server)")")
+		mkdir -p "$pg_prefix$(dirname "$inc")"
+		[ -e "$pg_prefix$inc" ] || ln -s "$inc" "$pg_prefix$inc"
+		chmod -R a+rX "$pg_prefix"
+	fi
+	export PG_CONFIG="$pg_prefix$sysbin/pg_config"
+fi
 
 echo "=== build and install"
 if ! { make -j"$(nproc)" && make install; }; then
@@ -132,10 +160,19 @@ if [ ${#suites[@]} -gt 0 ]; then
 		# cluster.  When the command fails, pg_virtualenv prints the server
 		# log's tail.
 		set +e
-		as_postgres pg_virtualenv -v 15 -o shared_preload_libraries=segvec \
-			-o segvec.kernel="$kernel" \
-			make installcheck TAP_TESTS= REGRESS="${names[*]}" 2>&1 |
-			tee regress.out.log
+		if [ -n "$pg_prefix" ]; then
+			printf "shared_preload_libraries = segvec\nsegvec.kernel = %s\n" \
+				"$kernel" >regress.conf
+			as_postgres env PG_CONFIG="$PG_CONFIG" \
+				make installcheck TAP_TESTS= REGRESS="${names[*]}" \
+				EXTRA_REGRESS_OPTS="--temp-instance=$work/tmp_regress --temp-config=$work/regress.conf" \
+				2>&1 | tee regress.out.log
+		else
+			as_postgres pg_virtualenv -v 15 -o shared_preload_libraries=segvec \
+				-o segvec.kernel="$kernel" \
+				make installcheck TAP_TESTS= REGRESS="${names[*]}" 2>&1 |
+				tee regress.out.log
+		fi
 		regress_rc=${PIPESTATUS[0]}
 		set -e
 		# pg_regress prints "test NAME ... ok" (or FAILED) for each suite.
@@ -170,14 +207,21 @@ if [ -n "${SEGVEC_REGRESS+set}" ]; then
 	esac
 fi
 if [ "$run_companion" = 1 ]; then
-	vector_control="$(pg_config --sharedir)/extension/vector.control"
+	vector_control="$(${PG_CONFIG:-pg_config} --sharedir)/extension/vector.control"
 	if [ ! -e "$vector_control" ]; then
 		echo "=== pg_regress segvec_pgvector: SKIPPED, pgvector is not installed (no $vector_control)"
 	else
 		echo "=== pg_regress segvec_pgvector (pgvector $(sed -n "s/^default_version = '\(.*\)'/\1/p" "$vector_control"))"
 		set +e
-		as_postgres pg_virtualenv -v 15 -o shared_preload_libraries=segvec \
-			make -C pgvector installcheck 2>&1 | tee regress.out.log
+		if [ -n "$pg_prefix" ]; then
+			printf "shared_preload_libraries = segvec\n" >regress.conf
+			as_postgres env PG_CONFIG="$PG_CONFIG" make -C pgvector installcheck \
+				EXTRA_REGRESS_OPTS="--temp-instance=$work/tmp_regress --temp-config=$work/regress.conf" \
+				2>&1 | tee regress.out.log
+		else
+			as_postgres pg_virtualenv -v 15 -o shared_preload_libraries=segvec \
+				make -C pgvector installcheck 2>&1 | tee regress.out.log
+		fi
 		regress_rc=${PIPESTATUS[0]}
 		set -e
 		if [ "$regress_rc" -eq 0 ]; then
@@ -203,7 +247,7 @@ fi
 if [ ${#taps[@]} -gt 0 ]; then
 	echo "=== TAP: ${#taps[@]} file(s)"
 	set +e
-	as_postgres env SEGVEC_PREV_SRC="$prev_src" \
+	as_postgres env SEGVEC_PREV_SRC="$prev_src" ${PG_CONFIG:+PG_CONFIG="$PG_CONFIG"} \
 		make installcheck REGRESS= PROVE_FLAGS=--timer \
 		PROVE_TESTS="${taps[*]}" 2>&1 | tee tap.out.log
 	tap_rc=${PIPESTATUS[0]}
