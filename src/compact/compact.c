@@ -35,9 +35,11 @@
  * 3, the new one.  A scan reads the manifest once, so it sees either the
  * frozen docs in the mutable segment or the new segments, never both.
  *
- * Merge policy (choose_merge): a segment whose docs are more than half
- * tombstones is rewritten on its own; otherwise a segment is merged with
- * all smaller ones once they hold 1/segvec.merge_ratio of its docs, so
+ * Merge policy (choose_merge): a segment whose tombstones reach
+ * segvec.merge_deletes_pct (20%) of its docs is rewritten on its own
+ * (tombstoned docs dropped, its extent freed); otherwise a segment is
+ * merged with all smaller ones once they hold 1/segvec.merge_ratio of its
+ * docs, so
  * there are at most 1 + log_R(docs) segments (segvec.merge_ratio = 0: the
  * tiered policy, SEGVEC_MERGE_FACTOR segments of one tier, floor(log4(live
  * docs)), merged into one).  Merges whose graph (not vectors:
@@ -72,6 +74,7 @@ int			segvec_compact_threshold = -1;
 int			segvec_max_merge_docs = -1;
 int			segvec_compact_threshold_kb = 1024;
 int			segvec_merge_ratio = 16;
+int			segvec_merge_deletes_pct = 20;
 
 /*
  * SegvecCompactInit: from _PG_init, define segvec.compact_threshold.
@@ -98,6 +101,11 @@ SegvecCompactInit(void)
 							"Size ratio between consecutive segments below which they are merged (0: merge by tiers).",
 							"A segment is merged with all smaller ones once they hold 1/merge_ratio of its docs, so an index has at most 1 + log_merge_ratio(docs) segments; higher values rewrite docs more often.",
 							&segvec_merge_ratio, 16, 0, 1024,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("segvec.merge_deletes_pct",
+							"Percentage of a segment's docs that are tombstones at which the segment is rewritten without them.",
+							"The rewrite drops the tombstoned docs and frees the old extent, so a segment's dead docs stay below this share of its size; lower values rewrite more often.",
+							&segvec_merge_deletes_pct, 20, 1, 100,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("segvec.max_merge_docs",
 							"Most docs one segment merge produces (-1: as many as maintenance_work_mem allows).",
@@ -733,8 +741,8 @@ choose_merge_ratio(SegvecMetaInfo *info, int maxdocs, uint32 *drop)
 
 /*
  * Pick segments to merge: fills drop[] with segment numbers and returns
- * how many (0: nothing to do).  A segment mostly tombstones is rewritten
- * alone; then the ratio policy (above), or with segvec.merge_ratio = 0 the
+ * how many (0: nothing to do).  A segment whose tombstones reach
+ * segvec.merge_deletes_pct of its docs is rewritten alone; then the ratio policy (above), or with segvec.merge_ratio = 0 the
  * tiered one: tiers are floor(log4(live docs)), and SEGVEC_MERGE_FACTOR
  * segments of one tier are merged.
  */
@@ -744,12 +752,36 @@ choose_merge(SegvecMetaInfo *info, int maxdocs, uint32 *drop)
 	int			tier,
 				i;
 
-	/* a segment mostly tombstones is rewritten alone */
-	for (i = 0; i < info->nsegments; i++)
+	/*
+	 * A segment whose tombstones reach segvec.merge_deletes_pct of its docs
+	 * is rewritten alone, the most dead docs first (if its live docs fit in
+	 * one merge; a segment with no live doc left is dropped without a
+	 * build).  Merges by size drop tombstones too, but a big segment may
+	 * wait long for one (or never merge, being the biggest): without this,
+	 * an UPDATE of every row leaves the index twice its live size.
+	 */
 	{
-		if (info->segments[i].ntombstones * 2 > info->segments[i].ndocs)
+		int			best = -1;
+		int64		best_dead = 0;
+
+		for (i = 0; i < info->nsegments; i++)
 		{
-			drop[0] = info->segments[i].segno;
+			const SegvecSegment *seg = &info->segments[i];
+
+			if (seg->ntombstones == 0 ||
+				(int64) seg->ntombstones * 100 <
+				(int64) segvec_merge_deletes_pct * seg->ndocs ||
+				live_docs(seg) > maxdocs)
+				continue;
+			if (best < 0 || seg->ntombstones > best_dead)
+			{
+				best = i;
+				best_dead = seg->ntombstones;
+			}
+		}
+		if (best >= 0)
+		{
+			drop[0] = info->segments[best].segno;
 			return 1;
 		}
 	}
@@ -946,6 +978,28 @@ merge_segments(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop)
 	SegvecProcessGarbage(index);
 	UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
 	return ndrop;
+}
+
+/*
+ * SegvecMergeDue: would SegvecMergeSegments merge anything now?  For the
+ * callers that run merges without a compaction: a compaction job whose
+ * mutable segment is below the threshold, and VACUUM's cleanup after it
+ * set tombstones.  Reads the manifest only.
+ */
+bool
+SegvecMergeDue(Relation index)
+{
+	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+	uint32		drop[SEGVEC_MAX_MERGE_INPUTS];
+	bool		due = false;
+
+	SegvecGetMetaInfo(index, info);
+	if (info->dimensions > 0 && info->nsegments > 0)
+		due = choose_merge(info, SegvecMaxMergeDocs(SegvecGetFrozenM(index)),
+						   drop) > 0;
+	SegvecFreeMetaInfo(info);
+	pfree(info);
+	return due;
 }
 
 /*
