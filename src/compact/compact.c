@@ -67,6 +67,7 @@
 #include "compact/compact.h"
 #include "graph/graph.h"
 #include "hooks/testhooks.h"
+#include "keymap/keymap.h"
 
 #define SEGVEC_MERGE_FACTOR		4
 
@@ -634,6 +635,23 @@ freeze_add(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 	writer_add(&d, vector, dim, arg);
 }
 
+/*
+ * GraphAliasGoneCallback of the freeze: an alias whose target a merge or a
+ * rewrite dropped and whose heap row is gone (no snapshot sees it; VACUUM
+ * would have removed the alias and its entry) is not frozen, so its keymap
+ * entry goes now: VACUUM will find no doc to remove it with.  A crash
+ * before the install leaves the alias in the mutable segment without its
+ * entry, which no scan misses (its row is dead), and the next freeze
+ * removes the entry again (removing an absent entry changes nothing).
+ */
+static void
+freeze_gone(const SegvecDocInfo *doc, void *arg)
+{
+	SegmentWriter *w = (SegmentWriter *) arg;
+
+	KeymapRemoveDoc(w->index, doc);
+}
+
 static void
 writer_init(SegmentWriter *w, Relation index, int dim)
 {
@@ -742,7 +760,8 @@ choose_merge_ratio(SegvecMetaInfo *info, int maxdocs, uint32 *drop)
 /*
  * Pick segments to merge: fills drop[] with segment numbers and returns
  * how many (0: nothing to do).  A segment whose tombstones reach
- * segvec.merge_deletes_pct of its docs is rewritten alone; then the ratio policy (above), or with segvec.merge_ratio = 0 the
+ * segvec.merge_deletes_pct of its docs is rewritten alone; then the ratio
+ * policy (above), or with segvec.merge_ratio = 0 the
  * tiered one: tiers are floor(log4(live docs)), and SEGVEC_MERGE_FACTOR
  * segments of one tier are merged.
  */
@@ -1131,7 +1150,8 @@ compact_mutable(Relation index, SegvecCompactStats *stats)
 		if (info->dimensions > 0)
 			GraphMutableForEachDoc(index, info->segments, info->nsegments,
 								   info->mutable_head, frozen_stop,
-								   info->dimensions, freeze_add, &w);
+								   info->dimensions, freeze_add, freeze_gone,
+								   &w);
 		writer_flush(&w);
 
 		/* test-only pause of a background job (segvec.job_delay_ms) */
