@@ -758,6 +758,43 @@ choose_merge_ratio(SegvecMetaInfo *info, int maxdocs, uint32 *drop)
 }
 
 /*
+ * A segment whose tombstones reach segvec.merge_deletes_pct of its docs is
+ * rewritten alone, the most dead docs first (if its live docs fit in one
+ * merge; a segment with no live doc left is dropped without a build).
+ * Merges by size drop tombstones too, but a big segment may wait long for
+ * one (or never merge, being the biggest): without this, an UPDATE of
+ * every row leaves the index twice its live size.  Sets drop[0] and
+ * returns true if one is due.
+ */
+static bool
+choose_rewrite(SegvecMetaInfo *info, int maxdocs, uint32 *drop)
+{
+	int			best = -1;
+	int64		best_dead = 0;
+	int			i;
+
+	for (i = 0; i < info->nsegments; i++)
+	{
+		const SegvecSegment *seg = &info->segments[i];
+
+		if (seg->ntombstones == 0 ||
+			(int64) seg->ntombstones * 100 <
+			(int64) segvec_merge_deletes_pct * seg->ndocs ||
+			live_docs(seg) > maxdocs)
+			continue;
+		if (best < 0 || seg->ntombstones > best_dead)
+		{
+			best = i;
+			best_dead = seg->ntombstones;
+		}
+	}
+	if (best < 0)
+		return false;
+	drop[0] = info->segments[best].segno;
+	return true;
+}
+
+/*
  * Pick segments to merge: fills drop[] with segment numbers and returns
  * how many (0: nothing to do).  A segment whose tombstones reach
  * segvec.merge_deletes_pct of its docs is rewritten alone; then the ratio
@@ -771,39 +808,8 @@ choose_merge(SegvecMetaInfo *info, int maxdocs, uint32 *drop)
 	int			tier,
 				i;
 
-	/*
-	 * A segment whose tombstones reach segvec.merge_deletes_pct of its docs
-	 * is rewritten alone, the most dead docs first (if its live docs fit in
-	 * one merge; a segment with no live doc left is dropped without a
-	 * build).  Merges by size drop tombstones too, but a big segment may
-	 * wait long for one (or never merge, being the biggest): without this,
-	 * an UPDATE of every row leaves the index twice its live size.
-	 */
-	{
-		int			best = -1;
-		int64		best_dead = 0;
-
-		for (i = 0; i < info->nsegments; i++)
-		{
-			const SegvecSegment *seg = &info->segments[i];
-
-			if (seg->ntombstones == 0 ||
-				(int64) seg->ntombstones * 100 <
-				(int64) segvec_merge_deletes_pct * seg->ndocs ||
-				live_docs(seg) > maxdocs)
-				continue;
-			if (best < 0 || seg->ntombstones > best_dead)
-			{
-				best = i;
-				best_dead = seg->ntombstones;
-			}
-		}
-		if (best >= 0)
-		{
-			drop[0] = info->segments[best].segno;
-			return 1;
-		}
-	}
+	if (choose_rewrite(info, maxdocs, drop))
+		return 1;
 
 	if (segvec_merge_ratio > 0)
 		return choose_merge_ratio(info, maxdocs, drop);
@@ -1000,10 +1006,13 @@ merge_segments(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop)
 }
 
 /*
- * SegvecMergeDue: would SegvecMergeSegments merge anything now?  For the
- * callers that run merges without a compaction: a compaction job whose
- * mutable segment is below the threshold, and VACUUM's cleanup after it
- * set tombstones.  Reads the manifest only.
+ * SegvecMergeDue: is a segment due for its rewrite by
+ * segvec.merge_deletes_pct (choose_rewrite)?  Then SegvecMergeSegments
+ * does it (and any other merge that is due).  For the callers that run
+ * merges without a compaction: VACUUM's cleanup after it set tombstones,
+ * and the compaction job VACUUM submits for that, whose mutable segment is
+ * below the threshold.  Size merges are left to compactions, as before.
+ * Reads the manifest only.
  */
 bool
 SegvecMergeDue(Relation index)
@@ -1014,8 +1023,9 @@ SegvecMergeDue(Relation index)
 
 	SegvecGetMetaInfo(index, info);
 	if (info->dimensions > 0 && info->nsegments > 0)
-		due = choose_merge(info, SegvecMaxMergeDocs(SegvecGetFrozenM(index)),
-						   drop) > 0;
+		due = choose_rewrite(info,
+							 SegvecMaxMergeDocs(SegvecGetFrozenM(index)),
+							 drop);
 	SegvecFreeMetaInfo(info);
 	pfree(info);
 	return due;
