@@ -374,14 +374,8 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 			!SegvecSubmitJob(RelationGetRelid(index), SEGVEC_JOB_COMPACT))
 			compact_for_vacuum(index, true);
 	}
-	SegvecGetMetaInfo(index, meta);
-
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
-	stats->num_index_tuples = nmutable;
-	for (i = 0; i < meta->nsegments; i++)
-		stats->num_index_tuples += meta->segments[i].ndocs -
-			meta->segments[i].ntombstones;
 
 	/*
 	 * The physical scan runs under the compaction lock, so no compaction or
@@ -407,8 +401,18 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	SegvecProcessGarbage(index);
 	freeze_metapage(index);
 
-	SegvecFreeMetaInfo(meta);
 	SegvecGetMetaInfo(index, meta);	/* what is reachable, now */
+
+	/*
+	 * The docs, counted under the compaction lock: a background compaction
+	 * (or the one this cleanup submitted) between a count of the mutable
+	 * segment and a read of the manifest would count its docs twice.
+	 */
+	nmutable = SegvecMutableCountDocs(index, -1);
+	stats->num_index_tuples = nmutable;
+	for (i = 0; i < meta->nsegments; i++)
+		stats->num_index_tuples += meta->segments[i].ndocs -
+			meta->segments[i].ntombstones;
 	if (!RELATION_IS_LOCAL(index))
 		LockRelationForExtension(index, ExclusiveLock);
 	npages = RelationGetNumberOfBlocks(index);
