@@ -349,18 +349,25 @@ SQL
 	# the streaming scenario swaps vectors between rows)
 	psql -c 'CREATE FUNCTION mapid(i int) RETURNS int LANGUAGE sql IMMUTABLE AS $$ SELECT i $$'
 
-	# recall M EF KEY: recall@10 over queries 1..nq through M's index, and
-	# the index's buffer accesses per query (pg_stat_get_xact_blocks_fetched
-	# of the index, before and after, in one transaction); puts
-	# M_recall_KEY, M_bufs_KEY (and M_short_KEY if a query got < 10 rows)
+	# recall M EF KEY: recall@10 over queries 1..nq through M's index, the
+	# index's buffer accesses per query (pg_stat_get_xact_blocks_fetched
+	# of the index, before and after, in one transaction) and the backend's
+	# CPU time per query in microseconds (/proc/PID/schedstat's run time,
+	# before and after: on a loaded machine a steadier figure than QPS;
+	# it includes the ground-truth join, the same for every method); puts
+	# M_recall_KEY, M_bufs_KEY, M_cpu_KEY (and M_short_KEY if a query got
+	# < 10 rows)
 	recall() {
-		local m=$1 ef=$2 k=$3 recall minrows bufs
-		read -r recall minrows bufs < <(psql -At <<SQL | tail -1
+		local m=$1 ef=$2 k=$3 recall minrows bufs cpu
+		read -r recall minrows bufs cpu < <(psql -At <<SQL | tail -1
 SET enable_seqscan = off;
 SET ${guc[$m]} = $ef;
 ${opt_sql[$m]:-}
+SELECT pg_backend_pid() AS pid \gset
+\setenv BENCH_PID :pid
 BEGIN;
 SELECT pg_stat_get_xact_blocks_fetched('${tbl[$m]}_idx'::regclass) AS b0 \gset
+\set c0 \`cut -d" " -f1 /proc/\$BENCH_PID/schedstat\`
 SELECT round(avg((SELECT count(*) FROM unnest(r.ids) x
 		WHERE x = ANY (SELECT mapid(y) FROM unnest(g.ids[1:10]) y))::numeric / 10), 4) AS recall,
 	min(coalesce(cardinality(r.ids), 0)) AS minrows
@@ -369,13 +376,16 @@ CROSS JOIN LATERAL (SELECT array_agg(id) AS ids FROM
 	(SELECT t.id FROM ${tbl[$m]} t ORDER BY t.embedding <-> q.embedding
 	 LIMIT 10) s) r
 WHERE q.qid <= $nq \gset
+\set c1 \`cut -d" " -f1 /proc/\$BENCH_PID/schedstat\`
 SELECT round((pg_stat_get_xact_blocks_fetched('${tbl[$m]}_idx'::regclass) - :b0) / $nq::numeric, 1) AS bufs \gset
+SELECT round((:c1 - :c0) / 1000.0 / $nq, 0) AS cpu \gset
 COMMIT;
-\echo :recall :minrows :bufs
+\echo :recall :minrows :bufs :cpu
 SQL
 )
 		put "${m}_recall_$k" "$recall"
 		put "${m}_bufs_$k" "$bufs"
+		put "${m}_cpu_$k" "$cpu"
 		[ "$minrows" = 10 ] || put "${m}_short_$k" "$minrows"
 	}
 
