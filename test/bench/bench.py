@@ -443,7 +443,7 @@ def stream_report(r, pgv, efs, w):
       "rewrite 10%% of the" % r.get("stream_updates"))
     w("    vectors; recall@10 / single-client QPS / index buffer accesses "
       "per query / backend")
-    w("    CPU per query in microseconds [6]; \"fresh\" is the sweep above "
+    w("    CPU per query in microseconds [7]; \"fresh\" is the sweep above "
       "(one CREATE INDEX on")
     w("    all rows); \"no bound\" is segvec.shared_bound = off")
     for m in methods:
@@ -460,8 +460,10 @@ def stream_report(r, pgv, efs, w):
             continue
         w("")
         w("%s:" % label)
+        if r.get("segvec_state0_" + key):
+            w("    segvec index before the sweep: %s" % r["segvec_state0_" + key])
         if r.get("segvec_state_" + key):
-            w("    segvec index: %s; %s MB (pgvector %s MB)"
+            w("    segvec index after the sweep : %s; %s MB (pgvector %s MB)"
               % (r["segvec_state_" + key], r.get("segvec_size_" + key),
                  r.get("pgvector_size_" + key, "-")))
         w(head)

@@ -26,10 +26,13 @@
 #   - the streaming scenario of issue 12 (BENCH_STREAM=1): an index built
 #     on the first half of the rows, the second half inserted one row per
 #     transaction (synchronous_commit off, background workers on); recall,
-#     index buffer accesses per query and QPS at BENCH_STREAM_EF right
-#     away, after ft.jobs is empty, after 10% of the vectors were rewritten
-#     by single-row UPDATEs, and after VACUUM; the same for pgvector, and
-#     segvec with segvec.shared_bound off (segvec_nb) for comparison;
+#     index buffer accesses per query, the backend's CPU time per query
+#     and QPS at BENCH_STREAM_EF right away, after ft.jobs is empty, after
+#     10% of the vectors were rewritten by single-row UPDATEs, and after
+#     VACUUM (segvec's segments and pending jobs before and after each
+#     sweep); the same for pgvector, and segvec with segvec.shared_bound
+#     off (segvec_nb) for comparison; every target checked on QPS and on
+#     CPU time;
 #   - prints one report (bench.py report), with the targets of issues 3
 #     and 12.
 #
@@ -525,9 +528,18 @@ SQL
 		done
 		smethods=("${methods[@]}")
 		[ "$has_info" = t ] && smethods+=(segvec_nb)
-		# ssweep KEY: recall, buffers and QPS of every method at each ef
+		# st_state: segvec's segments and pending jobs, now
+		st_state() {
+			val "SELECT format('%s segment(s), %s docs in the mutable segment, %s in graph segments, %s tombstones; %s job(s) in ft.jobs',
+				num_segments, mutable_docs, immutable_docs, tombstones,
+				$([ "$has_jobs" = t ] && echo '(SELECT count(*) FROM ft.jobs)' || echo "'n/a'")) FROM ft.info('st_segvec_idx')"
+		}
+		# ssweep KEY: recall, buffers and QPS of every method at each ef;
+		# segvec's state before and after (the workers may compact and
+		# merge during the sweep, which then measures several states)
 		ssweep() {
 			local k=$1 ef m saved
+			[ "$has_info" = t ] && put "segvec_state0_$k" "$(st_state)"
 			for m in "${methods[@]}"; do
 				psql -c "SELECT bench_prewarm('${tbl[$m]}')" >/dev/null
 			done
@@ -541,10 +553,7 @@ SQL
 				qps "$ef" "$sqtx" "${k}_$ef"
 			done
 			methods=("${saved[@]}")
-			if [ "$has_info" = t ]; then
-				put "segvec_state_$k" "$(val "SELECT format('%s segment(s), %s docs in the mutable segment, %s in graph segments, %s tombstones',
-					num_segments, mutable_docs, immutable_docs, tombstones) FROM ft.info('st_segvec_idx')")"
-			fi
+			[ "$has_info" = t ] && put "segvec_state_$k" "$(st_state)"
 			for m in "${methods[@]}"; do
 				put "${m}_size_$k" "$(val "SELECT round(pg_relation_size('${tbl[$m]}_idx') / 1048576.0, 1)")"
 			done
