@@ -222,6 +222,15 @@ HnswBuilderFinishParallel(HnswBuilder *b, int nworkers,
 
 	sh = shm_toc_allocate(pcxt->toc, plan.total);
 	memcpy(sh, &plan, sizeof(plan));
+	/*
+	 * Huge pages for the segment's vectors and lists, as the serial
+	 * builder asks for its own (only where the system gives shared memory
+	 * transparent huge pages: shmem_enabled = advise)
+	 */
+	GraphAdviseHugePages(SHARED_ARRAY(sh, float, off_vectors),
+						 sizeof(float) * (Size) b->n * b->dim);
+	GraphAdviseHugePages(SHARED_ARRAY(sh, uint32, off_nbr0),
+						 sizeof(uint32) * (Size) b->n * b->m0);
 	memcpy(SHARED_ARRAY(sh, float, off_vectors), b->vectors,
 		   sizeof(float) * (Size) b->n * b->dim);
 	if (b->metric == SEGVEC_METRIC_IP)
