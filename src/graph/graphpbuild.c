@@ -39,6 +39,8 @@
 #include "postgres.h"
 
 #include <math.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "access/parallel.h"
 #include "access/xact.h"
@@ -180,6 +182,41 @@ SegvecGraphBuildMain(dsm_segment *seg, shm_toc *toc)
 	participate(sh, NULL);
 }
 
+/* copy_back copies this much at a time */
+#define COPY_BACK_CHUNK		((Size) 16 * 1024 * 1024)
+
+/*
+ * Copy len bytes of the segment at src to dst, giving the segment's pages
+ * back to the system as they are copied (MADV_REMOVE frees the pages of
+ * a shared mapping: the segment is a tmpfs file with the usual posix
+ * dynamic_shared_memory_type; elsewhere the advice fails and nothing
+ * changes).  The pages read as zeros afterwards, which no one does: the
+ * workers are done and the segment is destroyed next.  So the vectors are
+ * not held twice, in the segment and in the builder, at the end.
+ */
+static void
+copy_back(void *dst, void *src, Size len)
+{
+	Size		done;
+
+	for (done = 0; done < len; done += COPY_BACK_CHUNK)
+	{
+		Size		n = Min(COPY_BACK_CHUNK, len - done);
+
+		memcpy((char *) dst + done, (char *) src + done, n);
+#if defined(MADV_REMOVE)
+		{
+			uintptr_t	page = (uintptr_t) sysconf(_SC_PAGESIZE);
+			uintptr_t	start = TYPEALIGN(page, (uintptr_t) src + done);
+			uintptr_t	end = TYPEALIGN_DOWN(page, (uintptr_t) src + done + n);
+
+			if (end > start)
+				(void) madvise((void *) start, end - start, MADV_REMOVE);
+		}
+#endif
+	}
+}
+
 /*
  * HnswBuilderFinishParallel: HnswBuilderFinish with up to nworkers
  * parallel workers besides the leader (the caller's process).  The graph
@@ -271,16 +308,16 @@ HnswBuilderFinishParallel(HnswBuilder *b, int nworkers,
 	WaitForParallelWorkersToFinish(pcxt);
 
 	/* the graph back into the builder */
-	b->vectors = MemoryContextAllocHuge(b->ctx, mul_size(mul_size(b->maxn, b->dim),
-														 sizeof(float)));
-	GraphAdviseHugePages(b->vectors, sizeof(float) * (Size) b->maxn * b->dim);
-	memcpy(b->vectors, SHARED_ARRAY(sh, float, off_vectors),
-		   sizeof(float) * (Size) b->n * b->dim);
 	b->nbr0 = MemoryContextAllocHuge(b->ctx, mul_size(mul_size(b->maxn, b->m0),
 													  sizeof(uint32)));
 	GraphAdviseHugePages(b->nbr0, sizeof(uint32) * (Size) b->maxn * b->m0);
-	memcpy(b->nbr0, SHARED_ARRAY(sh, uint32, off_nbr0),
-		   sizeof(uint32) * (Size) b->n * b->m0);
+	copy_back(b->nbr0, SHARED_ARRAY(sh, uint32, off_nbr0),
+			  sizeof(uint32) * (Size) b->n * b->m0);
+	b->vectors = MemoryContextAllocHuge(b->ctx, mul_size(mul_size(b->maxn, b->dim),
+														 sizeof(float)));
+	GraphAdviseHugePages(b->vectors, sizeof(float) * (Size) b->maxn * b->dim);
+	copy_back(b->vectors, SHARED_ARRAY(sh, float, off_vectors),
+			  sizeof(float) * (Size) b->n * b->dim);
 	memcpy(b->nnbr0, SHARED_ARRAY(sh, uint16, off_nnbr0), sizeof(uint16) * b->n);
 	memcpy(b->flat_upper, SHARED_ARRAY(sh, uint32, off_flat_upper),
 		   sizeof(uint32) * b->upper_size);
