@@ -377,6 +377,13 @@ search_layer(HnswBuilder *b, uint32 q, GraphCand *eps, int nep, int ef,
 	cand->count = 0;
 	result->count = 0;
 
+	/*
+	 * In a parallel build others may have linked q already (from a layer
+	 * where it is linked first): it is not its own neighbour
+	 */
+	if (b->shared)
+		b->visited[q] = b->stamp;
+
 	for (i = 0; i < nep; i++)
 	{
 		b->visited[eps[i].id] = b->stamp;
@@ -904,6 +911,8 @@ descend(HnswBuilder *b, uint32 q, int tolevel)
 
 				if (i + 1 < count)
 					prefetch_vector(b, nbrs[i + 1]);
+				if (b->shared && nbrs[i] == q)
+					continue;	/* linked by others already (search_layer) */
 				d = node_distance_below(b, q, nbrs[i], ep.distance);
 				if (d < ep.distance)
 				{
