@@ -21,10 +21,12 @@
  * ever dropped here.  The order is not guaranteed: going on with the search
  * can discover a node nearer than one already returned (reached only
  * through farther nodes), a "late find".  Under segvec.scan_order =
- * strict the search skips it (GraphScanBudget.skip_late: it is not
- * returned, and not counted as a row toward the switch to exact scoring);
- * under relaxed it returns it next, and the scan (am/segvecscan.c) passes
- * it on.  The scan's merge checks the order again across all its sources
+ * strict a reorder stage holds a few rows back (a look-ahead, GraphScanNext)
+ * so that a late find within it is returned in its place; one beyond it is
+ * skipped (GraphScanBudget.skip_late: not returned, and not counted as a
+ * row toward the switch to exact scoring) and the look-ahead grows; under
+ * relaxed the search returns it next, and the scan (am/segvecscan.c)
+ * passes it on.  The scan's merge checks the order again across all its sources
  * and is what guarantees it.  Late finds are the search's own misses, so
  * they grow rare as the window widens; the minimum width spares the
  * smallest ef_search values the worst of them (src/README.md, "Scans",
