@@ -9,12 +9,13 @@
 #    about twice a batch.  A worker takes no snapshot between jobs, so its
 #    view of the xmin horizon was the one of its last snapshot: every
 #    extent freed after it looked in use, and each merge extended the
-#    relation (STREAM_FIGURES in test/bench/stream.sh at 40,000 x 784).
+#    relation (test/bench/stream.sh at 40,000 x 784: 2.8 to 4.2 times a
+#    fresh build before, 1.6 to 2.2 after; src/README.md).
 #    SegvecExtentTake now recomputes the horizon first.  A merge writes
 #    the big segment's new copy before it frees the old one, so the index
 #    keeps at least twice its pages in use after its last such merge
-#    (src/README.md, "Recycling and free extents"): measured here 2.97,
-#    3.09 and 3.63 times a fresh build with the fix, 3.74 without (at this
+#    (src/README.md, "Recycling and free extents"): measured here 2.52,
+#    2.97, 3.09 and 3.63 times a fresh build with the fix, 3.74 without (at this
 #    size the peak dominates; the fix shows at 784 dims).  Asserted: the
 #    pages in use within 1.3 times the fresh build's (1.11 measured), the
 #    size within 6 times it (an index that reused nothing would be about
