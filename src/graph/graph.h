@@ -56,6 +56,8 @@ extern const float *HnswBuilderGetDoc(HnswBuilder *builder, int i,
 extern int	HnswBuilderCount(HnswBuilder *builder);
 extern void HnswBuilderFinish(HnswBuilder *builder,
 							  void (*progress) (int done));
+extern void HnswBuilderFinishParallel(HnswBuilder *builder, int nworkers,
+									  void (*progress) (int done));
 extern void HnswBuilderWrite(HnswBuilder *builder, Relation index,
 							 uint32 segno, SegvecSegment *seg);
 extern void HnswBuilderFree(HnswBuilder *builder);
