@@ -25,8 +25,10 @@ CREATE TABLE sb_items (id int PRIMARY KEY, embedding real[], category int)
     WITH (autovacuum_enabled = off);
 INSERT INTO sb_items
     SELECT i, pg_temp.vec(i, 16), i % 100 FROM generate_series(1, 8000) i;
+-- quantization 'none' (not the default): what is counted below is the
+-- unquantized search
 CREATE INDEX sb_idx ON sb_items USING segvec (embedding)
-    WITH (compact_threshold = 0);
+    WITH (compact_threshold = 0, quantization = 'none');
 ALTER INDEX sb_idx SET (compact_threshold = 1000000);
 INSERT INTO sb_items
     SELECT i, pg_temp.vec(i, 16), i % 100 FROM generate_series(8001, 11000) i;
@@ -123,8 +125,10 @@ CREATE TABLE sb_small (id int PRIMARY KEY, embedding real[])
     WITH (autovacuum_enabled = off);
 INSERT INTO sb_small
     SELECT i, pg_temp.vec(i, 16) FROM generate_series(1, 8000) i;
+-- quantization 'none' (not the default): what is counted below is the
+-- unquantized search
 CREATE INDEX sb_small_idx ON sb_small USING segvec (embedding)
-    WITH (compact_threshold = 0);
+    WITH (compact_threshold = 0, quantization = 'none');
 ALTER INDEX sb_small_idx SET (compact_threshold = 1000000);
 INSERT INTO sb_small
     SELECT i, pg_temp.vec(i, 16) FROM generate_series(8001, 8900) i;

@@ -62,6 +62,44 @@ SELECT cat, cardinality(pg_temp.topk(cat, 10, false)) AS nrows,
        pg_temp.topk(cat, 10, false) = pg_temp.topk(cat, 10, true) AS same_as_exact
 FROM unnest(ARRAY[7, 42, 99]) cat;
 
+-- ten more categories, k = 10 and 20: exactly k rows, the exact answer,
+-- and (client_min_messages = debug1) no late find skipped: the reorder
+-- stage returns each in its place
+SET client_min_messages = debug1;
+SELECT count(*) AS queries,
+       count(*) FILTER (WHERE cardinality(pg_temp.topk(cat, k, false)) = k) AS k_rows,
+       count(*) FILTER (WHERE pg_temp.topk(cat, k, false) = pg_temp.topk(cat, k, true)) AS exact
+FROM generate_series(0, 99, 11) cat, (VALUES (10), (20)) kk(k);
+RESET client_min_messages;
+
+-- unfiltered, LIMIT 500 and LIMIT 2000 through the graph (the segment is
+-- bigger than max_scan_tuples, so it is never scored exactly): LIMIT 500
+-- is the exact answer; LIMIT 2000 meets 2 late finds that come after a
+-- farther row was returned, beyond the look-ahead, which strict order
+-- skips (the rare case: src/README.md, "Order"), so it is not
+CREATE FUNCTION pg_temp.top(k int, exact bool) RETURNS int[]
+LANGUAGE plpgsql AS $$
+DECLARE
+    r int[];
+BEGIN
+    IF exact THEN
+        PERFORM set_config('enable_indexscan', 'off', true);
+        PERFORM set_config('enable_seqscan', 'on', true);
+    END IF;
+    SELECT array_agg(id) INTO r FROM (
+        SELECT id FROM fl_items
+        ORDER BY embedding <-> (SELECT v FROM fl_q) LIMIT k) s;
+    PERFORM set_config('enable_indexscan', 'on', true);
+    PERFORM set_config('enable_seqscan', 'off', true);
+    RETURN r;
+END
+$$;
+SET client_min_messages = debug1;
+SELECT k, cardinality(pg_temp.top(k, false)) AS nrows,
+       pg_temp.top(k, false) = pg_temp.top(k, true) AS same_as_exact
+FROM unnest(ARRAY[500, 2000]) k;
+RESET client_min_messages;
+
 -- rows come out in non-decreasing distance, every one of them
 SELECT count(*) AS nrows, bool_and(d >= prev) AS ordered FROM (
     SELECT d, lag(d, 1, 0::float8) OVER (ORDER BY n) AS prev FROM (
@@ -81,6 +119,14 @@ SELECT count(*) < 10 AS fewer FROM (
 SELECT count(*) < 10 AS fewer FROM (
     SELECT id FROM fl_items WHERE category = 42
     ORDER BY embedding <-> (SELECT v FROM fl_q) LIMIT 10) s;
+RESET segvec.max_scan_tuples;
+
+-- a full scan of the segment (budget lifted: the segment is then scored
+-- exactly once its walk has gone far enough), strict order: every row once
+SET segvec.max_scan_tuples = 10000000;
+SELECT count(*) AS nrows, count(DISTINCT id) AS distinct_ids FROM (
+    SELECT id FROM fl_items
+    ORDER BY embedding <-> (SELECT v FROM fl_q) LIMIT 100000) s;
 RESET segvec.max_scan_tuples;
 
 DROP TABLE fl_items, fl_q;

@@ -24,8 +24,10 @@ CREATE TABLE so_items (id int PRIMARY KEY, embedding real[])
     WITH (autovacuum_enabled = off);
 INSERT INTO so_items
     SELECT i, pg_temp.vec(i, 16) FROM generate_series(1, 4000) i;
+-- quantization 'none' (not the default): what is counted below is the
+-- unquantized search
 CREATE INDEX so_idx ON so_items USING segvec (embedding)
-    WITH (compact_threshold = 0);
+    WITH (compact_threshold = 0, quantization = 'none');
 ALTER INDEX so_idx SET (compact_threshold = 1000000);
 INSERT INTO so_items
     SELECT i, pg_temp.vec(i, 16) FROM generate_series(4001, 6000) i;

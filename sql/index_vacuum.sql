@@ -176,7 +176,7 @@ FROM pg_class WHERE relname = 'vac_items_embedding_idx';
 ALTER INDEX vac_items_embedding_idx SET (compact_threshold = 1000000);
 CREATE FUNCTION pg_temp.wait_for_jobs() RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-    FOR i IN 1 .. 600 LOOP
+    FOR i IN 1 .. 6000 LOOP
         EXIT WHEN NOT EXISTS (SELECT FROM ft.jobs);
         PERFORM pg_sleep(0.1);
     END LOOP;

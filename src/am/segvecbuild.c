@@ -24,6 +24,7 @@
 #include "catalog/index.h"
 #include "commands/progress.h"
 #include "miscadmin.h"
+#include "optimizer/optimizer.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "utils/memutils.h"
@@ -51,7 +52,11 @@ typedef struct SegvecBuildState
 	int64		nentries;
 	int64		maxentries;
 	int64		ndocs;			/* doc ids given so far */
+	int			nworkers;		/* parallel workers for each graph */
 } SegvecBuildState;
+
+/* a segment of fewer docs gets its graph built serially */
+#define PARALLEL_MIN_DOCS	1000
 
 /*
  * Doc ids of a build: the metapage's mutable head page has sequence number
@@ -108,7 +113,11 @@ flush_segment(SegvecBuildState *bs)
 									 SEGVEC_PHASE_GRAPH);
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, n);
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, 0);
-		HnswBuilderFinish(bs->builder, report_graph_progress);
+		if (bs->nworkers > 0 && n >= PARALLEL_MIN_DOCS)
+			HnswBuilderFinishParallel(bs->builder, bs->nworkers,
+									  report_graph_progress);
+		else
+			HnswBuilderFinish(bs->builder, report_graph_progress);
 
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
 									 SEGVEC_PHASE_WRITE);
@@ -297,6 +306,16 @@ segvecbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	buildstate.tmpCtx = AllocSetContextCreate(CurrentMemoryContext,
 											  "segvec build temporary context",
 											  ALLOCSET_DEFAULT_SIZES);
+
+	/*
+	 * Workers for the graphs, planned as for a btree (PG 15 plans them for
+	 * btree only): none for a small table, an unsafe expression or
+	 * predicate, max_parallel_maintenance_workers = 0, or within a parallel
+	 * operation already.  The heap scan stays the leader's.
+	 */
+	if (IsNormalProcessingMode() && !IsInParallelMode())
+		buildstate.nworkers = plan_create_index_workers(RelationGetRelid(heap),
+														RelationGetRelid(index));
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
 								 SEGVEC_PHASE_SCAN);

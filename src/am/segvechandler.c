@@ -83,7 +83,7 @@ SegvecAmInit(void)
 					  -1, -1, INT_MAX, ShareUpdateExclusiveLock);
 	add_string_reloption(segvec_relopt_kind, "quantization",
 						 "Codes that graph segments are searched with: rabitq, sq8 or none",
-						 "none", validate_quantization, AccessExclusiveLock);
+						 "sq8", validate_quantization, AccessExclusiveLock);
 	/* the ft dialect's field options, read by ft.query (ft/ftcompile.c) */
 	add_string_reloption(segvec_relopt_kind, "text_fields",
 						 "TEXT fields of the ft dialect: comma-separated column names",

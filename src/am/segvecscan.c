@@ -32,9 +32,12 @@
  * after ef_search rows ranks first the docs its graph search missed, and a
  * quantized segment's search yields in estimated order; a search stopped
  * at the shared bound reports a lower bound that is as good as the search.
- * Each such "late find" is nearer than a row already returned.  The merge
- * compares every row with the row returned last: under segvec.scan_order =
- * strict (the default) a nearer one is skipped, so the output is in
+ * Each such "late find" is nearer than a row already returned.  Under
+ * segvec.scan_order = strict (the default) each graph search holds a
+ * look-ahead of rows and returns the nearest it holds, so most late finds
+ * go out in their place (graphsearch.c, GraphScanNext).  The merge
+ * compares every row with the row returned last: under strict a nearer one
+ * is skipped, so the output is in
  * non-decreasing distance (float8 order, NaN last) whatever the sources
  * did; under relaxed it is returned where it was found.  Either way the
  * scan counts them and reports the count at DEBUG1 when it ends.

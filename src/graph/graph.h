@@ -56,6 +56,8 @@ extern const float *HnswBuilderGetDoc(HnswBuilder *builder, int i,
 extern int	HnswBuilderCount(HnswBuilder *builder);
 extern void HnswBuilderFinish(HnswBuilder *builder,
 							  void (*progress) (int done));
+extern void HnswBuilderFinishParallel(HnswBuilder *builder, int nworkers,
+									  void (*progress) (int done));
 extern void HnswBuilderWrite(HnswBuilder *builder, Relation index,
 							 uint32 segno, SegvecSegment *seg);
 extern void HnswBuilderFree(HnswBuilder *builder);
@@ -152,8 +154,9 @@ extern PGDLLIMPORT double segvec_rabitq_epsilon;
  * What one index scan may spend over all its segments: distances computed
  * (docs visited), up to segvec.max_scan_tuples; a NOTICE says, once, when
  * the scan stopped for it.  Also what its searches do with a late find (a
- * row nearer than one the search already returned): skip it, counting it
- * in late, under segvec.scan_order = strict.
+ * row nearer than one the search already returned, beyond its reorder
+ * stage's look-ahead): skip it, counting it in late, under
+ * segvec.scan_order = strict.
  */
 typedef struct GraphScanBudget
 {

@@ -27,7 +27,9 @@
 #include "postgres.h"
 
 #include "common/pg_prng.h"
+#include "port/atomics.h"
 #include "storage/buf.h"
+#include "storage/lwlock.h"
 #include "utils/rel.h"
 
 #include "graph/candheap.h"
@@ -95,6 +97,15 @@ struct HnswBuilder
 	int64		nrepaired;		/* links added by the connectivity repair */
 	Size		peak_bytes;		/* most memory the builder's context held */
 
+	/*
+	 * parallel build (graphpbuild.c): this builder is one participant's
+	 * view of a graph in a DSM segment that several insert into at once;
+	 * NULL in a serial builder
+	 */
+	struct GraphParallelShared *shared;
+	LWLock	   *nodelocks;		/* per node: its neighbour lists */
+	pg_atomic_uint32 *aindeg0;	/* indeg0, updated atomically */
+
 	int			quant;			/* SEGVEC_QUANT_* of the segment written */
 	float	   *qparams;		/* its quantizer, trained by the writer */
 	struct GraphQuantEncoder *qenc; /* and what encoding with it needs */
@@ -145,6 +156,43 @@ extern void GraphBuilderInitCommon(HnswBuilder *b, SegvecMetric metric,
 								   int dim, int m, int ef_construction,
 								   int maxn);
 extern void GraphInsertNode(HnswBuilder *b, uint32 q, GraphCand *eps);
+extern void GraphInsertDuplicate(HnswBuilder *b, uint32 q, uint32 f);
+extern void GraphPrepareInsert(HnswBuilder *b);
+extern void GraphInitScratch(HnswBuilder *b);
+extern void GraphAdviseHugePages(void *p, Size len);
+
+/* graphpbuild.c: the parallel build of HnswBuilderFinishParallel */
+typedef struct GraphParallelShared
+{
+	/* set by the leader before the workers start; read only afterwards */
+	SegvecMetric metric;
+	int			dim;
+	int			m;
+	int			ef_construction;
+	int			n;
+	Size		upper_size;		/* uint32 entries of flat_upper */
+	int			tranche;		/* LWLock tranche of the node locks */
+	/* offsets of the arrays from the start of this struct */
+	Size		off_vectors;	/* n * dim floats */
+	Size		off_extra;		/* n floats (ip only) */
+	Size		off_levels;		/* n uint8 */
+	Size		off_upper_off;	/* n uint32 */
+	Size		off_dupof;		/* n int32 */
+	Size		off_flat_upper; /* upper_size uint32 */
+	Size		off_nbr0;		/* n * m0 uint32 */
+	Size		off_nnbr0;		/* n uint16 */
+	Size		off_indeg0;		/* n pg_atomic_uint32 */
+	Size		off_locks;		/* n LWLock */
+	Size		total;
+
+	pg_atomic_uint32 next;		/* next node to claim */
+	pg_atomic_uint32 ndone;		/* nodes inserted */
+
+	/* entry point and top level, under entry_lock */
+	LWLock		entry_lock;
+	int			entry;
+	int			maxlevel;
+} GraphParallelShared;
 extern int	GraphSelectNeighbors(HnswBuilder *b, GraphCand *cands, int ncands,
 								 int max, uint32 *out, bool keep_pruned);
 extern double GraphNodeDistance(HnswBuilder *b, uint32 a, uint32 c);

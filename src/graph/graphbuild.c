@@ -294,6 +294,67 @@ dup_root(HnswBuilder *b, uint32 id)
 }
 
 /*
+ * A parallel build's participants (graphpbuild.c) share the graph: a
+ * node's neighbour lists (every layer) are read under its lock in shared
+ * mode and changed under it in exclusive mode, and the in-degrees are
+ * atomics.  A serial builder (b->nodelocks NULL) takes no locks.
+ */
+static inline void
+node_lock(HnswBuilder *b, uint32 id, LWLockMode mode)
+{
+	if (b->nodelocks)
+		LWLockAcquire(&b->nodelocks[id], mode);
+}
+
+static inline void
+node_unlock(HnswBuilder *b, uint32 id)
+{
+	if (b->nodelocks)
+		LWLockRelease(&b->nodelocks[id]);
+}
+
+static inline void
+indeg_inc(HnswBuilder *b, uint32 id)
+{
+	if (b->aindeg0)
+		pg_atomic_fetch_add_u32(&b->aindeg0[id], 1);
+	else
+		b->indeg0[id]++;
+}
+
+static inline void
+indeg_dec(HnswBuilder *b, uint32 id)
+{
+	if (b->aindeg0)
+		pg_atomic_fetch_sub_u32(&b->aindeg0[id], 1);
+	else
+		b->indeg0[id]--;
+}
+
+/* take one from id's in-degree if it is above 1; true if done */
+static inline bool
+indeg_dec_above_one(HnswBuilder *b, uint32 id)
+{
+	if (b->aindeg0)
+	{
+		uint32		old = pg_atomic_read_u32(&b->aindeg0[id]);
+
+		while (old > 1)
+		{
+			if (pg_atomic_compare_exchange_u32(&b->aindeg0[id], &old, old - 1))
+				return true;
+		}
+		return false;
+	}
+	if (b->indeg0[id] > 1)
+	{
+		b->indeg0[id]--;
+		return true;
+	}
+	return false;
+}
+
+/*
  * SEARCH-LAYER: the ef nodes of the given layer nearest to q, found from the
  * entry points, into b->found (sorted ascending); returns their count.
  */
@@ -315,6 +376,13 @@ search_layer(HnswBuilder *b, uint32 q, GraphCand *eps, int nep, int ef,
 	}
 	cand->count = 0;
 	result->count = 0;
+
+	/*
+	 * In a parallel build others may have linked q already (from a layer
+	 * where it is linked first): it is not its own neighbour
+	 */
+	if (b->shared)
+		b->visited[q] = b->stamp;
 
 	for (i = 0; i < nep; i++)
 	{
@@ -339,6 +407,7 @@ search_layer(HnswBuilder *b, uint32 q, GraphCand *eps, int nep, int ef,
 		 * The neighbours not seen yet, into todo; then their distances, the
 		 * vector PREFETCH_AHEAD places on prefetched meanwhile.
 		 */
+		node_lock(b, c.id, LW_SHARED);
 		nbrs = neighbors(b, c.id, layer, &count, &max, 0);
 		ntodo = 0;
 		for (i = 0; i < count; i++)
@@ -350,6 +419,7 @@ search_layer(HnswBuilder *b, uint32 q, GraphCand *eps, int nep, int ef,
 			b->visited[e] = b->stamp;
 			todo[ntodo++] = e;
 		}
+		node_unlock(b, c.id);
 		for (i = 0; i < Min(ntodo, PREFETCH_AHEAD); i++)
 			prefetch_vector(b, todo[i]);
 		for (i = 0; i < ntodo; i++)
@@ -469,20 +539,26 @@ add_link(HnswBuilder *b, uint32 e, uint32 q, double dist_eq, int layer)
 	int			count,
 				max,
 				i;
-	uint32	   *nbrs = neighbors(b, e, layer, &count, &max, 1);
+	uint32	   *nbrs;
 	GraphCand   *cands = b->selected;
 	uint32		kept[2 * SEGVEC_MAX_M + 1];
 	int			nkept;
 	bool		q_kept;
 
+	node_lock(b, e, LW_EXCLUSIVE);
+	nbrs = neighbors(b, e, layer, &count, &max, 1);
 	if (in_list(nbrs, count, q))
+	{
+		node_unlock(b, e);
 		return;
+	}
 	if (count < max)
 	{
 		nbrs[count] = q;
 		store_neighbors(b, e, layer, nbrs, count + 1);
+		node_unlock(b, e);
 		if (layer == 0)
-			b->indeg0[q]++;
+			indeg_inc(b, q);
 		return;
 	}
 
@@ -506,11 +582,8 @@ add_link(HnswBuilder *b, uint32 e, uint32 q, double dist_eq, int layer)
 
 			if (in_list(kept, nkept, x))
 				continue;
-			if (b->indeg0[x] > 1)
-			{
-				b->indeg0[x]--;
+			if (indeg_dec_above_one(b, x))
 				continue;
-			}
 			/* e holds the last link into x: keep it */
 			if (nkept < max)
 				kept[nkept++] = x;
@@ -522,25 +595,26 @@ add_link(HnswBuilder *b, uint32 e, uint32 q, double dist_eq, int layer)
 				q_kept = false;
 			}
 			else
-				b->indeg0[x]--; /* XXX: left to the connectivity repair */
+				indeg_dec(b, x);	/* XXX: left to the connectivity repair */
 		}
 		if (q_kept)
-			b->indeg0[q]++;
+			indeg_inc(b, q);
 	}
 	store_neighbors(b, e, layer, kept, nkept);
+	node_unlock(b, e);
 }
 
 /*
  * Insert q, whose vector equals that of the earlier node f, as a
- * duplicate: on layer 0 only, with a copy of f's list, and linked from f in
+ * duplicate (serial builders only): on layer 0 only, with a copy of f's list, and linked from f in
  * the one slot of f's list that points at f's latest duplicate (that one
  * stays reachable through q's copy).  So k identical vectors form a ring
  * f -> q_k -> ... -> q_1 -> f and take one slot in f's list, not one slot of
  * every neighbour's list each (where they would crowd out every other
  * link and the heuristic could not tell them apart).  Costs no search.
  */
-static void
-insert_duplicate(HnswBuilder *b, uint32 q, uint32 f)
+void
+GraphInsertDuplicate(HnswBuilder *b, uint32 q, uint32 f)
 {
 	int			n,
 				fn,
@@ -649,8 +723,8 @@ HnswBuilderNodeBytes(int dim, int m)
  * the vectors and lists at random, and with 4 kB pages nearly every read
  * of a vector misses the TLB.  Only a hint; nothing changes if refused.
  */
-static void
-advise_huge_pages(void *p, Size len)
+void
+GraphAdviseHugePages(void *p, Size len)
 {
 #if defined(MADV_HUGEPAGE)
 	uintptr_t	start = TYPEALIGN(HUGE_PAGE_BYTES, (uintptr_t) p);
@@ -686,8 +760,8 @@ HnswBuilderCreate(SegvecMetric metric, int dim, int m, int ef_construction,
 												   sizeof(SegvecDocInfo)));
 	b->nbr0 = MemoryContextAllocHuge(ctx, mul_size(mul_size(b->maxn, b->m0),
 												   sizeof(uint32)));
-	advise_huge_pages(b->vectors, sizeof(float) * (Size) b->maxn * dim);
-	advise_huge_pages(b->nbr0, sizeof(uint32) * (Size) b->maxn * b->m0);
+	GraphAdviseHugePages(b->vectors, sizeof(float) * (Size) b->maxn * dim);
+	GraphAdviseHugePages(b->nbr0, sizeof(uint32) * (Size) b->maxn * b->m0);
 	b->nnbr0 = MemoryContextAllocHuge(ctx, mul_size(b->maxn, sizeof(uint16)));
 	b->visited = MemoryContextAllocHuge(ctx, mul_size(b->maxn, sizeof(uint32)));
 	memset(b->visited, 0, sizeof(uint32) * b->maxn);
@@ -726,6 +800,17 @@ GraphBuilderInitCommon(HnswBuilder *b, SegvecMetric metric, int dim, int m,
 	b->maxlevel = -1;
 	b->vid[0] = b->vid[1] = -1;
 	pg_prng_seed(&b->rng, 0x5e6f3c);
+	GraphInitScratch(b);
+}
+
+/*
+ * GraphInitScratch: the insertion's scratch space for b (its m0 and
+ * ef_construction set), in the current memory context.
+ */
+void
+GraphInitScratch(HnswBuilder *b)
+{
+	int			ef_construction = b->ef_construction;
 
 	cand_heap_init(&b->cand, Max(ef_construction, b->m0) * 4, false);
 	cand_heap_init(&b->result, Max(ef_construction, b->m0) + 2, true);
@@ -810,7 +895,14 @@ descend(HnswBuilder *b, uint32 q, int tolevel)
 			int			count,
 						max,
 						i;
-			uint32	   *nbrs = neighbors(b, ep.id, layer, &count, &max, 0);
+			uint32		nbrs[SEGVEC_MAX_M];
+			uint32	   *list;
+
+			/* a copy: a parallel build's others may change the list */
+			node_lock(b, ep.id, LW_SHARED);
+			list = neighbors(b, ep.id, layer, &count, &max, 0);
+			memcpy(nbrs, list, sizeof(uint32) * count);
+			node_unlock(b, ep.id);
 
 			changed = false;
 			for (i = 0; i < count; i++)
@@ -819,6 +911,8 @@ descend(HnswBuilder *b, uint32 q, int tolevel)
 
 				if (i + 1 < count)
 					prefetch_vector(b, nbrs[i + 1]);
+				if (b->shared && nbrs[i] == q)
+					continue;	/* linked by others already (search_layer) */
 				d = node_distance_below(b, q, nbrs[i], ep.distance);
 				if (d < ep.distance)
 				{
@@ -833,6 +927,49 @@ descend(HnswBuilder *b, uint32 q, int tolevel)
 }
 
 /*
+ * A parallel build's step of INSERT that makes q's list on the layer: the
+ * heuristic's choice from found[0 .. nfound), into sel (returned count).
+ * Other participants may have linked q already (a search that reached q
+ * from an upper layer, where q is linked first): those links are kept in
+ * the slots the choice leaves free, the rest dropped.  All under q's lock.
+ */
+static int
+store_own_list(HnswBuilder *b, uint32 q, int layer, GraphCand *found,
+			   int nfound, uint32 *sel)
+{
+	uint32		out[2 * SEGVEC_MAX_M];
+	uint32	   *cur;
+	int			max = layer == 0 ? b->m0 : b->m;
+	int			nsel,
+				ncur,
+				nout,
+				i;
+
+	nsel = select_neighbors(b, found, nfound, max, sel, true);
+
+	node_lock(b, q, LW_EXCLUSIVE);
+	cur = neighbors(b, q, layer, &ncur, &max, 0);
+	memcpy(out, sel, sizeof(uint32) * nsel);
+	nout = nsel;
+	for (i = 0; i < ncur; i++)
+	{
+		if (in_list(sel, nsel, cur[i]))
+			continue;
+		if (nout < max)
+			out[nout++] = cur[i];
+		else if (layer == 0)
+			indeg_dec(b, cur[i]);
+	}
+	if (layer == 0)
+		for (i = 0; i < nsel; i++)
+			if (!in_list(cur, ncur, sel[i]))
+				indeg_inc(b, sel[i]);
+	store_neighbors(b, q, layer, out, nout);
+	node_unlock(b, q);
+	return nsel;
+}
+
+/*
  * Insert stored doc q into the graph (INSERT, algorithm 1).  Its level
  * (b->levels[q]) and upper-layer lists (empty, in flat_upper) are set up
  * already; its layer-0 list is empty.
@@ -844,16 +981,24 @@ GraphInsertNode(HnswBuilder *b, uint32 q, GraphCand *eps)
 	int			layer;
 	GraphCand	ep;
 	int			neps;
+	uint32		sel[2 * SEGVEC_MAX_M];
 
 	b->visited[q] = 0;
 
 	if (b->dupof[q] >= 0)
 	{
-		insert_duplicate(b, q, (uint32) b->dupof[q]);
+		GraphInsertDuplicate(b, q, (uint32) b->dupof[q]);
 		return;
 	}
 
 	level = b->levels[q];
+	if (b->shared)
+	{
+		LWLockAcquire(&b->shared->entry_lock, LW_SHARED);
+		b->entry = b->shared->entry;
+		b->maxlevel = b->shared->maxlevel;
+		LWLockRelease(&b->shared->entry_lock);
+	}
 	if (b->entry < 0)
 	{
 		b->entry = q;
@@ -876,12 +1021,20 @@ GraphInsertNode(HnswBuilder *b, uint32 q, GraphCand *eps)
 		uint32	   *nbrs;
 
 		nfound = search_layer(b, q, eps, neps, b->ef_construction, layer);
-		nbrs = neighbors(b, q, layer, &count, &max, 0);
-		count = select_neighbors(b, b->found, nfound, max, nbrs, true);
-		store_neighbors(b, q, layer, nbrs, count);
-		if (layer == 0)
-			for (i = 0; i < count; i++)
-				b->indeg0[nbrs[i]]++;
+		if (b->shared)
+		{
+			count = store_own_list(b, q, layer, b->found, nfound, sel);
+			nbrs = sel;
+		}
+		else
+		{
+			nbrs = neighbors(b, q, layer, &count, &max, 0);
+			count = select_neighbors(b, b->found, nfound, max, nbrs, true);
+			store_neighbors(b, q, layer, nbrs, count);
+			if (layer == 0)
+				for (i = 0; i < count; i++)
+					b->indeg0[nbrs[i]]++;
+		}
 
 		for (i = 0; i < count; i++)
 		{
@@ -904,7 +1057,17 @@ GraphInsertNode(HnswBuilder *b, uint32 q, GraphCand *eps)
 		neps = nfound;
 	}
 
-	if (level > b->maxlevel)
+	if (level > b->maxlevel && b->shared)
+	{
+		LWLockAcquire(&b->shared->entry_lock, LW_EXCLUSIVE);
+		if (level > b->shared->maxlevel)
+		{
+			b->shared->maxlevel = level;
+			b->shared->entry = q;
+		}
+		LWLockRelease(&b->shared->entry_lock);
+	}
+	else if (level > b->maxlevel)
 	{
 		b->maxlevel = level;
 		b->entry = q;
@@ -1193,6 +1356,29 @@ HnswBuilderFinish(HnswBuilder *b, void (*progress) (int done))
 {
 	MemoryContext oldctx = MemoryContextSwitchTo(b->ctx);
 	GraphCand   *eps = palloc(sizeof(GraphCand) * (Max(b->ef_construction, b->m0) + 2));
+	int			i;
+
+	GraphPrepareInsert(b);
+	for (i = 0; i < b->n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		GraphInsertNode(b, i, eps);
+		if (progress && (i + 1) % 1000 == 0)
+			progress(i + 1);
+	}
+	GraphRepairConnectivity(b, eps);
+	pfree(eps);
+	MemoryContextSwitchTo(oldctx);
+}
+
+/*
+ * GraphPrepareInsert: what comes before the insertions of an in-memory
+ * builder's docs (in b->ctx): docs in doc id order, ip's extra coordinate,
+ * duplicates found, every node's level and its empty lists.
+ */
+void
+GraphPrepareInsert(HnswBuilder *b)
+{
 	Size		upper = 0;
 	int			i;
 
@@ -1224,17 +1410,6 @@ HnswBuilderFinish(HnswBuilder *b, void (*progress) (int done))
 										   mul_size(Max(upper, 1),
 													sizeof(uint32)));
 	memset(b->flat_upper, 0, sizeof(uint32) * upper);
-
-	for (i = 0; i < b->n; i++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		GraphInsertNode(b, i, eps);
-		if (progress && (i + 1) % 1000 == 0)
-			progress(i + 1);
-	}
-	GraphRepairConnectivity(b, eps);
-	pfree(eps);
-	MemoryContextSwitchTo(oldctx);
 }
 
 /*

@@ -21,10 +21,12 @@
  * ever dropped here.  The order is not guaranteed: going on with the search
  * can discover a node nearer than one already returned (reached only
  * through farther nodes), a "late find".  Under segvec.scan_order =
- * strict the search skips it (GraphScanBudget.skip_late: it is not
- * returned, and not counted as a row toward the switch to exact scoring);
- * under relaxed it returns it next, and the scan (am/segvecscan.c) passes
- * it on.  The scan's merge checks the order again across all its sources
+ * strict a reorder stage holds a few rows back (a look-ahead, GraphScanNext)
+ * so that a late find within it is returned in its place; one beyond it is
+ * skipped (GraphScanBudget.skip_late: not returned, and not counted as a
+ * row toward the switch to exact scoring) and the look-ahead grows; under
+ * relaxed the search returns it next, and the scan (am/segvecscan.c)
+ * passes it on.  The scan's merge checks the order again across all its sources
  * and is what guarantees it.  Late finds are the search's own misses, so
  * they grow rare as the window widens; the minimum width spares the
  * smallest ef_search values the worst of them (src/README.md, "Scans",
@@ -146,7 +148,21 @@ struct GraphScan
 								 * now on is nearer than this */
 	char	   *vecbuf;			/* for vectors that span pages */
 	Buffer		vbuf;			/* pinned vector page, or InvalidBuffer */
+
+	/* the reorder stage (strict order): rows taken, not returned yet */
+	GraphHeap	ahead;			/* min-heap by distance */
+	int			lookahead;		/* rows held before the nearest goes */
+	bool		inner_done;		/* the search has nothing more */
 };
+
+/*
+ * Under strict order a search holds SEGVEC_LOOKAHEAD_INIT rows beyond the
+ * one it returns, so that a late find within that many rows of its place
+ * is returned there; a late find beyond the look-ahead (nearer than a row
+ * already returned) doubles it, up to SEGVEC_LOOKAHEAD_MAX.
+ */
+#define SEGVEC_LOOKAHEAD_INIT	2
+#define SEGVEC_LOOKAHEAD_MAX	1024
 
 #define BIT_IS_SET(map, i)	(((map)[(i) >> 3] >> ((i) & 7)) & 1)
 #define BIT_SET(map, i)		((map)[(i) >> 3] |= (uint8) (1 << ((i) & 7)))
@@ -717,6 +733,9 @@ GraphScanBegin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
 
 	cand_heap_init(&gs->cand, 256, false);
 	cand_heap_init(&gs->overflow, 256, false);
+	cand_heap_init(&gs->ahead, 16, false);
+	gs->lookahead = budget->skip_late ? SEGVEC_LOOKAHEAD_INIT : 0;
+	gs->inner_done = false;
 	gs->window = palloc(sizeof(GraphCand) * (gs->ef + 1));
 	gs->budget = budget;
 
@@ -1045,19 +1064,83 @@ unpool(GraphScan *gs)
 }
 
 /*
- * Under strict order (budget->skip_late), is c a late find (nearer than
- * the row this search returned last, float8 order) to skip?  Counts it.
- * The scan's merge skips any that remain (am/segvecscan.c); skipping here
- * spares the doc read and keeps a late find from counting as a row
- * returned, which would switch a segment to exact scoring one row early.
+ * Before exact scoring takes over: give the reorder stage's rows back
+ * (unmark them), so that exact scoring ranks them with the rest.
  */
-static inline bool
-late_skipped(GraphScan *gs, const GraphCand *c)
+static void
+unahead(GraphScan *gs)
 {
-	if (!gs->budget->skip_late || float8_cmp_internal(c->distance, gs->last) >= 0)
-		return false;
-	gs->budget->late++;
-	return true;
+	int			i;
+
+	for (i = 0; i < gs->ahead.count; i++)
+	{
+		uint32		id = gs->ahead.items[i].id;
+
+		gs->emitted[id >> 3] &= (uint8) ~(1 << (id & 7));
+	}
+	gs->ahead.count = 0;
+}
+
+/*
+ * The next node the search itself yields (graph, rerank pool or exact
+ * ranking), marked emitted: GRAPH_SCAN_ROW, GRAPH_SCAN_DONE, or
+ * GRAPH_SCAN_BOUNDED with c->distance the bound.
+ */
+static GraphScanResult
+pull_next(GraphScan *gs, GraphCand *c)
+{
+	GraphScanResult r;
+
+	for (;;)
+	{
+		if (gs->exact)
+		{
+			if (gs->rankpos >= gs->nranked)
+				return GRAPH_SCAN_DONE;
+			*c = gs->ranked[gs->rankpos++];
+			if (BIT_IS_SET(gs->emitted, c->id))
+				continue;
+			BIT_SET(gs->emitted, c->id);
+			return GRAPH_SCAN_ROW;
+		}
+
+		/*
+		 * Once the first ef rows and 1/SEGVEC_EXACT_SWITCH_DIV of the
+		 * segment's docs are out, a segment of at most exact_limit docs is
+		 * scored whole: exact from there on, and cheaper than a long graph
+		 * walk through most of it.  What the rerank pool and the reorder
+		 * stage hold is given back first.
+		 */
+		if (gs->nreturned >= gs->ef &&
+			(int64) gs->seg.ndocs <= gs->exact_limit)
+		{
+			/*
+			 * Heading for the switch: the docs the walk missed and that are
+			 * nearer than the last row returned would be late finds there,
+			 * so under strict order the look-ahead keeps half of the
+			 * rows returned, which exact scoring then ranks again.
+			 */
+			if (gs->budget->skip_late && gs->lookahead < gs->nreturned / 2)
+				gs->lookahead = Min(gs->nreturned / 2, SEGVEC_LOOKAHEAD_MAX);
+		}
+		if (gs->nreturned >= gs->ef &&
+			gs->nreturned * SEGVEC_EXACT_SWITCH_DIV >= (int64) gs->seg.ndocs &&
+			(int64) gs->seg.ndocs <= gs->exact_limit)
+		{
+			if (gs->quant)
+				unpool(gs);
+			unahead(gs);
+			start_exact(gs);
+			continue;
+		}
+		if (gs->quant)
+			r = rerank_next(gs, c) ? GRAPH_SCAN_ROW : GRAPH_SCAN_DONE;
+		else
+			r = graph_next(gs, c);
+		if (r == GRAPH_SCAN_ROW)
+			BIT_SET(gs->emitted, c->id);
+		return r;
+	}
 }
 
 /*
@@ -1067,6 +1150,14 @@ late_skipped(GraphScan *gs, const GraphCand *c)
  * bounded search (GraphScanSetBound), GRAPH_SCAN_BOUNDED with in *distance
  * a distance no later row of the segment is nearer than: call again after
  * lifting the bound to get the row.
+ *
+ * The reorder stage: what the search yields goes into gs->ahead, and the
+ * nearest held row is returned once more than gs->lookahead rows are held
+ * (in exact mode at once: the ranking is sorted), or the search has
+ * nothing more.  A late find within the look-ahead is so returned in its
+ * place.  One nearer than the row returned last (beyond the look-ahead) is
+ * counted in budget->late, doubles the look-ahead and is skipped under
+ * strict order; under relaxed (look-ahead 0) rows go out as found.
  */
 GraphScanResult
 GraphScanNext(GraphScan *gs, double *distance, ItemPointer heaptid)
@@ -1077,53 +1168,46 @@ GraphScanNext(GraphScan *gs, double *distance, ItemPointer heaptid)
 
 	for (;;)
 	{
-		if (gs->exact)
+		if (gs->ahead.count > 0 &&
+			(gs->inner_done || gs->exact ||
+			 gs->ahead.count > gs->lookahead))
 		{
-			if (gs->rankpos >= gs->nranked)
-				goto done;
-			c = gs->ranked[gs->rankpos++];
-			if (BIT_IS_SET(gs->emitted, c.id))
-				continue;
-			BIT_SET(gs->emitted, c.id);
-			if (late_skipped(gs, &c))
-				continue;
+			c = cand_heap_pop(&gs->ahead);
 			break;
 		}
-
-		/*
-		 * Once the first ef rows and 1/SEGVEC_EXACT_SWITCH_DIV of the
-		 * segment's docs are out, a segment of at most exact_limit docs is
-		 * scored whole: exact from there on, and cheaper than a long graph
-		 * walk through most of it.
-		 */
-		if (gs->nreturned >= gs->ef &&
-			gs->nreturned * SEGVEC_EXACT_SWITCH_DIV >= (int64) gs->seg.ndocs &&
-			(int64) gs->seg.ndocs <= gs->exact_limit)
+		if (gs->inner_done)
+			goto done;
+		r = pull_next(gs, &c);
+		if (r == GRAPH_SCAN_DONE)
 		{
-			if (gs->quant)
-				unpool(gs);
-			start_exact(gs);
+			gs->inner_done = true;
 			continue;
 		}
-		if (gs->quant)
-			r = rerank_next(gs, &c) ? GRAPH_SCAN_ROW : GRAPH_SCAN_DONE;
-		else
-			r = graph_next(gs, &c);
-		if (r == GRAPH_SCAN_DONE)
-			goto done;
 		if (r == GRAPH_SCAN_BOUNDED)
 		{
+			/* nothing the search yields later is nearer than c.distance */
+			if (gs->ahead.count > 0 &&
+				float8_cmp_internal(gs->ahead.items[0].distance, c.distance) <= 0)
+			{
+				c = cand_heap_pop(&gs->ahead);
+				break;
+			}
 			*distance = c.distance;
 			return GRAPH_SCAN_BOUNDED;
 		}
-		BIT_SET(gs->emitted, c.id);
-		/* a skipped late find does not count toward the switch above */
-		if (late_skipped(gs, &c))
+		if (gs->budget->skip_late &&
+			float8_cmp_internal(c.distance, gs->last) < 0)
+		{
+			/* a late find beyond the look-ahead (the merge counts relaxed's) */
+			gs->budget->late++;
+			gs->lookahead = Min(Max(gs->lookahead * 2, 1),
+								SEGVEC_LOOKAHEAD_MAX);
 			continue;
-		gs->nreturned++;
-		break;
+		}
+		cand_heap_push(&gs->ahead, c.distance, c.id);
 	}
 
+	gs->nreturned++;
 	*distance = c.distance;
 	if (float8_cmp_internal(c.distance, gs->last) > 0)
 		gs->last = c.distance;

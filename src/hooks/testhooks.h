@@ -47,7 +47,10 @@ extern void SegvecDelayPoint(void);
  * written so far), or wait until pg_advisory_lock(SEGVEC_TEST_WAIT_KEY) is
  * free.  Points: "compact-installed" and "merge-installed" (after an
  * install, before its garbage is marked), "scan-manifest-read" (a scan
- * has read the manifest, not yet the mutable segment).
+ * has read the manifest, not yet the mutable segment), "extent-tail-extended"
+ * (a new extent's missing blocks were added after the free run at the
+ * relation's end, the run not yet taken off the list; the metapage is
+ * locked there, so only error and panic make sense).
  */
 extern PGDLLIMPORT char *segvec_test_point;
 extern PGDLLIMPORT int segvec_test_point_action;

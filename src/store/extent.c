@@ -64,6 +64,7 @@
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
+#include "storage/procarray.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -76,6 +77,24 @@ extent_reusable(const SegvecFreeExtent *f)
 {
 	return GlobalVisCheckRemovableFullXid(NULL,
 										  FullTransactionIdFromU64(f->xid));
+}
+
+/*
+ * Bring this backend's view of the xmin horizon (the GlobalVisState that
+ * extent_reusable asks) up to date.  GlobalVisCheckRemovableFullXid only
+ * recomputes the horizon when this backend took a snapshot since it last
+ * did, and treats every xid newer than its last snapshot as running
+ * without looking: a background worker that compacts and merges without
+ * taking snapshots would find nothing its own earlier installs freed
+ * reusable, however long ago the readers ended, and extend the relation.
+ * Computing the horizons (one pass over the proc array, under
+ * ProcArrayLock shared) updates that state as a side effect.  Called
+ * before a taker or the truncation judges the list, not per entry.
+ */
+static void
+refresh_horizon(void)
+{
+	(void) GetOldestNonRemovableTransactionId(NULL);
 }
 
 /* Does free extent a end where b starts? */
@@ -271,6 +290,7 @@ SegvecExtentTake(Relation index, uint32 npages)
 	if (npages == 0)
 		return InvalidBlockNumber;
 
+	refresh_horizon();
 	metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = SegvecPageGetMeta(BufferGetPage(metabuf));
@@ -419,10 +439,13 @@ SegvecFreePagesAdd(SegvecMetaPage meta, BlockNumber *blocks, int nblocks,
 static bool
 tail_is_free(Relation index)
 {
-	Buffer		metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	Buffer		metabuf;
 	SegvecMetaPage meta;
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	bool		result = false;
+
+	refresh_horizon();
+	metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
 
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	meta = SegvecPageGetMeta(BufferGetPage(metabuf));
@@ -550,6 +573,96 @@ SegvecBlockIsFree(const SegvecFreeExtent *free, uint32 nfree,
 }
 
 /*
+ * extend_from_free_tail: when the free-extent list ends with a reusable run
+ * that ends at the relation's end but is too small for npages blocks (so
+ * best fit missed it), extend the relation by the blocks missing and take
+ * the run: the new extent is the run plus the new blocks, and the relation
+ * grows by npages less the run, not by npages.  Returns the first block,
+ * or InvalidBlockNumber when the list has no such run.
+ *
+ * Under the size-ratio merge policy this is the common case: each merge of
+ * the big segment writes an output a little bigger than the input it
+ * frees, so the freed copy, often the relation's last extent, never holds
+ * the next output; without this the next output went after it and the
+ * index kept both.
+ *
+ * Locks: the metapage exclusively, then the relation extension lock (the
+ * order of keymap change pages: see the locking rules), so no one extends
+ * the relation or changes the list between looking at its end and taking
+ * the run.  The metapage stays locked while the missing blocks are added
+ * (zero pages, none written), which is as long as an insert that needs a
+ * new page already waits for the extension lock during any extent's
+ * extension.  The blocks are added before the record that takes the run:
+ * an error while adding them leaves the list as it was and the new blocks
+ * zeroes (VACUUM's cleanup gives those to the free space map); from the
+ * record on, the run is the caller's, as after SegvecExtentTake.
+ */
+static BlockNumber
+extend_from_free_tail(Relation index, uint32 npages)
+{
+	bool		needLock = !RELATION_IS_LOCAL(index);
+	Buffer		metabuf;
+	SegvecMetaPage meta;
+	SegvecFreeExtent *f;
+	BlockNumber nblocks;
+	BlockNumber start = InvalidBlockNumber;
+	uint64		tail = 0;
+	uint32		first = 0;
+
+	metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	if (needLock)
+		LockRelationForExtension(index, ExclusiveLock);
+	nblocks = RelationGetNumberOfBlocks(index);
+	meta = SegvecPageGetMeta(BufferGetPage(metabuf));
+	f = meta->free;
+	if (meta->nfree > 0 &&
+		(uint64) f[meta->nfree - 1].start + f[meta->nfree - 1].npages == nblocks &&
+		extent_reusable(&f[meta->nfree - 1]))
+	{
+		first = meta->nfree - 1;
+		tail = f[first].npages;
+		while (first > 0 && extents_adjacent(&f[first - 1], &f[first]) &&
+			   extent_reusable(&f[first - 1]))
+		{
+			first--;
+			tail += f[first].npages;
+		}
+		if (f[first].start <= SEGVEC_METAPAGE_BLKNO)
+			tail = 0;			/* cannot happen: block 0 is the metapage */
+	}
+	if (tail > 0 && tail < npages)
+	{
+		GenericXLogState *state;
+		uint32		k;
+
+		start = f[first].start;
+		for (k = 0; k < npages - tail; k++)
+		{
+			Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW,
+												 RBM_NORMAL, NULL);
+
+			if (BufferGetBlockNumber(buf) != nblocks + k)
+				elog(ERROR, "segvec index \"%s\": extent is not contiguous",
+					 RelationGetRelationName(index));
+			ReleaseBuffer(buf);
+		}
+		SegvecTestPoint("extent-tail-extended");
+
+		/* the run is the list's last entries */
+		state = GenericXLogStart(index);
+		meta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+		meta->nfree = first;
+		SegvecMetaFreeze(meta);
+		GenericXLogFinish(state);
+	}
+	if (needLock)
+		UnlockRelationForExtension(index, ExclusiveLock);
+	UnlockReleaseBuffer(metabuf);
+	return start;
+}
+
+/*
  * SegvecAllocExtent: npages contiguous blocks for a new extent, nothing in
  * them reachable: best fit from the free-extent list (SegvecExtentTake),
  * else added at the end of the relation.  Returns the first block.  The
@@ -582,6 +695,9 @@ SegvecAllocExtent(Relation index, uint32 npages)
 		return InvalidBlockNumber;
 
 	start = SegvecExtentTake(index, npages);
+	if (start != InvalidBlockNumber)
+		return start;
+	start = extend_from_free_tail(index, npages);
 	if (start != InvalidBlockNumber)
 		return start;
 

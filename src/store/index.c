@@ -592,7 +592,7 @@ SegvecIndexGetHeap(Oid relid)
 
 /*
  * SegvecQuantizationOption: the SEGVEC_QUANT_* that the reloptions (NULL:
- * none given) ask for; none by default (see src/README.md, "Why SQ8").
+ * none given) ask for; sq8 by default (see src/README.md, "Why SQ8").
  */
 int
 SegvecQuantizationOption(SegvecOptions *relopts)
@@ -600,13 +600,13 @@ SegvecQuantizationOption(SegvecOptions *relopts)
 	const char *value;
 
 	if (relopts == NULL || relopts->quantization_offset == 0)
-		return SEGVEC_QUANT_NONE;
-	value = (const char *) relopts + relopts->quantization_offset;
-	if (strcmp(value, "sq8") == 0)
 		return SEGVEC_QUANT_SQ8;
+	value = (const char *) relopts + relopts->quantization_offset;
+	if (strcmp(value, "none") == 0)
+		return SEGVEC_QUANT_NONE;
 	if (strcmp(value, "rabitq") == 0)
 		return SEGVEC_QUANT_RABITQ;
-	return SEGVEC_QUANT_NONE;
+	return SEGVEC_QUANT_SQ8;
 }
 
 /*

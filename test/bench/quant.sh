@@ -2,8 +2,9 @@
 # quant.sh: what "make bench-quant" runs -- the benchmark of issue 13,
 # quantized graph segments against unquantized ones and pgvector's HNSW.
 #
-# As root: build and install segvec, then in a throwaway cluster
-# (pg_virtualenv, as postgres, shared_preload_libraries=segvec,
+# As root: build and install segvec (into PG_CONFIG's installation), then
+# in a throwaway cluster of that installation (initdb and pg_ctl, as
+# postgres, on BENCH_PORT, shared_preload_libraries=segvec,
 # shared_buffers=2GB so everything measured stays in memory) run this
 # script with --inside.  --inside alone runs against the server that the
 # PG* environment names (a cluster of your own, say), as any superuser.
@@ -23,10 +24,13 @@
 # BENCH_EF recall@10 over all queries and single-client QPS (pgbench -M
 # prepared, the relations prewarmed, the best of BENCH_QPS_RUNS runs, the
 # methods taking turns), both by the wall clock and by the CPU time of the
-# backend (utime + stime from /proc: on a busy machine the waits for a CPU
-# swamp the wall clock, the CPU time much less).  Prints one table and the
-# ratios to pgvector at recall 0.95 and 0.99 (the best QPS among the
-# ef_search values that reach the recall).
+# backend (its time on a CPU from /proc/PID/schedstat: on a busy machine
+# the waits for a CPU swamp the wall clock, the CPU time much less).  Both
+# systems read the query vector the same way (a subquery on a query table
+# of the same PLAIN storage, prewarmed), never as a text parameter.
+# Prints one table and the ratios to pgvector at recall 0.95 and 0.99 (at
+# the smallest ef_search that reaches the recall; pgvector returns at most
+# ef_search rows, so it needs 10 for LIMIT 10).
 #
 # BENCH_STREAM=N streams instead for segvec: its indexes are created on
 # empty tables, the rows inserted N at a time in id order, each batch
@@ -36,8 +40,8 @@
 # report gives the segments it left.  pgvector is built as always.
 #
 # Knobs (environment): BENCH_DATA (fmnist), BENCH_ROWS, BENCH_DIM (synth),
-# BENCH_QUERIES (200), BENCH_QPS_TX (BENCH_QUERIES), BENCH_QPS_RUNS (2),
-# BENCH_EF ("10 20 40 80 160"), BENCH_PGVECTOR (auto | off),
+# BENCH_QUERIES (200), BENCH_QPS_TX (BENCH_QUERIES), BENCH_QPS_RUNS (3),
+# BENCH_EF ("4 6 8 10 15 20 30 40 60 80 120 160 240", ascending), BENCH_PGVECTOR (auto | off),
 # BENCH_METHODS (the segvec quantizations, "rabitq sq8 none"), BENCH_REUSE
 # (1: keep the rows and queries a previous run of the same data set left
 # in the database),
@@ -52,8 +56,8 @@ case $data in
 esac
 nq=${BENCH_QUERIES:-200}
 qtx=${BENCH_QPS_TX:-$nq}
-qruns=${BENCH_QPS_RUNS:-2}
-efs=${BENCH_EF:-10 20 40 80 160}
+qruns=${BENCH_QPS_RUNS:-3}
+efs=${BENCH_EF:-4 6 8 10 15 20 30 40 60 80 120 160 240}
 use_pgvector=${BENCH_PGVECTOR:-auto}
 segvec_methods=${BENCH_METHODS:-rabitq sq8 none}
 sb=${BENCH_SHARED_BUFFERS:-2GB}
@@ -148,6 +152,7 @@ SQL
 			-c "ALTER TABLE q_pgv ALTER embedding SET STORAGE PLAIN" \
 			-c "INSERT INTO q_pgv SELECT id, embedding::vector($dim) FROM q_base ORDER BY id" \
 			-c "CREATE TABLE q_queries_v (qid int PRIMARY KEY, embedding vector($dim))" \
+			-c "ALTER TABLE q_queries_v ALTER embedding SET STORAGE PLAIN" \
 			-c "INSERT INTO q_queries_v SELECT qid, embedding::vector($dim) FROM q_queries" \
 			-c 'VACUUM ANALYZE q_pgv' -c 'VACUUM ANALYZE q_queries_v'
 		put pgvector_version "$(val "SELECT extversion FROM pg_extension WHERE extname = 'vector'")"
@@ -191,35 +196,47 @@ SQL
 		say "$m: built in $t s"
 	done
 
-	psql -c "DROP SEQUENCE IF EXISTS q_seq" -c "CREATE SEQUENCE q_seq MINVALUE 1 MAXVALUE $nq CYCLE"
 	for m in "${methods[@]}"; do
 		psql -c "SELECT pg_prewarm('${tbl[$m]}'), pg_prewarm('${tbl[$m]}_idx'), pg_prewarm('${src[$m]}')" >/dev/null
 	done
+	# One pgbench run of qtx queries.  Both systems get the query vector
+	# the same way: an uncorrelated subquery (an InitPlan, evaluated once
+	# per query) reads it from a prewarmed query table of the same storage
+	# (PLAIN, not compressed), so neither pays for text input of a vector;
+	# query n is qid 1 + (n - 1) % nq for every method.  The first and the
+	# last transaction sleep so that the CPU time of the backend can be
+	# read before the first query and after the last one.
 	knn_once() {
 		local m=$1 ef=$2 out
 		out=$work/pgbench-$m-$ef.out
 		cat >"$work/knn-$m.pgb" <<EOF
-SELECT embedding AS q FROM ${src[$m]} WHERE qid = (SELECT nextval('q_seq'))::int \\gset
-SELECT id FROM ${tbl[$m]} ORDER BY embedding <-> :q LIMIT 10;
+\\set n :n + 1
+\\if :n = 1
+\\sleep 1000 ms
+\\endif
+\\set qid 1 + (:n - 1) % $nq
+SELECT id FROM ${tbl[$m]} ORDER BY embedding <-> (SELECT embedding FROM ${src[$m]} WHERE qid = :qid) LIMIT 10;
+\\if :n = $qtx
+\\sleep 500 ms
+\\endif
 EOF
-		psql -c 'ALTER SEQUENCE q_seq RESTART'
-		# the backend's CPU time too (utime + stime, in ticks): on a busy
+		# the backend's CPU time (ns on a CPU, /proc/PID/schedstat): on a busy
 		# machine it shows the cost of a query without the waits for a CPU
 		PGOPTIONS="${PGOPTIONS:-} -c enable_seqscan=off -c ${guc[$m]}=$ef" PGAPPNAME=quantbench \
-			pgbench -n -M prepared -c 1 -t "$qtx" -r -f "$work/knn-$m.pgb" >"$out" 2>&1 &
+			pgbench -n -M prepared -c 1 -t "$qtx" -D n=0 -r -f "$work/knn-$m.pgb" >"$out" 2>&1 &
 		local bp=$! pid= t0= t1= v
 		while kill -0 "$bp" 2>/dev/null; do
 			[ -n "$pid" ] || pid=$(val "SELECT pid FROM pg_stat_activity WHERE application_name = 'quantbench' LIMIT 1" 2>/dev/null)
-			if [ -n "$pid" ] && v=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null); then
+			if [ -n "$pid" ] && v=$(awk '{ print $1 }' "/proc/$pid/schedstat" 2>/dev/null); then
 				[ -n "$t0" ] || t0=$v
 				t1=$v
 			fi
 			sleep 0.02
 		done
 		wait "$bp" || { cat "$out" >&2; exit 1; }
-		# CPU ms per transaction (both statements), when the backend was seen
+		# CPU ms per query, when the backend was seen
 		local cpu=-
-		[ -n "$t0" ] && [ "$t1" != "$t0" ] && cpu=$(calc "($t1 - $t0) * 1000 / $(getconf CLK_TCK) / $qtx" 4)
+		[ -n "$t0" ] && [ "$t1" != "$t0" ] && cpu=$(calc "($t1 - $t0) / 1000000 / $qtx" 4)
 		echo "$(python3 bench.py pgbench "$out" 'ORDER BY embedding' | awk '{ print $2 }') $cpu"
 	}
 	for ef in $efs; do
@@ -265,29 +282,36 @@ EOF
 		for m in "${methods[@]}"; do printf ' %12s/%7s/%-7s' "$(get "${m}_recall_$ef")" "$(get "${m}_qps_$ef")" "$(get "${m}_cpuqps_$ef")"; done
 		echo
 	done
-	# QPS at a recall: the best QPS among the ef_search values reaching it
+	# QPS at a recall: that of the smallest ef_search (BENCH_EF ascending)
+	# reaching it, the nearest point of the sweep (the best QPS among all
+	# that reach it would pick the wall clock's noise)
 	at() {
-		local m=$1 r=$2 kind=${3:-qps} ef best=
+		local m=$1 r=$2 kind=${3:-qps} ef
 		for ef in $efs; do
-			q=$(get "${m}_${kind}_$ef")
-			[ "$q" = n/a ] && continue
 			if awk "BEGIN { exit !($(get "${m}_recall_$ef") >= $r) }"; then
-				if [ -z "$best" ] || awk "BEGIN { exit !($q > $best) }"; then best=$q; fi
+				echo "$(get "${m}_${kind}_$ef") (ef_search $ef)"
+				return
 			fi
 		done
-		echo "${best:-none}"
+		echo none
 	}
 	for kind in qps cpuqps; do
 		for r in 0.95 0.99; do
 			line="  $([ $kind = qps ] && echo QPS || echo 'CPU QPS') at recall >= $r:"
 			for m in "${methods[@]}"; do line+=" $m $(at "$m" "$r" $kind);"; done
-			if [ $pgv = yes ]; then
-				p=$(at pgvector "$r" $kind)
+			# ratios to pgvector, and of the quantized to none
+			for base in pgvector none; do
+				case " ${methods[*]} " in *" $base "*) ;; *) continue ;; esac
+				p=$(at $base "$r" $kind)
 				for m in $segvec_methods; do
+					[ "$m" = "$base" ] && continue
+					[ $base = none ] && [ "$m" = pgvector ] && continue
 					s=$(at "$m" "$r" $kind)
-					[ "$s" != none ] && [ "$p" != none ] && line+=" $m/pgvector $(calc "$s / $p" 2);"
+					if [ "$s" != none ] && [ "$p" != none ] && [ "${s%% *}" != n/a ] && [ "${p%% *}" != n/a ]; then
+						line+=" $m/$base $(calc "${s%% *} / ${p%% *}" 2);"
+					fi
 				done
-			fi
+			done
 			echo "$line"
 		done
 	done
@@ -301,6 +325,11 @@ EOF
 fi
 
 # --- as root: build, install, start a throwaway cluster ----------------------
+# The cluster is made with initdb/pg_ctl from PG_CONFIG's bindir (the
+# system installation by default; a private copy such as the one
+# SEGVEC_PG_PREFIX makes with PG_CONFIG=/tmp/pg-NAME/.../pg_config, so
+# that the benchmark neither needs nor disturbs the system's), on
+# BENCH_PORT (5599), its socket in the work directory.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$here"
 if [ "$(id -u)" != 0 ]; then
@@ -308,26 +337,30 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 export LANG=C.UTF-8 LC_ALL=C.UTF-8
-make -j"$(nproc)"
-make install
+pg_config=${PG_CONFIG:-pg_config}
+bindir=$("$pg_config" --bindir)
+port=${BENCH_PORT:-5599}
+make -j"$(nproc)" PG_CONFIG="$pg_config"
+make install PG_CONFIG="$pg_config"
 work=$(mktemp -d /tmp/segvec-bench.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+stop() {
+	[ -f "$work/data/postmaster.pid" ] && runuser -u postgres -- "$bindir/pg_ctl" -D "$work/data" -m fast -w stop >/dev/null
+	rm -rf "$work"
+}
+trap stop EXIT
 mkdir -p "$work/bench"
 cp test/bench/quant.sh test/bench/bench.py "$work/bench/"
 cp test/fmnist.py "$work/"
 chmod -R a+rX "$work"
 chown -R postgres:postgres "$work"
-runuser -u postgres -- env BENCH_DATA="$data" BENCH_ROWS="$rows" BENCH_DIM="$dim" \
+runuser -u postgres -- "$bindir/initdb" -D "$work/data" -A trust -E UTF8 --no-sync >/dev/null
+# pg_ctl hands -o to a shell on one line: no newlines in it
+opts="-p $port -k $work -c listen_addresses= -c shared_preload_libraries=segvec"
+opts+=" -c shared_buffers=$sb -c maintenance_work_mem=$mwm -c max_parallel_maintenance_workers=0"
+opts+=" -c autovacuum=off -c segvec.max_workers=0 -c jit=off -c max_wal_size=20GB -c checkpoint_timeout=1h"
+runuser -u postgres -- "$bindir/pg_ctl" -D "$work/data" -w -l "$work/server.log" -o "$opts" start >/dev/null
+runuser -u postgres -- env PATH="$bindir:$PATH" PGHOST="$work" PGPORT="$port" PGDATABASE=postgres \
+	BENCH_DATA="$data" BENCH_ROWS="$rows" BENCH_DIM="$dim" \
 	BENCH_QUERIES="$nq" BENCH_QPS_TX="$qtx" BENCH_QPS_RUNS="$qruns" BENCH_EF="$efs" \
 	BENCH_PGVECTOR="$use_pgvector" BENCH_MWM="$mwm" BENCH_STREAM="$stream" BENCH_METHODS="$segvec_methods" BENCH_REUSE="${BENCH_REUSE:-0}" \
-	pg_virtualenv -v 15 \
-	-o shared_preload_libraries=segvec \
-	-o shared_buffers="$sb" \
-	-o maintenance_work_mem="$mwm" \
-	-o max_parallel_maintenance_workers=0 \
-	-o autovacuum=off \
-	-o segvec.max_workers=0 \
-	-o jit=off \
-	-o max_wal_size=20GB \
-	-o checkpoint_timeout=1h \
 	bash "$work/bench/quant.sh" --inside

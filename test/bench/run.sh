@@ -26,10 +26,13 @@
 #   - the streaming scenario of issue 12 (BENCH_STREAM=1): an index built
 #     on the first half of the rows, the second half inserted one row per
 #     transaction (synchronous_commit off, background workers on); recall,
-#     index buffer accesses per query and QPS at BENCH_STREAM_EF right
-#     away, after ft.jobs is empty, after 10% of the vectors were rewritten
-#     by single-row UPDATEs, and after VACUUM; the same for pgvector, and
-#     segvec with segvec.shared_bound off (segvec_nb) for comparison;
+#     index buffer accesses per query, the backend's CPU time per query
+#     and QPS at BENCH_STREAM_EF right away, after ft.jobs is empty, after
+#     10% of the vectors were rewritten by single-row UPDATEs, and after
+#     VACUUM (segvec's segments and pending jobs before and after each
+#     sweep); the same for pgvector, and segvec with segvec.shared_bound
+#     off (segvec_nb) for comparison; every target checked on QPS and on
+#     CPU time;
 #   - prints one report (bench.py report), with the targets of issues 3
 #     and 12.
 #
@@ -349,18 +352,25 @@ SQL
 	# the streaming scenario swaps vectors between rows)
 	psql -c 'CREATE FUNCTION mapid(i int) RETURNS int LANGUAGE sql IMMUTABLE AS $$ SELECT i $$'
 
-	# recall M EF KEY: recall@10 over queries 1..nq through M's index, and
-	# the index's buffer accesses per query (pg_stat_get_xact_blocks_fetched
-	# of the index, before and after, in one transaction); puts
-	# M_recall_KEY, M_bufs_KEY (and M_short_KEY if a query got < 10 rows)
+	# recall M EF KEY: recall@10 over queries 1..nq through M's index, the
+	# index's buffer accesses per query (pg_stat_get_xact_blocks_fetched
+	# of the index, before and after, in one transaction) and the backend's
+	# CPU time per query in microseconds (/proc/PID/schedstat's run time,
+	# before and after: on a loaded machine a steadier figure than QPS;
+	# it includes the ground-truth join, the same for every method); puts
+	# M_recall_KEY, M_bufs_KEY, M_cpu_KEY (and M_short_KEY if a query got
+	# < 10 rows)
 	recall() {
-		local m=$1 ef=$2 k=$3 recall minrows bufs
-		read -r recall minrows bufs < <(psql -At <<SQL | tail -1
+		local m=$1 ef=$2 k=$3 recall minrows bufs cpu
+		read -r recall minrows bufs cpu < <(psql -At <<SQL | tail -1
 SET enable_seqscan = off;
 SET ${guc[$m]} = $ef;
 ${opt_sql[$m]:-}
+SELECT pg_backend_pid() AS pid \gset
+\setenv BENCH_PID :pid
 BEGIN;
 SELECT pg_stat_get_xact_blocks_fetched('${tbl[$m]}_idx'::regclass) AS b0 \gset
+\set c0 \`cut -d" " -f1 /proc/\$BENCH_PID/schedstat\`
 SELECT round(avg((SELECT count(*) FROM unnest(r.ids) x
 		WHERE x = ANY (SELECT mapid(y) FROM unnest(g.ids[1:10]) y))::numeric / 10), 4) AS recall,
 	min(coalesce(cardinality(r.ids), 0)) AS minrows
@@ -369,13 +379,16 @@ CROSS JOIN LATERAL (SELECT array_agg(id) AS ids FROM
 	(SELECT t.id FROM ${tbl[$m]} t ORDER BY t.embedding <-> q.embedding
 	 LIMIT 10) s) r
 WHERE q.qid <= $nq \gset
+\set c1 \`cut -d" " -f1 /proc/\$BENCH_PID/schedstat\`
 SELECT round((pg_stat_get_xact_blocks_fetched('${tbl[$m]}_idx'::regclass) - :b0) / $nq::numeric, 1) AS bufs \gset
+SELECT round((:c1 - :c0) / 1000.0 / $nq, 0) AS cpu \gset
 COMMIT;
-\echo :recall :minrows :bufs
+\echo :recall :minrows :bufs :cpu
 SQL
 )
 		put "${m}_recall_$k" "$recall"
 		put "${m}_bufs_$k" "$bufs"
+		put "${m}_cpu_$k" "$cpu"
 		[ "$minrows" = 10 ] || put "${m}_short_$k" "$minrows"
 	}
 
@@ -515,9 +528,18 @@ SQL
 		done
 		smethods=("${methods[@]}")
 		[ "$has_info" = t ] && smethods+=(segvec_nb)
-		# ssweep KEY: recall, buffers and QPS of every method at each ef
+		# st_state: segvec's segments and pending jobs, now
+		st_state() {
+			val "SELECT format('%s segment(s), %s docs in the mutable segment, %s in graph segments, %s tombstones; %s job(s) in ft.jobs',
+				num_segments, mutable_docs, immutable_docs, tombstones,
+				$([ "$has_jobs" = t ] && echo '(SELECT count(*) FROM ft.jobs)' || echo "'n/a'")) FROM ft.info('st_segvec_idx')"
+		}
+		# ssweep KEY: recall, buffers and QPS of every method at each ef;
+		# segvec's state before and after (the workers may compact and
+		# merge during the sweep, which then measures several states)
 		ssweep() {
 			local k=$1 ef m saved
+			[ "$has_info" = t ] && put "segvec_state0_$k" "$(st_state)"
 			for m in "${methods[@]}"; do
 				psql -c "SELECT bench_prewarm('${tbl[$m]}')" >/dev/null
 			done
@@ -531,10 +553,7 @@ SQL
 				qps "$ef" "$sqtx" "${k}_$ef"
 			done
 			methods=("${saved[@]}")
-			if [ "$has_info" = t ]; then
-				put "segvec_state_$k" "$(val "SELECT format('%s segment(s), %s docs in the mutable segment, %s in graph segments, %s tombstones',
-					num_segments, mutable_docs, immutable_docs, tombstones) FROM ft.info('st_segvec_idx')")"
-			fi
+			[ "$has_info" = t ] && put "segvec_state_$k" "$(st_state)"
 			for m in "${methods[@]}"; do
 				put "${m}_size_$k" "$(val "SELECT round(pg_relation_size('${tbl[$m]}_idx') / 1048576.0, 1)")"
 			done

@@ -140,7 +140,7 @@ truth('truth_l2', '<->');
 $node->safe_psql('postgres',
 	qq{CREATE INDEX items_emb_idx ON items USING segvec (embedding) WITH (quantization = '$quant')});
 $node->safe_psql('postgres',
-	'CREATE INDEX plain_emb_idx ON plain USING segvec (embedding)');
+	q{CREATE INDEX plain_emb_idx ON plain USING segvec (embedding) WITH (quantization = 'none')});
 is( $node->safe_psql(
 		'postgres', q{
 SELECT string_agg(s->>'quantization', ',')
@@ -152,7 +152,17 @@ is( $node->safe_psql(
 SELECT string_agg(s->>'quantization', ',')
 FROM ft.info('plain_emb_idx') f, jsonb_array_elements(f.segments) s}),
 	'none',
-	'without the option the segment is not quantized');
+	"with quantization 'none' the segment is not quantized");
+# without the option a graph segment is sq8 (the default)
+is( $node->safe_psql(
+		'postgres', q{
+CREATE TABLE dflt AS SELECT * FROM items WHERE id <= 500;
+CREATE INDEX dflt_emb_idx ON dflt USING segvec (embedding) WITH (compact_threshold = 0);
+SELECT string_agg(s->>'quantization', ',')
+FROM ft.info('dflt_emb_idx') f, jsonb_array_elements(f.segments) s;
+DROP TABLE dflt;}),
+	'sq8',
+	'without the option the segment is sq8');
 my ($codes, $vectors) = split /\|/, $node->safe_psql(
 	'postgres', q{
 SELECT (s->>'code_bytes')::bigint, (s->>'vector_bytes')::bigint
