@@ -244,7 +244,7 @@ SELECT array_agg(id ORDER BY id) FROM
 -- versions die; if their pages were pruned, compaction's freeze finds
 -- neither target nor row for those aliases, leaves them out and removes
 -- their keymap entries (no phantom entry: VACUUM would find no doc to
--- remove them with; test/t/088_tomb_rewrite.pl)
+-- remove them with; test/t/096_tomb_rewrite.pl)
 UPDATE small SET note = note + 1 WHERE id <= 20;
 VACUUM small;
 CALL wait_for_jobs();

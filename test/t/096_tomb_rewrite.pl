@@ -1,4 +1,4 @@
-# 088_tomb_rewrite.pl: a segment whose tombstones pass
+# 096_tomb_rewrite.pl: a segment whose tombstones pass
 # segvec.merge_deletes_pct is rewritten without them (issue 11: deleted
 # docs are reclaimed).
 #
