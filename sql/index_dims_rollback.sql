@@ -15,9 +15,21 @@ CREATE TABLE dimrb_items (id bigint PRIMARY KEY, embedding real[]);
 CREATE INDEX dimrb_items_idx ON dimrb_items USING segvec (embedding);
 BEGIN;
 INSERT INTO dimrb_items VALUES (1, '{1,2}');
+SELECT dimensions FROM ft.info('dimrb_items_idx');
 ROLLBACK;
+-- none: the dimension the rolled back insert set does not count
+SELECT dimensions FROM ft.info('dimrb_items_idx');
+-- ft.info counts the index's docs, the aborted one too until VACUUM;
+-- ft.list the rows the caller sees
+SELECT num_docs FROM ft.info('dimrb_items_idx');
+SELECT num_docs FROM ft.list() WHERE index = 'dimrb_items_idx'::regclass;
 INSERT INTO dimrb_items VALUES (1, '{1,2,3}');
 SELECT id FROM dimrb_items ORDER BY embedding <-> '{1,2,3}' LIMIT 10;
+SELECT dimensions FROM ft.info('dimrb_items_idx');
+VACUUM dimrb_items;
+SELECT i.num_docs AS info_docs, l.num_docs AS list_docs
+FROM ft.info('dimrb_items_idx') i, ft.list() l
+WHERE l.index = 'dimrb_items_idx'::regclass;
 
 -- an insert rejected by another index of the table
 CREATE TABLE dimrb_two (id bigint, embedding real[]);

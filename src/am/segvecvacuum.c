@@ -27,6 +27,7 @@
 #include "am/am.h"
 #include "compact/compact.h"
 #include "graph/graph.h"
+#include "jobs/jobs.h"
 #include "keymap/keymap.h"
 #include "store/store.h"
 
@@ -202,7 +203,8 @@ reachable(Page page, BlockNumber blkno, SegvecMetaInfo *meta, List *delta)
 }
 
 /*
- * Run a compaction for VACUUM's cleanup in a subtransaction, turning its
+ * Run a compaction (or, merge_only, just the merges that are due) for
+ * VACUUM's cleanup in a subtransaction, turning its
  * error into a WARNING: VACUUM goes on (dead docs are removed by then,
  * pages are recycled, relfrozenxid advances) and the docs stay in the
  * mutable segment for the next try.  A cancel or a shutdown request is
@@ -214,7 +216,7 @@ reachable(Page page, BlockNumber blkno, SegvecMetaInfo *meta, List *delta)
  * below or by the next compaction.
  */
 static void
-compact_for_vacuum(Relation index)
+compact_for_vacuum(Relation index, bool merge_only)
 {
 	MemoryContext oldcontext = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
@@ -240,7 +242,10 @@ compact_for_vacuum(Relation index)
 
 	PG_TRY();
 	{
-		SegvecCompact(index, NULL);
+		if (merge_only)
+			SegvecMergeSegments(index, NULL);
+		else
+			SegvecCompact(index, NULL);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcontext);
 		CurrentResourceOwner = oldowner;
@@ -269,6 +274,8 @@ compact_for_vacuum(Relation index)
 				 errmsg("could not compact segvec index \"%s\" during VACUUM",
 						RelationGetRelationName(index)),
 				 errdetail("%s", edata->message),
+				 merge_only ?
+				 errhint("VACUUM went on; the segments stay as they are until a later merge.") :
 				 errhint("VACUUM went on; the docs stay in the mutable segment until a later compaction.")));
 		FreeErrorData(edata);
 	}
@@ -352,17 +359,23 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	nmutable = SegvecMutableCountDocs(index, -1);
 	if (nmutable >= SegvecCompactThreshold(index) && nmutable > 0)
 	{
-		compact_for_vacuum(index);
+		compact_for_vacuum(index, false);
 		nmutable = SegvecMutableCountDocs(index, -1);
 	}
-	SegvecGetMetaInfo(index, meta);
-
+	else if (SegvecMergeDue(index))
+	{
+		/*
+		 * The tombstones this VACUUM set may have passed
+		 * segvec.merge_deletes_pct of a segment: its rewrite (or another
+		 * merge that is due) is left to a background compaction job, or,
+		 * without background workers, done here, as a compaction would be.
+		 */
+		if (!SegvecJobsRunnable() ||
+			!SegvecSubmitJob(RelationGetRelid(index), SEGVEC_JOB_COMPACT))
+			compact_for_vacuum(index, true);
+	}
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
-	stats->num_index_tuples = nmutable;
-	for (i = 0; i < meta->nsegments; i++)
-		stats->num_index_tuples += meta->segments[i].ndocs -
-			meta->segments[i].ntombstones;
 
 	/*
 	 * The physical scan runs under the compaction lock, so no compaction or
@@ -388,8 +401,18 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	SegvecProcessGarbage(index);
 	freeze_metapage(index);
 
-	SegvecFreeMetaInfo(meta);
 	SegvecGetMetaInfo(index, meta);	/* what is reachable, now */
+
+	/*
+	 * The docs, counted under the compaction lock: a background compaction
+	 * (or the one this cleanup submitted) between a count of the mutable
+	 * segment and a read of the manifest would count its docs twice.
+	 */
+	nmutable = SegvecMutableCountDocs(index, -1);
+	stats->num_index_tuples = nmutable;
+	for (i = 0; i < meta->nsegments; i++)
+		stats->num_index_tuples += meta->segments[i].ndocs -
+			meta->segments[i].ntombstones;
 	if (!RELATION_IS_LOCAL(index))
 		LockRelationForExtension(index, ExclusiveLock);
 	npages = RelationGetNumberOfBlocks(index);

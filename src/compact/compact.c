@@ -35,9 +35,11 @@
  * 3, the new one.  A scan reads the manifest once, so it sees either the
  * frozen docs in the mutable segment or the new segments, never both.
  *
- * Merge policy (choose_merge): a segment whose docs are more than half
- * tombstones is rewritten on its own; otherwise a segment is merged with
- * all smaller ones once they hold 1/segvec.merge_ratio of its docs, so
+ * Merge policy (choose_merge): a segment whose tombstones reach
+ * segvec.merge_deletes_pct (20%) of its docs is rewritten on its own
+ * (tombstoned docs dropped, its extent freed); otherwise a segment is
+ * merged with all smaller ones once they hold 1/segvec.merge_ratio of its
+ * docs, so
  * there are at most 1 + log_R(docs) segments (segvec.merge_ratio = 0: the
  * tiered policy, SEGVEC_MERGE_FACTOR segments of one tier, floor(log4(live
  * docs)), merged into one).  Merges whose graph (not vectors:
@@ -65,6 +67,7 @@
 #include "compact/compact.h"
 #include "graph/graph.h"
 #include "hooks/testhooks.h"
+#include "keymap/keymap.h"
 
 #define SEGVEC_MERGE_FACTOR		4
 
@@ -72,6 +75,7 @@ int			segvec_compact_threshold = -1;
 int			segvec_max_merge_docs = -1;
 int			segvec_compact_threshold_kb = 1024;
 int			segvec_merge_ratio = 16;
+int			segvec_merge_deletes_pct = 20;
 
 /*
  * SegvecCompactInit: from _PG_init, define segvec.compact_threshold.
@@ -98,6 +102,11 @@ SegvecCompactInit(void)
 							"Size ratio between consecutive segments below which they are merged (0: merge by tiers).",
 							"A segment is merged with all smaller ones once they hold 1/merge_ratio of its docs, so an index has at most 1 + log_merge_ratio(docs) segments; higher values rewrite docs more often.",
 							&segvec_merge_ratio, 16, 0, 1024,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("segvec.merge_deletes_pct",
+							"Percentage of a segment's docs that are tombstones at which the segment is rewritten without them.",
+							"The rewrite drops the tombstoned docs and frees the old extent, so a segment's dead docs stay below this share of its size; lower values rewrite more often.",
+							&segvec_merge_deletes_pct, 20, 1, 100,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("segvec.max_merge_docs",
 							"Most docs one segment merge produces (-1: as many as maintenance_work_mem allows).",
@@ -626,6 +635,23 @@ freeze_add(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 	writer_add(&d, vector, dim, arg);
 }
 
+/*
+ * GraphAliasGoneCallback of the freeze: an alias whose target a merge or a
+ * rewrite dropped and whose heap row is gone (no snapshot sees it; VACUUM
+ * would have removed the alias and its entry) is not frozen, so its keymap
+ * entry goes now: VACUUM will find no doc to remove it with.  A crash
+ * before the install leaves the alias in the mutable segment without its
+ * entry, which no scan misses (its row is dead), and the next freeze
+ * removes the entry again (removing an absent entry changes nothing).
+ */
+static void
+freeze_gone(const SegvecDocInfo *doc, void *arg)
+{
+	SegmentWriter *w = (SegmentWriter *) arg;
+
+	KeymapRemoveDoc(w->index, doc);
+}
+
 static void
 writer_init(SegmentWriter *w, Relation index, int dim)
 {
@@ -732,9 +758,47 @@ choose_merge_ratio(SegvecMetaInfo *info, int maxdocs, uint32 *drop)
 }
 
 /*
+ * A segment whose tombstones reach segvec.merge_deletes_pct of its docs is
+ * rewritten alone, the most dead docs first (if its live docs fit in one
+ * merge; a segment with no live doc left is dropped without a build).
+ * Merges by size drop tombstones too, but a big segment may wait long for
+ * one (or never merge, being the biggest): without this, an UPDATE of
+ * every row leaves the index twice its live size.  Sets drop[0] and
+ * returns true if one is due.
+ */
+static bool
+choose_rewrite(SegvecMetaInfo *info, int maxdocs, uint32 *drop)
+{
+	int			best = -1;
+	int64		best_dead = 0;
+	int			i;
+
+	for (i = 0; i < info->nsegments; i++)
+	{
+		const SegvecSegment *seg = &info->segments[i];
+
+		if (seg->ntombstones == 0 ||
+			(int64) seg->ntombstones * 100 <
+			(int64) segvec_merge_deletes_pct * seg->ndocs ||
+			live_docs(seg) > maxdocs)
+			continue;
+		if (best < 0 || seg->ntombstones > best_dead)
+		{
+			best = i;
+			best_dead = seg->ntombstones;
+		}
+	}
+	if (best < 0)
+		return false;
+	drop[0] = info->segments[best].segno;
+	return true;
+}
+
+/*
  * Pick segments to merge: fills drop[] with segment numbers and returns
- * how many (0: nothing to do).  A segment mostly tombstones is rewritten
- * alone; then the ratio policy (above), or with segvec.merge_ratio = 0 the
+ * how many (0: nothing to do).  A segment whose tombstones reach
+ * segvec.merge_deletes_pct of its docs is rewritten alone; then the ratio
+ * policy (above), or with segvec.merge_ratio = 0 the
  * tiered one: tiers are floor(log4(live docs)), and SEGVEC_MERGE_FACTOR
  * segments of one tier are merged.
  */
@@ -744,15 +808,8 @@ choose_merge(SegvecMetaInfo *info, int maxdocs, uint32 *drop)
 	int			tier,
 				i;
 
-	/* a segment mostly tombstones is rewritten alone */
-	for (i = 0; i < info->nsegments; i++)
-	{
-		if (info->segments[i].ntombstones * 2 > info->segments[i].ndocs)
-		{
-			drop[0] = info->segments[i].segno;
-			return 1;
-		}
-	}
+	if (choose_rewrite(info, maxdocs, drop))
+		return 1;
 
 	if (segvec_merge_ratio > 0)
 		return choose_merge_ratio(info, maxdocs, drop);
@@ -949,6 +1006,32 @@ merge_segments(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop)
 }
 
 /*
+ * SegvecMergeDue: is a segment due for its rewrite by
+ * segvec.merge_deletes_pct (choose_rewrite)?  Then SegvecMergeSegments
+ * does it (and any other merge that is due).  For the callers that run
+ * merges without a compaction: VACUUM's cleanup after it set tombstones,
+ * and the compaction job VACUUM submits for that, whose mutable segment is
+ * below the threshold.  Size merges are left to compactions, as before.
+ * Reads the manifest only.
+ */
+bool
+SegvecMergeDue(Relation index)
+{
+	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+	uint32		drop[SEGVEC_MAX_MERGE_INPUTS];
+	bool		due = false;
+
+	SegvecGetMetaInfo(index, info);
+	if (info->dimensions > 0 && info->nsegments > 0)
+		due = choose_rewrite(info,
+							 SegvecMaxMergeDocs(SegvecGetFrozenM(index)),
+							 drop);
+	SegvecFreeMetaInfo(info);
+	pfree(info);
+	return due;
+}
+
+/*
  * SegvecMergeSegments: merge segments by the merge policy until it finds
  * nothing to do, each merge installed on its own, or until the mutable
  * segment is due for compaction after a merge.  Returns at once if
@@ -1077,7 +1160,8 @@ compact_mutable(Relation index, SegvecCompactStats *stats)
 		if (info->dimensions > 0)
 			GraphMutableForEachDoc(index, info->segments, info->nsegments,
 								   info->mutable_head, frozen_stop,
-								   info->dimensions, freeze_add, &w);
+								   info->dimensions, freeze_add, freeze_gone,
+								   &w);
 		writer_flush(&w);
 
 		/* test-only pause of a background job (segvec.job_delay_ms) */

@@ -26,6 +26,7 @@
 extern PGDLLIMPORT int segvec_compact_threshold;
 extern PGDLLIMPORT int segvec_compact_threshold_kb;
 extern PGDLLIMPORT int segvec_merge_ratio;
+extern PGDLLIMPORT int segvec_merge_deletes_pct;
 
 /* What a compaction did */
 typedef struct SegvecCompactStats
@@ -45,6 +46,7 @@ extern void SegvecInstallSegments(Relation index, SegvecSegment *segs,
 extern int	SegvecMaxBuildDocs(int dim, int m);
 extern int	SegvecMaxMergeDocs(int m);
 extern void SegvecMergeSegments(Relation index, SegvecCompactStats *stats);
+extern bool SegvecMergeDue(Relation index);
 
 /*
  * The merge lock: a heavyweight page lock on a block number no page has

@@ -554,7 +554,9 @@ ft_index_stats(PG_FUNCTION_ARGS)
 	values[7] = Int32GetDatum((int32) epoch);
 	values[8] = Int32GetDatum(changed);
 	values[9] = Int64GetDatum((int64) RelationGetNumberOfBlocks(index) * BLCKSZ);
-	values[10] = Int32GetDatum(info->dimensions);
+	/* none yet if the first insert rolled back (SegvecSetDimensions) */
+	values[10] = Int32GetDatum(SegvecDimensionsXidAborted(info->dimensions_xid) ?
+							   0 : info->dimensions);
 	values[11] = CStringGetTextDatum(SegvecMetricName(SegvecGetMetric(index)));
 	values[12] = Int32GetDatum(info->opts.m);
 	values[13] = Int32GetDatum(info->opts.ef_construction);

@@ -204,6 +204,7 @@ typedef struct AliasWalk
 	int			nsegs;
 	int			dim;
 	SegvecDocCallback callback;
+	GraphAliasGoneCallback gone;	/* or NULL */
 	void	   *arg;
 	float	   *vector;			/* dim floats: the resolved vector */
 	MemoryContext tmpctx;		/* reset after each heap read */
@@ -281,6 +282,8 @@ resolve_alias(const SegvecDocInfo *doc, uint64 target, void *arg)
 						w->vector) ||
 		heap_vector(w, &doc->heaptid))
 		w->callback(doc, w->vector, w->dim, w->arg);
+	else if (w->gone)
+		w->gone(doc, w->arg);
 }
 
 /* Set up *w for a walk; walk_end releases what it took */
@@ -321,16 +324,22 @@ walk_end(AliasWalk *w)
  * and its target's vector, found in segs (the caller's manifest) or read
  * from the alias's heap row.  Opens the table (AccessShareLock, which any
  * caller already holds or may take) only when a heap read is needed.
- * Holds no buffer lock during callbacks.
+ * An alias whose target is in no segment of segs (a merge or a rewrite
+ * dropped it, tombstoned) and whose heap row is gone is passed to gone
+ * instead, if not NULL (compaction's freeze drops its keymap entry, as
+ * VACUUM would have with the alias).  Holds no buffer lock during
+ * callbacks.
  */
 void
 GraphMutableForEachDoc(Relation index, const SegvecSegment *segs, int nsegs,
 					   BlockNumber head, BlockNumber stop, int dim,
-					   SegvecDocCallback callback, void *arg)
+					   SegvecDocCallback callback, GraphAliasGoneCallback gone,
+					   void *arg)
 {
 	AliasWalk	w;
 
 	walk_begin(&w, index, segs, nsegs, dim, callback, arg);
+	w.gone = gone;
 	SegvecMutableForEachItem(index, head, stop, dim, pass_doc, resolve_alias,
 							 &w);
 	walk_end(&w);

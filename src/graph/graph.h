@@ -269,10 +269,13 @@ extern bool GraphFindDocInfo(Relation index, const SegvecSegment *segs,
 extern bool GraphHeapKeepsValue(Relation heap, const ItemPointerData *start,
 								const ItemPointerData *newtid,
 								AttrNumber attnum, Datum value);
+/* an alias GraphMutableForEachDoc passed over: its target and row are gone */
+typedef void (*GraphAliasGoneCallback) (const SegvecDocInfo *doc, void *arg);
 extern void GraphMutableForEachDoc(Relation index, const SegvecSegment *segs,
 								   int nsegs, BlockNumber head,
 								   BlockNumber stop, int dim,
-								   SegvecDocCallback callback, void *arg);
+								   SegvecDocCallback callback,
+								   GraphAliasGoneCallback gone, void *arg);
 extern void GraphMutableScanDocs(Relation index, const SegvecMetaInfo *info,
 								 SegvecDocCallback callback, void *arg);
 

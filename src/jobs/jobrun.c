@@ -113,8 +113,9 @@ lock_merge_relations(Relation heap)
  * DROP INDEX or ALTER TABLE under way), returns JOB_BUSY and the job is
  * tried again later; waiting could deadlock with a DROP, which locks the
  * index before the table.  A compaction that was not forced is done only if
- * the mutable segment really holds compact_threshold docs (else
- * JOB_SKIPPED).  Sets *changed when a compaction moved docs or merged
+ * the mutable segment really holds compact_threshold docs; else the job
+ * runs only the merges that are due (SegvecMergeDue: a segment VACUUM
+ * left with too many tombstones), or returns JOB_SKIPPED.  Sets *changed when a compaction moved docs or merged
  * segments.  Compactions and snapshots run as the table's owner, in a
  * security-restricted operation; the merge runner switches itself.
  */
@@ -170,8 +171,30 @@ run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 		SegvecMutableCountDocs(index, SegvecCompactThreshold(index)) <
 		SegvecCompactThreshold(index))
 	{
+		/*
+		 * Nothing to compact, but a merge may be due: VACUUM submits a
+		 * compaction when its tombstones pass segvec.merge_deletes_pct of
+		 * a segment (segvecvacuum.c), for the rewrite that drops them.
+		 */
+		if (!SegvecMergeDue(index))
+		{
+			relation_close(index, NoLock);
+			return JOB_SKIPPED;
+		}
+		SegvecIdentityPush(&saved, owner);
+		memset(&stats, 0, sizeof(stats));
+		SegvecMergeSegments(index, &stats);
+		ereport(DEBUG1,
+				(errmsg_internal("segvec merged segments of index \"%s\" as role \"%s\": %d merged",
+								 job_index_name,
+								 GetUserNameFromId(GetUserId(), false),
+								 stats.segments_merged)));
+		SegvecIdentityPop(&saved);
+		*changed = stats.segments_merged > 0;
+		if (stats.merges_deferred)
+			(void) SegvecSubmitJob(indexid, SEGVEC_JOB_COMPACT);
 		relation_close(index, NoLock);
-		return JOB_SKIPPED;
+		return JOB_DONE;
 	}
 
 	switch (kind)

@@ -196,6 +196,16 @@ SegvecJobsEnabled(void)
 	return SegvecJobs != NULL && IsUnderPostmaster;
 }
 
+/*
+ * SegvecJobsRunnable: SegvecJobsEnabled() and segvec.max_workers > 0, so a
+ * submitted job will run (VACUUM does the work itself otherwise).
+ */
+bool
+SegvecJobsRunnable(void)
+{
+	return SegvecJobsEnabled() && segvec_max_workers > 0;
+}
+
 /* ----------------
  * Submitting
  * ----------------

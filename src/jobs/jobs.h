@@ -109,6 +109,7 @@ extern void SegvecJobsInit(void);
 
 /* true when the library was preloaded and background workers run */
 extern bool SegvecJobsEnabled(void);
+extern bool SegvecJobsRunnable(void);
 
 /*
  * SegvecSubmitJob: ask for a job on the index of the current database.

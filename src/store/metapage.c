@@ -140,6 +140,21 @@ SegvecDimensionsXidCommitted(TransactionId xid)
 }
 
 /*
+ * SegvecDimensionsXidAborted: did the transaction that set the dimension
+ * end without committing (an aborted first insert, or its
+ * subtransaction)?  Then the dimension does not count: the next vector
+ * sets it again, and ft.info shows none.
+ */
+bool
+SegvecDimensionsXidAborted(TransactionId xid)
+{
+	return TransactionIdIsNormal(xid) &&
+		!TransactionIdIsCurrentTransactionId(xid) &&
+		!TransactionIdIsInProgress(xid) &&
+		!SegvecDimensionsXidCommitted(xid);
+}
+
+/*
  * SegvecMetaFreeze: called on the writable copy of the metapage by every
  * install and page append (and by VACUUM): once the transaction that set
  * the dimension is known committed, forget it, so that no later reader asks
@@ -299,11 +314,7 @@ SegvecSetDimensions(Relation index, int dim)
 	SegvecCheckMetaPage(index, meta);
 	current = meta->dimensions;
 	if (current != dim &&
-		(current == 0 ||
-		 (TransactionIdIsNormal(meta->dimensions_xid) &&
-		  !TransactionIdIsCurrentTransactionId(meta->dimensions_xid) &&
-		  !TransactionIdIsInProgress(meta->dimensions_xid) &&
-		  !SegvecDimensionsXidCommitted(meta->dimensions_xid))))
+		(current == 0 || SegvecDimensionsXidAborted(meta->dimensions_xid)))
 	{
 		GenericXLogState *state = GenericXLogStart(index);
 		SegvecMetaPage wmeta;

@@ -176,6 +176,7 @@ extern Buffer SegvecReadMetaBuffer(Relation index);
 extern void SegvecGetMetaInfo(Relation index, SegvecMetaInfo *info);
 extern void SegvecFreeMetaInfo(SegvecMetaInfo *info);
 extern bool SegvecDimensionsXidCommitted(TransactionId xid);
+extern bool SegvecDimensionsXidAborted(TransactionId xid);
 extern void SegvecMetaFreeze(SegvecMetaPage meta);
 extern bool SegvecMetaNeedsFreeze(SegvecMetaPage meta);
 extern uint32 SegvecNextSegno(Relation index);

@@ -41,6 +41,8 @@ segvec.max_workers = 0
 segvec.enable_test_hooks = on
 maintenance_work_mem = '1MB'
 segvec.ef_search = 200
+# tombstones stay where VACUUM set them (no rewrite by their share)
+segvec.merge_deletes_pct = 100
 # a PANIC at a test point is the crash; the server restarts by itself
 restart_after_crash = on
 });

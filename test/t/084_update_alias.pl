@@ -34,6 +34,8 @@ autovacuum = off
 segvec.max_workers = 0
 segvec.ef_search = 200
 segvec.exact_scan_factor = 128
+# tombstones stay where VACUUM set them (no rewrite by their share)
+segvec.merge_deletes_pct = 100
 wal_keep_size = '256MB'
 wal_consistency_checking = 'generic'
 });
