@@ -36,6 +36,8 @@ INSERT INTO dim_items VALUES (4, '{1,1,1}'), (5, '{1,1}');
 UPDATE dim_items SET embedding = '{1,2}' WHERE id = 1;
 UPDATE dim_items SET embedding = embedding || 0::real;
 \set VERBOSITY default
+-- the detail names the index (a table may have several)
+INSERT INTO dim_items VALUES (4, '{1,2}');
 
 -- no index entry was left behind: the index returns the two rows, each
 -- once, whatever the query

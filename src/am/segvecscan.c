@@ -345,7 +345,7 @@ start_scan(IndexScanDesc scan)
 										 scan->orderByData[0].sk_subtype,
 										 &dim);
 		if (info->dimensions > 0)
-			SegvecCheckSameDim(info->dimensions, dim);
+			SegvecCheckIndexDim(scan->indexRelation, info->dimensions, dim);
 		so->query_isnull = (so->metric == SEGVEC_METRIC_COSINE &&
 							is_zero_vector(so->query, dim));
 	}

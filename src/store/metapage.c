@@ -327,7 +327,27 @@ SegvecSetDimensions(Relation index, int dim)
 	}
 	UnlockReleaseBuffer(buf);
 
-	SegvecCheckSameDim(current, dim);
+	SegvecCheckIndexDim(index, current, dim);
+}
+
+/*
+ * SegvecCheckIndexDim: ERROR unless a vector of found dimensions fits the
+ * index, whose vectors have expected dimensions; the detail names the
+ * index, since a table may have several.
+ */
+void
+SegvecCheckIndexDim(Relation index, int expected, int found)
+{
+	if (expected != found)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg_plural("vector has %d dimension, expected %d",
+							   "vector has %d dimensions, expected %d",
+							   found, found, expected),
+				 errdetail_plural("Index \"%s\" holds vectors of %d dimension.",
+								  "Index \"%s\" holds vectors of %d dimensions.",
+								  expected, RelationGetRelationName(index),
+								  expected)));
 }
 
 /*

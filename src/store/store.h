@@ -172,6 +172,7 @@ extern bool SegvecBlockIsFree(const SegvecFreeExtent *free, uint32 nfree,
 extern void SegvecInitMetaPage(Page page, SegvecMetric metric,
 							   SegvecFrozenOptions *opts);
 extern void SegvecCheckMetaPage(Relation index, SegvecMetaPage meta);
+extern void SegvecCheckIndexDim(Relation index, int expected, int found);
 extern Buffer SegvecReadMetaBuffer(Relation index);
 extern void SegvecGetMetaInfo(Relation index, SegvecMetaInfo *info);
 extern void SegvecFreeMetaInfo(SegvecMetaInfo *info);
