@@ -209,7 +209,7 @@ lock_chain_end(Relation index, int bucket, Buffer *headbuf, Buffer *lastbuf)
 
 		if (head == InvalidBlockNumber)
 			return false;
-		*headbuf = ReadBuffer(index, head);
+		*headbuf = SegvecReadBufferHinted(index, head);
 		LockBuffer(*headbuf, BUFFER_LOCK_EXCLUSIVE);
 		if (meta_delta_head(index, bucket) != head)
 		{
@@ -224,7 +224,7 @@ lock_chain_end(Relation index, int bucket, Buffer *headbuf, Buffer *lastbuf)
 			SegvecPageGetOpaque(BufferGetPage(*headbuf))->nextblkno !=
 			InvalidBlockNumber)
 		{
-			buf = ReadBuffer(index, last);
+			buf = SegvecReadBufferHinted(index, last);
 			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 			if (!is_change_page(BufferGetPage(buf)))
 			{
@@ -237,7 +237,7 @@ lock_chain_end(Relation index, int bucket, Buffer *headbuf, Buffer *lastbuf)
 		/* to the last page, keeping the head locked */
 		while (SegvecPageGetOpaque(BufferGetPage(buf))->nextblkno != InvalidBlockNumber)
 		{
-			Buffer		next = ReadBuffer(index,
+			Buffer		next = SegvecReadBufferHinted(index,
 										  SegvecPageGetOpaque(BufferGetPage(buf))->nextblkno);
 
 			LockBuffer(next, BUFFER_LOCK_EXCLUSIVE);
@@ -571,7 +571,7 @@ read_run_page(Relation index, const SegvecKeymapRun *run, uint32 p,
 			  KeymapEntry *out, KeymapEntry *first)
 {
 	BlockNumber blkno = run->start + p;
-	Buffer		buf = ReadBuffer(index, blkno);
+	Buffer		buf = SegvecReadBufferHinted(index, blkno);
 	bool		standby = RecoveryInProgress();
 	Page		page;
 	uint32		n;
@@ -770,7 +770,25 @@ typedef struct ChainKeySlot
 {
 	uint64		key_hash;		/* hash key */
 	int32		newest;			/* the key's newest item */
+	char		status;			/* simplehash's */
 } ChainKeySlot;
+
+/*
+ * The index by key hash: a simplehash table (an open-addressing table
+ * inlined here: a dynahash lookup was a tenth of an aliased UPDATE's
+ * lookup).  Key hashes are XXH3 values already, so their low bits are the
+ * table's hash.
+ */
+#define SH_PREFIX		chainkeys
+#define SH_ELEMENT_TYPE	ChainKeySlot
+#define SH_KEY_TYPE		uint64
+#define SH_KEY			key_hash
+#define SH_HASH_KEY(tb, key)	((uint32) ((key) ^ ((key) >> 32)))
+#define SH_EQUAL(tb, a, b)	((a) == (b))
+#define SH_SCOPE		static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
 
 typedef struct ChainCache
 {
@@ -782,7 +800,7 @@ typedef struct ChainCache
 	int32		nitems;
 	int32		maxitems;
 	ChainCacheItem *items;
-	HTAB	   *bykey;			/* key hash -> ChainKeySlot */
+	chainkeys_hash *bykey;		/* key hash -> ChainKeySlot */
 } ChainCache;
 
 static MemoryContext chain_cache_cxt = NULL;
@@ -837,11 +855,9 @@ chain_cache_sync(Relation index, BlockNumber head, uint32 epoch)
 		return NULL;
 	if (!c->valid)
 	{
-		HASHCTL		ctl;
-
 		/* new, or an error left it half read: start over */
 		if (c->bykey)
-			hash_destroy(c->bykey);
+			chainkeys_destroy(c->bykey);
 		if (c->items)
 			pfree(c->items);
 		c->bykey = NULL;
@@ -852,18 +868,14 @@ chain_cache_sync(Relation index, BlockNumber head, uint32 epoch)
 		c->maxitems = 64;
 		c->items = MemoryContextAlloc(chain_cache_cxt,
 									  sizeof(ChainCacheItem) * c->maxitems);
-		ctl.keysize = sizeof(uint64);
-		ctl.entrysize = sizeof(ChainKeySlot);
-		ctl.hcxt = chain_cache_cxt;
-		c->bykey = hash_create("segvec keymap chain keys", 64, &ctl,
-							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		c->bykey = chainkeys_create(chain_cache_cxt, 64, NULL);
 	}
 	c->valid = false;
 
 	blkno = c->last;
 	while (blkno != InvalidBlockNumber)
 	{
-		Buffer		buf = ReadBuffer(index, blkno);
+		Buffer		buf = SegvecReadBufferHinted(index, blkno);
 		Page		page;
 		OffsetNumber off,
 					maxoff;
@@ -876,7 +888,7 @@ chain_cache_sync(Relation index, BlockNumber head, uint32 epoch)
 		if (c->nitems + (maxoff - off + 1) > CHAIN_CACHE_MAX_ITEMS)
 		{
 			UnlockReleaseBuffer(buf);
-			hash_destroy(c->bykey);
+			chainkeys_destroy(c->bykey);
 			pfree(c->items);
 			c->bykey = NULL;
 			c->items = NULL;
@@ -903,8 +915,7 @@ chain_cache_sync(Relation index, BlockNumber head, uint32 epoch)
 			if (rec->op == KEYMAP_OP_REMOVE)
 				it->entry.docid |= KEYMAP_DOCID_REMOVED;
 			it->doc_blkno = rec->doc_blkno;
-			slot = hash_search(c->bykey, &rec->entry.key_hash, HASH_ENTER,
-							   &kfound);
+			slot = chainkeys_insert(c->bykey, rec->entry.key_hash, &kfound);
 			it->prev = kfound ? slot->newest : -1;
 			slot->newest = c->nitems++;
 		}
@@ -930,6 +941,7 @@ read_chain_key(Relation index, BlockNumber head, uint32 epoch, uint64 key,
 	int32		i,
 				j;
 	int32		n = 0;
+	int32		few[8];
 	int32	   *order;
 
 	if (head == InvalidBlockNumber)
@@ -940,12 +952,12 @@ read_chain_key(Relation index, BlockNumber head, uint32 epoch, uint64 key,
 		read_chain_at(index, head, true, key, out, NULL, loc);
 		return;
 	}
-	slot = hash_search(c->bykey, &key, HASH_FIND, NULL);
+	slot = chainkeys_lookup(c->bykey, key);
 	if (slot == NULL)
 		return;
 	for (i = slot->newest; i >= 0; i = c->items[i].prev)
 		n++;
-	order = palloc(sizeof(int32) * n);
+	order = n <= lengthof(few) ? few : palloc(sizeof(int32) * n);
 	j = n;
 	for (i = slot->newest; i >= 0; i = c->items[i].prev)
 		order[--j] = i;
@@ -967,7 +979,8 @@ read_chain_key(Relation index, BlockNumber head, uint32 epoch, uint64 key,
 		}
 		array_add(out, &e);
 	}
-	pfree(order);
+	if (order != few)
+		pfree(order);
 }
 
 /*
@@ -1205,7 +1218,7 @@ run_page_lookup(Relation index, const SegvecKeymapRun *run, uint32 p,
 				uint64 key, EntryArray *out)
 {
 	BlockNumber blkno = run->start + p;
-	Buffer		buf = ReadBuffer(index, blkno);
+	Buffer		buf = SegvecReadBufferHinted(index, blkno);
 	bool		standby = RecoveryInProgress();
 	Page		page;
 	const KeymapEntry *e;
