@@ -984,6 +984,67 @@ read_chain_key(Relation index, BlockNumber head, uint32 epoch, uint64 key,
 }
 
 /*
+ * What read_chain_key's *loc would end as after reading the key's changes
+ * in both chains (chains[0], the head chain, is the newer one; chains[1]
+ * the frozen one), found through the chain cache from the newest change
+ * back: the newest add that names its doc's page decides, unless a newer
+ * remove of the same doc id cleared it (loc->docid 0).  So it reads only
+ * the changes since the key's last located add, not all its changes (a
+ * row updated many times since the last snapshot has two per UPDATE and
+ * VACUUM).  Returns false when it cannot tell (a chain too big to cache,
+ * many removes on the way): then the caller reads the chains.
+ */
+static bool
+chains_key_loc(Relation index, const BlockNumber *chains, uint32 epoch,
+			   uint64 key, KeymapDocLocation *loc)
+{
+	uint64		removed[16];
+	int			nremoved = 0;
+	int			k;
+
+	memset(loc, 0, sizeof(KeymapDocLocation));
+	for (k = 0; k < 2; k++)
+	{
+		ChainCache *c;
+		ChainKeySlot *slot;
+		int32		i;
+
+		if (chains[k] == InvalidBlockNumber)
+			continue;
+		c = chain_cache_sync(index, chains[k], epoch);
+		if (c == NULL)
+			return false;
+		slot = chainkeys_lookup(c->bykey, key);
+		if (slot == NULL)
+			continue;
+		for (i = slot->newest; i >= 0; i = c->items[i].prev)
+		{
+			ChainCacheItem *it = &c->items[i];
+			uint64		docid = it->entry.docid;
+			int			j;
+
+			if (docid & KEYMAP_DOCID_REMOVED)
+			{
+				if (nremoved >= (int) lengthof(removed))
+					return false;
+				removed[nremoved++] = docid & ~KEYMAP_DOCID_REMOVED;
+				continue;
+			}
+			if (it->doc_blkno == 0 || it->doc_blkno == InvalidBlockNumber)
+				continue;
+			/* the newest located add: current unless removed since */
+			for (j = 0; j < nremoved; j++)
+				if (removed[j] == docid)
+					return true;
+			loc->docid = docid;
+			loc->doc_blkno = it->doc_blkno;
+			return true;
+		}
+	}
+	return true;
+}
+
+/*
  * Fold changes given in the order they were made into run form: sorted by
  * (key hash, doc id), one entry per doc id, the last change winning; with
  * drop_removes, removes are left out too.  Changes to one doc id are in
@@ -1320,6 +1381,22 @@ KeymapLookupAt(Relation index, uint64 key_hash, KeymapEntry **result,
 	int			r;
 
 	read_dir(index, dir);
+
+	if (loc_only && loc)
+	{
+		BlockNumber chains[2];
+
+		/* the usual case of an UPDATE: no need to collect the changes */
+		chains[0] = dir->delta_head[b];
+		chains[1] = dir->delta_frozen[b];
+		if (chains_key_loc(index, chains, dir->epoch, key_hash, loc) &&
+			loc->docid != 0)
+		{
+			pfree(dir);
+			*result = NULL;
+			return -1;
+		}
+	}
 
 	/* newest first: the chains (later items first), then the runs */
 	if (loc)
