@@ -992,17 +992,20 @@ read_chain_key(Relation index, BlockNumber head, uint32 epoch, uint64 key,
  * the changes since the key's last located add, not all its changes (a
  * row updated many times since the last snapshot has two per UPDATE and
  * VACUUM).  Returns false when it cannot tell (a chain too big to cache,
- * many removes on the way): then the caller reads the chains.
+ * many removes on the way): then the caller reads the chains.  *any says
+ * whether the chains hold any change of the key (valid when it returns
+ * true).
  */
 static bool
 chains_key_loc(Relation index, const BlockNumber *chains, uint32 epoch,
-			   uint64 key, KeymapDocLocation *loc)
+			   uint64 key, KeymapDocLocation *loc, bool *any)
 {
 	uint64		removed[16];
 	int			nremoved = 0;
 	int			k;
 
 	memset(loc, 0, sizeof(KeymapDocLocation));
+	*any = false;
 	for (k = 0; k < 2; k++)
 	{
 		ChainCache *c;
@@ -1017,6 +1020,7 @@ chains_key_loc(Relation index, const BlockNumber *chains, uint32 epoch,
 		slot = chainkeys_lookup(c->bykey, key);
 		if (slot == NULL)
 			continue;
+		*any = true;
 		for (i = slot->newest; i >= 0; i = c->items[i].prev)
 		{
 			ChainCacheItem *it = &c->items[i];
@@ -1316,9 +1320,104 @@ run_page_lookup(Relation index, const SegvecKeymapRun *run, uint32 p,
 }
 
 /*
+ * The fence cache: per run, the first key of each of its pages that a
+ * lookup has read, so that the binary search over the pages reads from the
+ * index only the pages it has not met before (the top levels of the
+ * search are the same pages for every key): one or two page reads per run
+ * and lookup instead of log2(pages).  A run never changes after install,
+ * and it is identified by (relfilenode, runno, stamp): run numbers are
+ * never given twice in one relation (a crash restart, after which an
+ * uninstalled run's number may come again, empties every backend's
+ * cache).  The last page a search reads is checked as always
+ * (check_run_page), so a standby whose run the primary reused still
+ * cancels the query.  Memory: 9 bytes per page of the runs met, emptied
+ * past RUN_FENCE_MAX_BYTES.
+ */
+#define RUN_FENCE_MAX_BYTES		(16 * 1024 * 1024)
+#define RUN_FENCE_UNKNOWN		0
+#define RUN_FENCE_KEY			1	/* first[p] is the page's first key */
+#define RUN_FENCE_EMPTY			2	/* the page holds no entry */
+
+typedef struct RunFenceKey
+{
+	RelFileNode node;
+	uint32		runno;
+	uint32		stamp;
+	uint32		npages;
+} RunFenceKey;
+
+typedef struct RunFences
+{
+	RunFenceKey key;			/* hash key, first */
+	uint64	   *first;			/* npages first keys */
+	uint8	   *state;			/* npages RUN_FENCE_* */
+} RunFences;
+
+static MemoryContext run_fence_cxt = NULL;
+static HTAB *run_fences = NULL;
+static Size run_fence_bytes = 0;
+
+/*
+ * The fence cache entry of run (new ones all unknown), or NULL for a run
+ * too big to cache (the search then reads its pages).
+ */
+static RunFences *
+run_fences_of(Relation index, const SegvecKeymapRun *run)
+{
+	RunFenceKey key;
+	RunFences  *f;
+	bool		found;
+	Size		bytes = (Size) run->npages * (sizeof(uint64) + 1);
+
+	if (bytes > RUN_FENCE_MAX_BYTES / 4)
+		return NULL;
+	if (run_fences == NULL || run_fence_bytes + bytes > RUN_FENCE_MAX_BYTES)
+	{
+		HASHCTL		ctl;
+
+		if (run_fence_cxt == NULL)
+			run_fence_cxt = AllocSetContextCreate(TopMemoryContext,
+												  "segvec keymap run fences",
+												  ALLOCSET_DEFAULT_SIZES);
+		else
+			MemoryContextReset(run_fence_cxt);
+		run_fence_bytes = 0;
+		ctl.keysize = sizeof(RunFenceKey);
+		ctl.entrysize = sizeof(RunFences);
+		ctl.hcxt = run_fence_cxt;
+		run_fences = hash_create("segvec keymap run fences", 64, &ctl,
+								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	memset(&key, 0, sizeof(key));
+	key.node = index->rd_node;
+	key.runno = run->runno;
+	key.stamp = run->stamp;
+	key.npages = run->npages;
+	f = hash_search(run_fences, &key, HASH_ENTER, &found);
+	if (!found)
+	{
+		f->first = NULL;
+		f->state = NULL;
+		f->first = MemoryContextAlloc(run_fence_cxt,
+									  sizeof(uint64) * run->npages);
+		f->state = MemoryContextAllocZero(run_fence_cxt, run->npages);
+		run_fence_bytes += bytes;
+	}
+	else if (f->first == NULL || f->state == NULL)
+	{
+		/* an error left it half made */
+		f->first = MemoryContextAlloc(run_fence_cxt,
+									  sizeof(uint64) * run->npages);
+		f->state = MemoryContextAllocZero(run_fence_cxt, run->npages);
+	}
+	return f;
+}
+
+/*
  * The entries of run with this key hash (adds and removes), appended to
- * out: a binary search over the run's pages by their first entries, then
- * a binary search in the pages that hold the key (usually one).
+ * out: a binary search over the run's pages by their first entries (from
+ * the fence cache where it has them), then a binary search in the pages
+ * that hold the key (usually one).
  */
 static void
 run_lookup(Relation index, const SegvecKeymapRun *run, uint64 key,
@@ -1327,18 +1426,40 @@ run_lookup(Relation index, const SegvecKeymapRun *run, uint64 key,
 	uint32		lo = 0,
 				hi;
 	uint32		p;
+	RunFences  *f;
 
 	if (run->npages == 0)
 		return;
+	f = run_fences_of(index, run);
 	/* the last page whose first key is below key (or page 0) */
 	hi = run->npages - 1;
 	while (lo < hi)
 	{
 		uint32		mid = lo + (hi - lo + 1) / 2;
-		KeymapEntry first;
 
-		if (read_run_page(index, run, mid, NULL, &first) > 0 &&
-			first.key_hash < key)
+		uint8		state;
+		uint64		first_key = 0;
+
+		if (f != NULL && f->state[mid] != RUN_FENCE_UNKNOWN)
+		{
+			state = f->state[mid];
+			first_key = f->first[mid];
+		}
+		else
+		{
+			KeymapEntry first;
+
+			state = read_run_page(index, run, mid, NULL, &first) > 0 ?
+				RUN_FENCE_KEY : RUN_FENCE_EMPTY;
+			if (state == RUN_FENCE_KEY)
+				first_key = first.key_hash;
+			if (f != NULL)
+			{
+				f->first[mid] = first_key;
+				f->state[mid] = state;
+			}
+		}
+		if (state == RUN_FENCE_KEY && first_key < key)
 			lo = mid;
 		else
 			hi = mid - 1;
@@ -1379,32 +1500,42 @@ KeymapLookupAt(Relation index, uint64 key_hash, KeymapEntry **result,
 	int64		i,
 				j;
 	int			r;
+	bool		chains_read = false;	/* known to hold no change of the key */
 
 	read_dir(index, dir);
 
 	if (loc_only && loc)
 	{
 		BlockNumber chains[2];
+		bool		any;
 
 		/* the usual case of an UPDATE: no need to collect the changes */
 		chains[0] = dir->delta_head[b];
 		chains[1] = dir->delta_frozen[b];
-		if (chains_key_loc(index, chains, dir->epoch, key_hash, loc) &&
-			loc->docid != 0)
+		if (chains_key_loc(index, chains, dir->epoch, key_hash, loc, &any))
 		{
-			pfree(dir);
-			*result = NULL;
-			return -1;
+			if (loc->docid != 0)
+			{
+				pfree(dir);
+				*result = NULL;
+				return -1;
+			}
+			/* the first UPDATE since the snapshot: only the runs */
+			if (!any)
+				chains_read = true;
 		}
 	}
 
 	/* newest first: the chains (later items first), then the runs */
 	if (loc)
 		memset(loc, 0, sizeof(KeymapDocLocation));
-	read_chain_key(index, dir->delta_frozen[b], dir->epoch, key_hash,
-				   &changes, loc);
-	read_chain_key(index, dir->delta_head[b], dir->epoch, key_hash,
-				   &changes, loc);
+	if (!chains_read)
+	{
+		read_chain_key(index, dir->delta_frozen[b], dir->epoch, key_hash,
+					   &changes, loc);
+		read_chain_key(index, dir->delta_head[b], dir->epoch, key_hash,
+					   &changes, loc);
+	}
 	if (loc_only && loc && loc->docid != 0)
 	{
 		if (changes.items)
