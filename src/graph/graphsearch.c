@@ -675,8 +675,7 @@ hold(GraphScan *gs, double distance, uint32 id)
 {
 	int			pos;
 
-	/* a quantized segment's estimates are not (its pool's exact ones are) */
-	if (gs->bound && !gs->quant)
+	if (gs->bound)
 		GraphBoundOffer(gs->bound, distance);
 	if (gs->nwindow >= gs->ef &&
 		distance >= gs->window[gs->nwindow - 1].distance)
@@ -829,10 +828,12 @@ void
 GraphScanSetBound(GraphScan *gs, GraphScanBound *bound)
 {
 	/*
-	 * A quantized segment's search holds estimated distances: it offers
-	 * the exact distances of its rerank pool instead (rerank_next), and
-	 * compares the bound with lower bounds of its estimates (graph_next).
+	 * A quantized segment's search holds estimated distances, which must
+	 * not tighten the bound of the others; it is searched unbounded.
+	 * XXX: offer the exact distances of its rerank pool instead.
 	 */
+	if (gs->quant)
+		bound = NULL;
 	if (bound && gs->bound == NULL && gs->exact)
 	{
 		uint32		i;
@@ -940,17 +941,6 @@ budget_spent(GraphScan *gs)
 }
 
 /*
- * The least exact distance a node of estimate (or exact distance) d can
- * have: d itself, or in a quantized segment GraphQuantLowerBound's.  What
- * the bound (exact distances) is compared with.
- */
-static inline double
-least_distance(GraphScan *gs, double d)
-{
-	return gs->quant ? GraphQuantLowerBound(&gs->qq, d) : d;
-}
-
-/*
  * The next node of the graph search in distance order, into *c.  Expands
  * candidates until the window is settled (SEARCH-LAYER's stopping rule: the
  * nearest unexpanded candidate is farther than the ef-th nearest node
@@ -960,8 +950,7 @@ least_distance(GraphScan *gs, double d)
  * the window's nearest is farther than the bound too, it returns
  * GRAPH_SCAN_BOUNDED with c->distance the nearer of the two (no row found
  * later is nearer, as far as the search can tell) and leaves the window as
- * it is.  In a quantized segment the distances are estimates, and the
- * bound is compared with their least_distance; a BOUNDED distance is one.
+ * it is.
  */
 static GraphScanResult
 graph_next(GraphScan *gs, GraphCand *c)
@@ -982,10 +971,9 @@ graph_next(GraphScan *gs, GraphCand *c)
 		 * through farther nodes, and a segment that holds a node within
 		 * the bound is searched as if unbounded.
 		 */
-		if (least_distance(gs, gs->cand.items[0].distance) > limit &&
+		if (gs->cand.items[0].distance > limit &&
 			gs->nwindow >= gs->bound_floor &&
-			(gs->bound_small ||
-			 least_distance(gs, gs->window[0].distance) > limit) &&
+			(gs->bound_small || gs->window[0].distance > limit) &&
 			gs->cand.items[0].distance > gs->window[gs->bound_floor - 1].distance)
 		{
 			bounded = true;
@@ -999,13 +987,11 @@ graph_next(GraphScan *gs, GraphCand *c)
 	/* on a standby, every page the expansions came from checked again */
 	if (RecoveryInProgress())
 		release_block(gs->index, &gs->seg, &gs->buf);
-	if (bounded &&
-		(gs->nwindow == 0 || least_distance(gs, gs->window[0].distance) > limit))
+	if (bounded && (gs->nwindow == 0 || gs->window[0].distance > limit))
 	{
 		c->distance = gs->cand.items[0].distance;
 		if (gs->nwindow > 0)
 			c->distance = Min(c->distance, gs->window[0].distance);
-		c->distance = least_distance(gs, c->distance);
 		return GRAPH_SCAN_BOUNDED;
 	}
 	if (gs->nwindow == 0)
@@ -1020,24 +1006,18 @@ graph_next(GraphScan *gs, GraphCand *c)
 
 /*
  * Quantized segment: the next node in exact distance order: take nodes
- * from the graph search into the rerank pool (each marked emitted, scored
- * exactly, and its exact distance offered to the shared bound) until the
- * pool holds gs->rerank nodes and its nearest is no farther than gs->floor,
- * then take that nearest: GRAPH_SCAN_ROW.  GRAPH_SCAN_DONE when graph and
- * pool are both empty.  When the bound stops the graph search, a full
- * pool's nearest goes if nothing the graph search yields later can be
- * nearer, else GRAPH_SCAN_BOUNDED with c->distance the nearer of the two.
+ * from the graph search into the rerank pool (each marked emitted and
+ * scored exactly) until the pool holds gs->rerank nodes and its nearest is
+ * no farther than gs->floor, then take that nearest.  False when graph and
+ * pool are both empty.
  */
-static GraphScanResult
+static bool
 rerank_next(GraphScan *gs, GraphCand *c)
 {
 	GraphCand	g;
-	GraphScanResult r = GRAPH_SCAN_ROW;
 
 	for (;;)
 	{
-		double		exact;
-
 		/*
 		 * The pool's nearest may go once the pool is full and nothing the
 		 * graph search yields later can be nearer: it yields in estimated
@@ -1047,47 +1027,22 @@ rerank_next(GraphScan *gs, GraphCand *c)
 		if (gs->pool.count > 0 && gs->pool.count >= gs->rerank &&
 			gs->pool.items[0].distance <= gs->floor)
 			break;
-		r = graph_next(gs, &g);
-		if (r == GRAPH_SCAN_BOUNDED)
-		{
-			/*
-			 * g.distance: a lower bound on what the graph yields later.
-			 * The pool's nearest goes only from a full pool, as unbounded:
-			 * the rows then come as they would without the bound.
-			 */
-			if (gs->pool.count > 0 && gs->pool.count >= gs->rerank &&
-				gs->pool.items[0].distance <= g.distance)
-			{
-				r = GRAPH_SCAN_ROW;
-				break;
-			}
-			c->distance = g.distance;
-			if (gs->pool.count > 0)
-				c->distance = Min(c->distance, gs->pool.items[0].distance);
-			break;
-		}
-		if (r != GRAPH_SCAN_ROW)
+		if (graph_next(gs, &g) != GRAPH_SCAN_ROW)
 		{
 			gs->floor = get_float8_infinity();
-			r = GRAPH_SCAN_ROW;
 			break;
 		}
 		BIT_SET(gs->emitted, g.id);
-		exact = exact_distance(gs, g.id);
-		if (gs->bound)
-			GraphBoundOffer(gs->bound, exact);
-		cand_heap_push(&gs->pool, exact, g.id);
+		cand_heap_push(&gs->pool, exact_distance(gs, g.id), g.id);
 		gs->floor = GraphQuantLowerBound(&gs->qq, g.distance);
 	}
 	/* on a standby, every vector page the scores came from checked again */
 	if (RecoveryInProgress())
 		release_block(gs->index, &gs->seg, &gs->vbuf);
-	if (r == GRAPH_SCAN_BOUNDED)
-		return r;
 	if (gs->pool.count == 0)
-		return GRAPH_SCAN_DONE;
+		return false;
 	*c = cand_heap_pop(&gs->pool);
-	return GRAPH_SCAN_ROW;
+	return true;
 }
 
 /*
@@ -1179,7 +1134,7 @@ pull_next(GraphScan *gs, GraphCand *c)
 			continue;
 		}
 		if (gs->quant)
-			r = rerank_next(gs, c);
+			r = rerank_next(gs, c) ? GRAPH_SCAN_ROW : GRAPH_SCAN_DONE;
 		else
 			r = graph_next(gs, c);
 		if (r == GRAPH_SCAN_ROW)
