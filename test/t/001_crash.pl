@@ -14,18 +14,15 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $node = PostgreSQL::Test::Cluster->new('crash');
-$node->init;
 # wal_level = replica so that CREATE INDEX writes segvec's own build WAL
 # (under minimal, a new relfilenode is synced or logged whole at commit)
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+my $node = segvec_node('crash', q{
 wal_level = replica
 });
-$node->start;
 
 # Every query through the index: no seqscan alternative.
 sub iq

@@ -23,23 +23,17 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $primary = PostgreSQL::Test::Cluster->new('km_primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf(
-	'postgresql.conf', qq{
+my $primary = segvec_node('km_primary', q{
 # the standby may connect late on a busy machine: keep the WAL it needs
 wal_keep_size = '1GB'
-shared_preload_libraries = 'segvec'
-autovacuum = off
-});
-$primary->start;
-$primary->backup('b');
+}, allows_streaming => 1);
 
 # The standby exists before the loop and follows it through the WAL.
-my $standby = PostgreSQL::Test::Cluster->new('km_standby');
-$standby->init_from_backup($primary, 'b', has_streaming => 1);
-$standby->start;
+my $standby = segvec_standby($primary, 'km_standby');
 
 $primary->safe_psql(
 	'postgres', q{

@@ -19,26 +19,19 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf(
-	'postgresql.conf', qq{
+my $primary = segvec_node('primary', q{
 # the standby may connect late on a busy machine: keep the WAL it needs
 wal_keep_size = '1GB'
-shared_preload_libraries = 'segvec'
-autovacuum = off
 segvec.max_workers = 0
-});
-$primary->start;
-$primary->backup('b');
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'b', has_streaming => 1);
-$standby->append_conf('postgresql.conf', qq{
+}, allows_streaming => 1);
+my $standby = segvec_standby($primary, 'standby', qq{
 hot_standby_feedback = off
 max_standby_streaming_delay = 1s
 });
-$standby->start;
 
 $primary->safe_psql(
 	'postgres', q{

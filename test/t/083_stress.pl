@@ -21,14 +21,14 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(time usleep);
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $node = PostgreSQL::Test::Cluster->new('stress');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+# wait_for: up to 3 minutes unless told
+$SegvecTest::wait_secs = 180;
+
+my $node = segvec_node('stress', q{
 maintenance_work_mem = 1MB
 segvec.naptime = 1
 segvec.max_workers = 2
@@ -36,25 +36,6 @@ segvec.max_workers = 2
 segvec.exact_scan_factor = 100000
 max_connections = 40
 });
-$node->start;
-
-sub sq
-{
-	my ($sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
-sub wait_for
-{
-	my ($sql, $secs) = @_;
-	my $deadline = time() + ($secs // 180);
-	while (time() < $deadline)
-	{
-		return 1 if sq($sql) eq 't';
-		usleep(100_000);
-	}
-	return 0;
-}
 
 sq(q{
 CREATE EXTENSION segvec;
