@@ -32,13 +32,7 @@ sub iq
 }
 
 $node->safe_psql(
-	'postgres', q{
-CREATE EXTENSION segvec;
--- deterministic, pairwise distinct vectors: i-th row, d dimensions
-CREATE FUNCTION vec(i int, d int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.7 + j * 0.31) + cos(i * 0.013 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, d) j $$;
+	'postgres', "CREATE EXTENSION segvec;\n" . vec_function() . q{
 CREATE TABLE items (id int PRIMARY KEY, embedding real[]);
 });
 

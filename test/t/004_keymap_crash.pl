@@ -36,13 +36,9 @@ wal_keep_size = '1GB'
 my $standby = segvec_standby($primary, 'km_standby');
 
 $primary->safe_psql(
-	'postgres', q{
-CREATE EXTENSION segvec;
--- deterministic, pairwise distinct vectors: i-th row, d dimensions
-CREATE FUNCTION vec(i bigint, d int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.7 + j * 0.31) + cos(i * 0.013 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, d) j $$;
+	'postgres', "CREATE EXTENSION segvec;\n"
+		  . vec_function(type => 'bigint')
+		  . q{
 CREATE TABLE items (id bigint PRIMARY KEY, embedding real[]);
 INSERT INTO items SELECT g, vec(g, 16) FROM generate_series(1, 600) g;
 CREATE INDEX items_idx ON items USING segvec (embedding) INCLUDE (id)

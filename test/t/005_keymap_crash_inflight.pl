@@ -23,13 +23,8 @@ my $node = segvec_node('km_inflight', q{
 wal_level = replica
 });
 $node->safe_psql(
-	'postgres', q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i bigint, d int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.7 + j * 0.31) + cos(i * 0.013 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, d) j $$;
-});
+	'postgres', "CREATE EXTENSION segvec;\n"
+		  . vec_function(type => 'bigint'));
 
 # Each round on a fresh index: its keymap has no change pages yet, so the
 # first change of each bucket is a full-page record, and a WAL end inside

@@ -49,13 +49,7 @@ sub info
 	return sq("SELECT $cols FROM ft.info('$index')");
 }
 
-sq(q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i int, d int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.7 + j * 0.31) + cos(i * 0.013 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, d) j $$;
-});
+sq("CREATE EXTENSION segvec;\n" . vec_function());
 
 is(sq('SELECT ft.background_enabled()'), 't', 'background work is on');
 wait_for("SELECT count(*) = 1 FROM ft.job_workers() WHERE role = 'launcher'")

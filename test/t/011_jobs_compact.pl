@@ -32,13 +32,7 @@ segvec.ef_search = 200
 segvec.exact_scan_factor = 128
 });
 
-sq(q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i int, d int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.7 + j * 0.31) + cos(i * 0.013 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, d) j $$;
-});
+sq("CREATE EXTENSION segvec;\n" . vec_function());
 
 # --- Automatic compaction -----------------------------------------------------
 sq(q{

@@ -29,12 +29,7 @@ log_lock_waits = on
 deadlock_timeout = 100ms
 });
 
-sq(q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i int, d int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.7 + j * 0.31) + cos(i * 0.013 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, d) j $$;
+sq("CREATE EXTENSION segvec;\n" . vec_function() . q{
 CREATE SEQUENCE items_id START 2001;
 CREATE TABLE items (id int PRIMARY KEY, embedding real[]);
 INSERT INTO items SELECT g, vec(g, 16) FROM generate_series(1, 2000) g;

@@ -51,12 +51,7 @@ my $verify_sql = q{SELECT missing_docs || '|' || duplicate_docs || '|' ||
   checksum_mismatches || '|' || missing_keymap_entries || '|' || search_misses
   FROM ft.verify('%s')};
 
-sq(q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i int, d int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.7 + j * 0.31) + cos(i * 0.013 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, d) j $$;
+sq("CREATE EXTENSION segvec;\n" . vec_function() . q{
 CREATE TABLE items (id int PRIMARY KEY, embedding real[]);
 INSERT INTO items SELECT g, vec(g, 16) FROM generate_series(1, 1000) g;
 CREATE INDEX items_idx ON items USING segvec (embedding) INCLUDE (id)

@@ -34,12 +34,7 @@ max_standby_streaming_delay = 1s
 });
 
 $primary->safe_psql(
-	'postgres', q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.7 + j * 0.31) + cos(i * 0.013 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, 8) j $$;
+	'postgres', "CREATE EXTENSION segvec;\n" . vec_function(dims => 8) . q{
 CREATE TABLE items (id int PRIMARY KEY, embedding real[]);
 INSERT INTO items SELECT g, vec(g) FROM generate_series(1, 1500) g;
 CREATE INDEX items_idx ON items USING segvec (embedding) INCLUDE (id)

@@ -45,13 +45,8 @@ segvec.merge_deletes_pct = 100
 restart_after_crash = on
 });
 
-sq(q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i bigint, d int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.37 + j * 1.3) + cos(i * 0.011 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, d) j $$;
-});
+sq("CREATE EXTENSION segvec;\n"
+	  . vec_function(type => 'bigint', coef => [ 0.37, 1.3, 0.011 ]));
 
 # Every row of the table found at k = 1 by its own vector, and the index's
 # doc count equal to the table's.

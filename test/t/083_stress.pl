@@ -37,12 +37,7 @@ segvec.exact_scan_factor = 100000
 max_connections = 40
 });
 
-sq(q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.7 + j * 0.31) + cos(i * 0.013 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, 8) j $$;
+sq("CREATE EXTENSION segvec;\n" . vec_function(dims => 8) . q{
 CREATE SEQUENCE items_id START 1001;
 CREATE TABLE items (id int PRIMARY KEY, embedding real[]);
 INSERT INTO items SELECT g, vec(g) FROM generate_series(1, 1000) g;

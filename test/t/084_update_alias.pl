@@ -42,12 +42,9 @@ segvec.ef_search = 200
 segvec.exact_scan_factor = 128
 });
 
-sq(q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i bigint) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.37 + j * 1.3) + cos(i * 0.011 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, 64) j $$;
+sq("CREATE EXTENSION segvec;\n"
+	  . vec_function(type => 'bigint', dims => 64, coef => [ 0.37, 1.3, 0.011 ])
+	  . q{
 CREATE TABLE t (id bigint PRIMARY KEY, v real[], note int)
   WITH (autovacuum_enabled = off);
 CREATE INDEX t_note ON t (note);

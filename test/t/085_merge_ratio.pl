@@ -37,12 +37,7 @@ segvec.ef_search = 200
 segvec.exact_scan_factor = 128
 });
 
-sq(q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.7 + j * 0.31) + cos(i * 0.013 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, 256) j $$;
+sq("CREATE EXTENSION segvec;\n" . vec_function(dims => 256) . q{
 CREATE PROCEDURE stream(t regclass, first int, n int) LANGUAGE plpgsql AS $$
 BEGIN
   FOR i IN first .. first + n - 1 LOOP

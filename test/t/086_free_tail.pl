@@ -39,13 +39,8 @@ sub verify
 }
 my $clean = 't|0|0|0|0|0|0';
 
-sq(q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i bigint) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.37 + j * 1.3) + cos(i * 0.011 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, 16) j $$;
-});
+sq("CREATE EXTENSION segvec;\n"
+	  . vec_function(type => 'bigint', dims => 16, coef => [ 0.37, 1.3, 0.011 ]));
 
 sub setup
 {

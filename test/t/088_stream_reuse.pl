@@ -61,12 +61,9 @@ sub verify
            FROM ft.verify('$idx')});
 }
 
-sq(q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.37 + j * 1.3) + cos(i * 0.011 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, 16) j $$;
+sq("CREATE EXTENSION segvec;\n"
+	  . vec_function(dims => 16, coef => [ 0.37, 1.3, 0.011 ])
+	  . q{
 CREATE PROCEDURE stream(t regclass, first int, n int) LANGUAGE plpgsql AS $$
 BEGIN
   FOR i IN first .. first + n - 1 LOOP

@@ -57,6 +57,7 @@ our @EXPORT = qw(
   jstat
   accepting
   fmnist_files
+  vec_function
 );
 
 =pod
@@ -276,6 +277,36 @@ sub fmnist_files
 			  . slurp_file("$tmp/$set->[0].err"));
 	}
 	return $tmp;
+}
+
+=pod
+
+=item vec_function(%opt)
+
+Returns the SQL (a CREATE FUNCTION statement, ending in a newline) of the
+function C<vec(i, d)>: the C<d>-dimensional real[] vector of row C<i>,
+deterministic and pairwise distinct, whose component C<j> (1 .. C<d>) is
+C<sin(i * A + j * B) + cos(i * C * j)>.  Options:
+C<< type => 'bigint' >> (the type of C<i>; default C<int>);
+C<< dims => N >>: C<vec(i)> of C<N> dimensions instead of C<vec(i, d)>;
+C<< coef => [A, B, C] >> (default C<[0.7, 0.31, 0.013]>).
+
+=cut
+
+sub vec_function
+{
+	my (%opt) = @_;
+	my $type = $opt{type} // 'int';
+	my ($a, $b, $c) = @{ $opt{coef} // [ 0.7, 0.31, 0.013 ] };
+	my ($args, $d) =
+	  defined $opt{dims}
+	  ? ("i $type", $opt{dims})
+	  : ("i $type, d int", 'd');
+	return
+	    "CREATE FUNCTION vec($args) RETURNS real[] IMMUTABLE LANGUAGE sql AS \$\$\n"
+	  . "  SELECT array_agg((sin(i * $a + j * $b) + cos(i * $c * j))::real\n"
+	  . "                   ORDER BY j)\n"
+	  . "  FROM generate_series(1, $d) j \$\$;\n";
 }
 
 =pod
