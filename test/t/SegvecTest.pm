@@ -30,7 +30,7 @@ of the tree, from C<make installcheck> and from prove.
 
 C<sq>, C<wait_for>, C<set_conf> and C<jstat> run on the I<default node>:
 the node the last C<segvec_node> call made (C<segvec_standby> does not
-change it), or the one given to C<use_node>.
+change it).
 
 =cut
 
@@ -50,7 +50,6 @@ use Time::HiRes qw(time usleep);
 our @EXPORT = qw(
   segvec_node
   segvec_standby
-  use_node
   sq
   wait_for
   set_conf
@@ -139,20 +138,6 @@ sub segvec_standby
 
 =pod
 
-=item use_node($node)
-
-Makes C<$node> the default node.  Returns nothing.
-
-=cut
-
-sub use_node
-{
-	($default_node) = @_;
-	return;
-}
-
-=pod
-
 =item sq($sql, $db)
 
 Runs C<$sql> with C<safe_psql> on the default node, in database C<$db>
@@ -164,7 +149,7 @@ separated by C<|>); dies when the SQL fails.
 sub sq
 {
 	my ($sql, $db) = @_;
-	die 'SegvecTest::sq: no default node (segvec_node or use_node)'
+	die 'SegvecTest::sq: no default node (make one with segvec_node)'
 	  unless defined $default_node;
 	return $default_node->safe_psql($db // 'postgres', $sql);
 }
