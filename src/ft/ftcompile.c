@@ -258,6 +258,20 @@ value_text(CompileState *st, FtValue *v, const char *what)
 	return s;
 }
 
+/* The word of a text term: never empty (to_tsquery cannot say '') */
+static char *
+term_text(CompileState *st, FtValue *v)
+{
+	char	   *s = value_text(st, v, "a string");
+
+	if (*s == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("parameter $%s%s is empty: a text term needs a word",
+						v->param ? v->param : "", at_char(v->location))));
+	return s;
+}
+
 /* A non-negative integer (KNN's k, EF_RUNTIME, LIMIT) */
 static int64
 value_int64(CompileState *st, FtValue *v, const char *what)
@@ -1096,7 +1110,7 @@ short_prefix(CompileState *st, FtNode *n)
 {
 	return n->kind == FT_NODE_TEXT && n->text_kind == FT_TEXT_WORD &&
 		n->term.wild == FT_WILD_PREFIX &&
-		pg_mbstrlen(value_text(st, &n->term, "a string")) < 2;
+		pg_mbstrlen(term_text(st, &n->term)) < 2;
 }
 
 /* Is n a word or prefix, or an OR of them (what SLOP / INORDER place)? */
@@ -1205,7 +1219,7 @@ text_tsquery(CompileState *st, FtNode *n, List **fields)
 					(n->term.wild & ~FT_WILD_PREFIX) == 0)
 				{
 					initStringInfo(&buf);
-					append_lexeme(&buf, value_text(st, &n->term, "a string"),
+					append_lexeme(&buf, term_text(st, &n->term),
 								  (n->term.wild & FT_WILD_PREFIX) != 0);
 				}
 				else if (n->text_kind == FT_TEXT_PHRASE)
@@ -1414,7 +1428,7 @@ compile_lexeme_match(CompileState *st, FtNode *n, StringInfo buf)
 {
 	List	   *fields = text_fields_of(st, n);
 	char	   *lexemes;
-	char	   *term = lower_text(value_text(st, &n->term, "a string"));
+	char	   *term = lower_text(term_text(st, &n->term));
 
 	if (short_prefix(st, n))
 	{
