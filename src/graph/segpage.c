@@ -124,8 +124,13 @@ GraphCheckPage(Relation index, const SegvecSegment *seg, Buffer buf,
 #define HINT_CHUNK		(1 << HINT_CHUNK_BITS)
 #define HINT_MAX_BYTES	((Size) 64 * 1024 * 1024)
 
-/* GraphPrefetchPage prefetches at most this many bytes of a record */
-#define GRAPH_PREFETCH_BYTES 512
+/*
+ * GraphPrefetchPage prefetches at most this many bytes of a record: all of
+ * an SQ8 record of up to 1,016 dimensions, the first lines of a float4
+ * vector (the CPU's own prefetcher follows a stream of lines once it sees
+ * one)
+ */
+#define GRAPH_PREFETCH_BYTES 1024
 
 typedef struct HintRel
 {

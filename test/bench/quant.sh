@@ -24,8 +24,9 @@
 # BENCH_EF recall@10 over all queries and single-client QPS (pgbench -M
 # prepared, the relations prewarmed, the best of BENCH_QPS_RUNS runs, the
 # methods taking turns), both by the wall clock and by the CPU time of the
-# backend (its time on a CPU from /proc/PID/schedstat: on a busy machine
-# the waits for a CPU swamp the wall clock, the CPU time much less).  Both
+# backend (its time on a CPU from /proc/self/schedstat: on a busy machine
+# the waits for a CPU swamp the wall clock, the CPU time much less), over
+# the queries after BENCH_WARMUP warm-up queries in the same backend.  Both
 # systems read the query vector the same way (a subquery on a query table
 # of the same PLAIN storage, prewarmed), never as a text parameter.
 # Prints one table and the ratios to pgvector at recall 0.95 and 0.99 (at
@@ -45,7 +46,9 @@
 # BENCH_METHODS (the segvec quantizations, "rabitq sq8 none"), BENCH_REUSE
 # (1: keep the rows and queries a previous run of the same data set left
 # in the database),
-# BENCH_SHARED_BUFFERS (2GB), BENCH_MWM (1GB).
+# BENCH_SHARED_BUFFERS (2GB), BENCH_MWM (1GB), BENCH_WARMUP (BENCH_QUERIES:
+# queries each measured backend runs before its CPU time is taken; 0:
+# new backends, see knn_once).
 set -euo pipefail
 
 data=${BENCH_DATA:-fmnist}
@@ -63,6 +66,7 @@ segvec_methods=${BENCH_METHODS:-rabitq sq8 none}
 sb=${BENCH_SHARED_BUFFERS:-2GB}
 mwm=${BENCH_MWM:-1GB}
 stream=${BENCH_STREAM:-}
+warm=${BENCH_WARMUP:-$nq}
 
 if [ "${1:-}" = --inside ]; then
 	cd "$(dirname "${BASH_SOURCE[0]}")"
@@ -199,6 +203,7 @@ SQL
 	for m in "${methods[@]}"; do
 		psql -c "SELECT pg_prewarm('${tbl[$m]}'), pg_prewarm('${tbl[$m]}_idx'), pg_prewarm('${src[$m]}')" >/dev/null
 	done
+	psql -c 'DROP TABLE IF EXISTS q_cpu' -c 'CREATE UNLOGGED TABLE q_cpu (k text, v bigint)'
 	# One pgbench run of qtx queries.  Both systems get the query vector
 	# the same way: an uncorrelated subquery (an InitPlan, evaluated once
 	# per query) reads it from a prewarmed query table of the same storage
@@ -206,38 +211,37 @@ SQL
 	# query n is qid 1 + (n - 1) % nq for every method.  The first and the
 	# last transaction sleep so that the CPU time of the backend can be
 	# read before the first query and after the last one.
+	# One pgbench run: warm + qtx queries in one backend, the CPU time of
+	# the last qtx only.  The backend reads its own CPU time (ns on a CPU,
+	# /proc/self/schedstat: on a busy machine it shows the cost of a query
+	# without the waits for a CPU) into q_cpu before query warm + 1 and
+	# after the last.  The warm-up (BENCH_WARMUP, the nq queries by
+	# default) measures a backend that has run queries before, as a
+	# pooled connection has: a new backend's first touch of each shared
+	# buffer page costs it a page fault, and segvec's buffer hints
+	# (graph/segpage.c) fill as blocks are first read; BENCH_WARMUP=0
+	# measures new backends (as this script did before session 14).
 	knn_once() {
 		local m=$1 ef=$2 out
 		out=$work/pgbench-$m-$ef.out
 		cat >"$work/knn-$m.pgb" <<EOF
 \\set n :n + 1
-\\if :n = 1
-\\sleep 1000 ms
+\\if :n = $((warm + 1))
+INSERT INTO q_cpu VALUES ('t0', split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint), ('w0', (extract(epoch FROM clock_timestamp()) * 1e9)::bigint);
 \\endif
 \\set qid 1 + (:n - 1) % $nq
 SELECT id FROM ${tbl[$m]} ORDER BY embedding <-> (SELECT embedding FROM ${src[$m]} WHERE qid = :qid) LIMIT 10;
-\\if :n = $qtx
-\\sleep 500 ms
+\\if :n = $((warm + qtx))
+INSERT INTO q_cpu VALUES ('t1', split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint), ('w1', (extract(epoch FROM clock_timestamp()) * 1e9)::bigint);
 \\endif
 EOF
-		# the backend's CPU time (ns on a CPU, /proc/PID/schedstat): on a busy
-		# machine it shows the cost of a query without the waits for a CPU
-		PGOPTIONS="${PGOPTIONS:-} -c enable_seqscan=off -c ${guc[$m]}=$ef" PGAPPNAME=quantbench \
-			pgbench -n -M prepared -c 1 -t "$qtx" -D n=0 -r -f "$work/knn-$m.pgb" >"$out" 2>&1 &
-		local bp=$! pid= t0= t1= v
-		while kill -0 "$bp" 2>/dev/null; do
-			[ -n "$pid" ] || pid=$(val "SELECT pid FROM pg_stat_activity WHERE application_name = 'quantbench' LIMIT 1" 2>/dev/null)
-			if [ -n "$pid" ] && v=$(awk '{ print $1 }' "/proc/$pid/schedstat" 2>/dev/null); then
-				[ -n "$t0" ] || t0=$v
-				t1=$v
-			fi
-			sleep 0.02
-		done
-		wait "$bp" || { cat "$out" >&2; exit 1; }
-		# CPU ms per query, when the backend was seen
-		local cpu=-
-		[ -n "$t0" ] && [ "$t1" != "$t0" ] && cpu=$(calc "($t1 - $t0) / 1000000 / $qtx" 4)
-		echo "$(python3 bench.py pgbench "$out" 'ORDER BY embedding' | awk '{ print $2 }') $cpu"
+		psql -c 'TRUNCATE q_cpu'
+		PGOPTIONS="${PGOPTIONS:-} -c enable_seqscan=off -c ${guc[$m]}=$ef" \
+			pgbench -n -M prepared -c 1 -t "$((warm + qtx))" -D n=0 -r -f "$work/knn-$m.pgb" >"$out" 2>&1 ||
+			{ cat "$out" >&2; exit 1; }
+		# wall-clock and CPU ms per measured query
+		val "SELECT round((max(v) FILTER (WHERE k = 'w1') - max(v) FILTER (WHERE k = 'w0')) / 1e6 / $qtx, 4),
+			round((max(v) FILTER (WHERE k = 't1') - max(v) FILTER (WHERE k = 't0')) / 1e6 / $qtx, 4) FROM q_cpu" | tr '|' ' '
 	}
 	for ef in $efs; do
 		for m in "${methods[@]}"; do
@@ -362,5 +366,5 @@ runuser -u postgres -- "$bindir/pg_ctl" -D "$work/data" -w -l "$work/server.log"
 runuser -u postgres -- env PATH="$bindir:$PATH" PGHOST="$work" PGPORT="$port" PGDATABASE=postgres \
 	BENCH_DATA="$data" BENCH_ROWS="$rows" BENCH_DIM="$dim" \
 	BENCH_QUERIES="$nq" BENCH_QPS_TX="$qtx" BENCH_QPS_RUNS="$qruns" BENCH_EF="$efs" \
-	BENCH_PGVECTOR="$use_pgvector" BENCH_MWM="$mwm" BENCH_STREAM="$stream" BENCH_METHODS="$segvec_methods" BENCH_REUSE="${BENCH_REUSE:-0}" \
+	BENCH_PGVECTOR="$use_pgvector" BENCH_MWM="$mwm" BENCH_WARMUP="$warm" BENCH_STREAM="$stream" BENCH_METHODS="$segvec_methods" BENCH_REUSE="${BENCH_REUSE:-0}" \
 	bash "$work/bench/quant.sh" --inside
