@@ -126,3 +126,33 @@ SELECT * FROM ft.hybrid('hdocs_idx', 'wind', '{0.3,-0.2}', 5);
 SELECT * FROM ft.hybrid('hdocs_idx', 'wind LIMIT 0 5', '{0.3,-0.2,0.9}', 5);
 SELECT * FROM ft.hybrid('hdocs_idx', NULL, '{0.3,-0.2,0.9}', 5);
 SELECT * FROM ft.hybrid('hdocs_idx', 'wind', '{0.3,-0.2,0.9}', 5, params => '{"__hybrid_vec": 1}');
+SELECT * FROM ft.hybrid('hdocs_idx', 'wind', '{0.3,-0.2,0.9}', 5, rrf_constant => 'NaN');
+SELECT * FROM ft.hybrid('hdocs_idx', 'wind', '{0.3,-0.2,0.9}', 5, combine => 'linear', alpha => 'NaN');
+SELECT * FROM ft.hybrid('hdocs_idx', 'wind', '{0.3,-0.2,0.9}', 5, combine => 'linear', beta => 'Infinity');
+SELECT * FROM ft.query('hdocs_idx', '$w', '{"w": ""}');
+
+-- 4. linear on cosine and inner-product indexes: the vector term maps the
+-- distance into [0, 1], nearer higher (cosine 1 - d / 2, and 0 for a zero
+-- vector, whose distance is NaN; ip the logistic of u.v = 1 - d)
+CREATE TABLE hmet (id int, body text, embedding real[]);
+INSERT INTO hmet VALUES
+  (1, 'wind farm', '{0,0,0}'),           -- zero vector: NaN under cosine
+  (2, 'wind power', '{1,0,0}'),
+  (3, 'solar roof', '{2,0,0}'),          -- u.v = 2 with the query {1,0,0}
+  (4, 'wind city', '{0.5,0.5,0}'),
+  (5, 'green sea', '{-1,0,0}');
+SELECT ft.create('hmet_cos', 'hmet', 'id', 'embedding', metric => 'cosine',
+  text_fields => '{body}', language => 'english');
+SELECT h.id, h.text_rank, h.vector_rank, round(h.vector_distance::numeric, 4) AS d,
+       round(h.score::numeric, 4) AS score
+  FROM ft.hybrid('hmet_cos', 'wind', '{1,0,0}', 5, combine => 'linear',
+                 alpha => 0, beta => 1) h;
+SELECT ft.dropindex('hmet_cos');
+SELECT ft.create('hmet_ip', 'hmet', 'id', 'embedding', metric => 'ip',
+  text_fields => '{body}', language => 'english');
+SELECT h.id, h.vector_rank, round(h.vector_distance::numeric, 4) AS d,
+       round(h.score::numeric, 4) AS score,
+       round((1 / (1 + exp(h.vector_distance - 1)))::numeric, 4) AS logistic
+  FROM ft.hybrid('hmet_ip', 'wind', '{1,0,0}', 5, combine => 'linear',
+                 alpha => 0, beta => 1) h;
+DROP TABLE hmet;

@@ -52,5 +52,56 @@ INSERT INTO dimrb_uniq VALUES (1, '{1,2}'), (1, '{3,4}');
 INSERT INTO dimrb_uniq VALUES (1, '{1,2,3}');
 SELECT id FROM dimrb_uniq ORDER BY embedding <-> '{1,2,3}' LIMIT 10;
 
+-- a rolled-back savepoint set the dimension, then rows of that dimension
+-- committed: the dimension stands for them (it was reset, and a vector of
+-- another length hid them from the index)
+CREATE TABLE dimrb_sp (id int PRIMARY KEY, embedding real[]);
+CREATE INDEX dimrb_sp_idx ON dimrb_sp USING segvec (embedding) INCLUDE (id);
+BEGIN;
+SAVEPOINT s;
+INSERT INTO dimrb_sp VALUES (1, '{1,2,3}');
+ROLLBACK TO s;
+INSERT INTO dimrb_sp VALUES (2, '{1,2,3}'), (3, '{3,2,1}');
+COMMIT;
+SELECT dimensions FROM ft.info('dimrb_sp_idx');
+\set VERBOSITY terse
+INSERT INTO dimrb_sp VALUES (4, '{1,2}');
+\set VERBOSITY default
+SELECT id FROM dimrb_sp ORDER BY embedding <-> '{1,2,3}' LIMIT 10;
+SELECT missing_docs, phantom_entries FROM ft.verify('dimrb_sp_idx');
+
+-- the same through an EXCEPTION block that caught the first insert's error
+CREATE TABLE dimrb_exc (id int PRIMARY KEY, embedding real[]
+    CHECK (embedding[1] < 100));
+CREATE INDEX dimrb_exc_idx ON dimrb_exc USING segvec (embedding);
+DO $$
+BEGIN
+    BEGIN
+        INSERT INTO dimrb_exc VALUES (1, '{100,2,3}');
+    EXCEPTION WHEN check_violation THEN
+        NULL;
+    END;
+    INSERT INTO dimrb_exc VALUES (2, '{1,2,3}');
+END
+$$;
+SELECT dimensions FROM ft.info('dimrb_exc_idx');
+\set VERBOSITY terse
+INSERT INTO dimrb_exc VALUES (3, '{1,2}');
+\set VERBOSITY default
+SELECT id FROM dimrb_exc ORDER BY embedding <-> '{1,2,3}' LIMIT 10;
+
+-- a savepoint of the transaction that set it (still running) rolls back:
+-- the dimension still stands for the setter's own row
+CREATE TABLE dimrb_own (id int PRIMARY KEY, embedding real[]);
+CREATE INDEX dimrb_own_idx ON dimrb_own USING segvec (embedding);
+BEGIN;
+INSERT INTO dimrb_own VALUES (1, '{1,2,3}');
+SAVEPOINT s;
+INSERT INTO dimrb_own VALUES (2, '{4,5,6}');
+ROLLBACK TO s;
+COMMIT;
+SELECT dimensions FROM ft.info('dimrb_own_idx');
+SELECT id FROM dimrb_own ORDER BY embedding <-> '{1,2,3}' LIMIT 10;
+
 RESET enable_seqscan;
-DROP TABLE dimrb_items, dimrb_two, dimrb_uniq;
+DROP TABLE dimrb_items, dimrb_two, dimrb_uniq, dimrb_sp, dimrb_exc, dimrb_own;

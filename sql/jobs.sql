@@ -37,3 +37,10 @@ RESET ROLE;
 
 DROP SCHEMA segvec_jobs CASCADE;
 DROP ROLE segvec_jobs_other;
+
+-- anyone may read ft.jobs, as anyone may call ft.job_table
+CREATE ROLE regress_jobs_reader;
+SET ROLE regress_jobs_reader;
+SELECT count(*) >= 0 AS readable FROM ft.jobs;
+RESET ROLE;
+DROP ROLE regress_jobs_reader;

@@ -30,6 +30,8 @@
  * ----------------
  */
 extern PGDLLIMPORT int segvec_ef_search;
+/* segvec.ef_search's range; ft.search's ef_search and EF_RUNTIME share it */
+#define SEGVEC_MAX_EF_SEARCH	1000
 extern PGDLLIMPORT int segvec_max_scan_tuples;
 extern PGDLLIMPORT bool segvec_shared_bound;
 extern PGDLLIMPORT int segvec_scan_order;

@@ -98,7 +98,7 @@ SegvecAmInit(void)
 	DefineCustomIntVariable("segvec.ef_search",
 							"Size of the candidate list when searching a graph segment.",
 							"Higher values give better recall and slower searches.",
-							&segvec_ef_search, 40, 1, 1000,
+							&segvec_ef_search, 40, 1, SEGVEC_MAX_EF_SEARCH,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("segvec.exact_scan_factor",
 							"Graph segments of at most ef_search times this many docs are scored exactly.",

@@ -41,6 +41,7 @@
 #include "utils/rel.h"
 #include "utils/varlena.h"
 
+#include "am/am.h"
 #include "ft/ftquery.h"
 #include "merge/merge.h"
 #include "store/store.h"
@@ -254,6 +255,20 @@ value_text(CompileState *st, FtValue *v, const char *what)
 		else
 			s = psprintf("-%s", s);
 	}
+	return s;
+}
+
+/* The word of a text term: never empty (to_tsquery cannot say '') */
+static char *
+term_text(CompileState *st, FtValue *v)
+{
+	char	   *s = value_text(st, v, "a string");
+
+	if (*s == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("parameter $%s%s is empty: a text term needs a word",
+						v->param ? v->param : "", at_char(v->location))));
 	return s;
 }
 
@@ -840,6 +855,70 @@ add_text_array_param(CompileState *st, List *list)
 													 false, TYPALIGN_INT)));
 }
 
+/* Is t a decimal number: [+-]digits[.digits][e[+-]digits]? */
+static bool
+is_decimal_literal(const char *t)
+{
+	const char *p = t;
+	bool		digits = false;
+
+	if (*p == '+' || *p == '-')
+		p++;
+	for (; isdigit((unsigned char) *p); p++)
+		digits = true;
+	if (*p == '.')
+	{
+		for (p++; isdigit((unsigned char) *p); p++)
+			digits = true;
+	}
+	if (!digits)
+		return false;
+	if (*p == 'e' || *p == 'E')
+	{
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		if (!isdigit((unsigned char) *p))
+			return false;
+		while (isdigit((unsigned char) *p))
+			p++;
+	}
+	return *p == '\0';
+}
+
+/*
+ * A tag filter on a number column compares numbers, not text forms:
+ * @price:{10} matches 10, 10.0 and 10.00 alike (a numeric(10,2) column
+ * prints 10.00).  Every tag must be a decimal number; patterns cannot
+ * match a number.
+ */
+static void
+compile_numeric_tag(CompileState *st, FtNode *n, AttrNumber attno,
+					List *exact, List *patterns, StringInfo buf)
+{
+	ListCell   *lc;
+
+	if (patterns != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("field \"%s\"%s is numeric: a tag pattern cannot match it",
+						n->field, at_char(n->field_location)),
+				 errhint("Use a range such as @%s:[10 20].", n->field)));
+	foreach(lc, exact)
+	{
+		char	   *t = lfirst(lc);
+
+		if (!is_decimal_literal(t))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("tag \"%s\" of numeric field \"%s\"%s is not a number",
+							t, n->field, at_char(n->field_location))));
+	}
+	appendStringInfo(buf,
+					 "(CAST(%s AS pg_catalog.numeric) OPERATOR(pg_catalog.=) ANY (CAST($%d AS pg_catalog.numeric[])))",
+					 column_ref(st, attno), add_text_array_param(st, exact));
+}
+
 /*
  * A tag filter.  Tags compare case-insensitively (both sides lower-cased)
  * unless the field is CASESENSITIVE; a wildcard tag is a LIKE pattern.
@@ -854,6 +933,7 @@ compile_tag(CompileState *st, FtNode *n, StringInfo buf)
 	ListCell   *lc;
 	char	   *elem;
 	bool		isarray;
+	Oid			typid;
 	StringInfoData cond;
 
 	if (attno == st->info->vecattno)
@@ -861,6 +941,7 @@ compile_tag(CompileState *st, FtNode *n, StringInfo buf)
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("field \"%s\"%s is the vector field: it takes KNN or VECTOR_RANGE, not a tag filter",
 						n->field, at_char(n->field_location))));
+	typid = column_base_type(st, attno);
 	foreach(lc, n->tags)
 	{
 		FtValue    *v = lfirst(lc);
@@ -878,7 +959,13 @@ compile_tag(CompileState *st, FtNode *n, StringInfo buf)
 				exact = lappend(exact, t);
 		}
 	}
-	isarray = get_element_type(column_base_type(st, attno)) != InvalidOid;
+	if (typid == INT2OID || typid == INT4OID || typid == INT8OID ||
+		typid == FLOAT4OID || typid == FLOAT8OID || typid == NUMERICOID)
+	{
+		compile_numeric_tag(st, n, attno, exact, patterns, buf);
+		return;
+	}
+	isarray = get_element_type(typid) != InvalidOid;
 	if (isarray && cs && patterns == NIL)
 	{
 		appendStringInfo(buf,
@@ -1023,7 +1110,7 @@ short_prefix(CompileState *st, FtNode *n)
 {
 	return n->kind == FT_NODE_TEXT && n->text_kind == FT_TEXT_WORD &&
 		n->term.wild == FT_WILD_PREFIX &&
-		pg_mbstrlen(value_text(st, &n->term, "a string")) < 2;
+		pg_mbstrlen(term_text(st, &n->term)) < 2;
 }
 
 /* Is n a word or prefix, or an OR of them (what SLOP / INORDER place)? */
@@ -1132,7 +1219,7 @@ text_tsquery(CompileState *st, FtNode *n, List **fields)
 					(n->term.wild & ~FT_WILD_PREFIX) == 0)
 				{
 					initStringInfo(&buf);
-					append_lexeme(&buf, value_text(st, &n->term, "a string"),
+					append_lexeme(&buf, term_text(st, &n->term),
 								  (n->term.wild & FT_WILD_PREFIX) != 0);
 				}
 				else if (n->text_kind == FT_TEXT_PHRASE)
@@ -1341,7 +1428,7 @@ compile_lexeme_match(CompileState *st, FtNode *n, StringInfo buf)
 {
 	List	   *fields = text_fields_of(st, n);
 	char	   *lexemes;
-	char	   *term = lower_text(value_text(st, &n->term, "a string"));
+	char	   *term = lower_text(term_text(st, &n->term));
 
 	if (short_prefix(st, n))
 	{
@@ -2032,12 +2119,13 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 		{
 			int64		ef = value_int64(&st, &knn->ef, "EF_RUNTIME");
 
-			c->ef_search = (int) Min(ef, INT_MAX);
-			if (c->ef_search < 1)
+			if (ef < 1 || ef > SEGVEC_MAX_EF_SEARCH)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("EF_RUNTIME%s must be at least 1",
-								at_char(knn->ef.location))));
+						 errmsg("EF_RUNTIME%s must be between 1 and %d",
+								at_char(knn->ef.location),
+								SEGVEC_MAX_EF_SEARCH)));
+			c->ef_search = (int) ef;
 		}
 		if (knn->has_batch_size &&
 			value_int64(&st, &knn->batch_size, "BATCH_SIZE") < 1)

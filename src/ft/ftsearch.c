@@ -44,6 +44,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "am/am.h"
 #include "ft/ftquery.h"
 #include "merge/merge.h"
 #include "store/store.h"
@@ -452,10 +453,11 @@ ft_search(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(5))
 	{
 		ef_search = PG_GETARG_INT32(5);
-		if (ef_search < 1)
+		if (ef_search < 1 || ef_search > SEGVEC_MAX_EF_SEARCH)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("ef_search must be at least 1")));
+					 errmsg("ef_search must be between 1 and %d",
+							SEGVEC_MAX_EF_SEARCH)));
 	}
 	if (!PG_ARGISNULL(3))
 		q->filter = FtParseFilter(text_to_cstring(PG_GETARG_TEXT_PP(3)));

@@ -37,6 +37,8 @@ CREATE VIEW ft.jobs AS
 	ORDER BY j.state DESC, j.submitted_at;
 
 COMMENT ON VIEW ft.jobs IS 'pending and running segvec background jobs';
+-- anyone may read it, as anyone may call ft.job_table
+GRANT SELECT ON ft.jobs TO PUBLIC;
 
 /* Counters of background work since the server started, per kind */
 CREATE FUNCTION ft.job_stats(OUT kind text, OUT submitted bigint,

@@ -183,8 +183,12 @@ COMMENT ON FUNCTION ft.alter(regclass, name[], text, name[])
  * first, among the docs passing vector_filter when given), window_size
  * results each, and fuses the two lists:
  *   rrf:    score = 1 / (rrf_constant + text_rank) + 1 / (rrf_constant + vector_rank)
- *   linear: score = alpha * text_score + beta * 1 / (1 + vector_distance)
- * (a term is 0 for a doc missing from that list).  Returns the k best
+ *   linear: score = alpha * text_score + beta * vector_score
+ * where vector_score maps ft.query's distance d into [0, 1], nearer
+ * higher: l2 (d the squared distance) 1 / (1 + d); cosine (d = 1 - cos)
+ * 1 - d / 2, 0 for a zero vector (NaN); ip (d = 1 - u.v) the logistic
+ * 1 / (1 + exp(-u.v)) (u.v may be any real).  A term is 0 for a doc
+ * missing from that list.  Returns the k best
  * docs, best first (then by id), with both ranks, both scores and the
  * fused score.
  */
@@ -200,6 +204,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	vcol name;
+	metric text;
 	knn text;
 	opts jsonb;
 BEGIN
@@ -218,14 +223,24 @@ BEGIN
 		RAISE EXCEPTION 'k must not be negative, window_size and rrf_constant must be positive'
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
+	-- NaN compares greater than any number, so it fails the second test
+	IF NOT (rrf_constant < 'Infinity' AND alpha > '-Infinity' AND
+			alpha < 'Infinity' AND beta > '-Infinity' AND beta < 'Infinity') THEN
+		RAISE EXCEPTION 'rrf_constant, alpha and beta must be finite numbers'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
 	IF params IS NOT NULL AND params ? '__hybrid_vec' THEN
 		RAISE EXCEPTION 'params must not name $__hybrid_vec'
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
 
-	SELECT a.attname INTO vcol
+	SELECT a.attname,
+		   CASE WHEN o.opcname ~ '_cosine_ops$' THEN 'cosine'
+				WHEN o.opcname ~ '_ip_ops$' THEN 'ip' ELSE 'l2' END
+	INTO vcol, metric
 	FROM pg_index i
 		JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+		JOIN pg_opclass o ON o.oid = i.indclass[0]
 	WHERE i.indexrelid = index;
 	IF NOT FOUND THEN
 		RAISE EXCEPTION '"%" is not a segvec index', index
@@ -258,7 +273,12 @@ BEGIN
 					coalesce(1.0 / (rrf_constant + v.r), 0)
 				ELSE
 					alpha * coalesce(t.s, 0) +
-					beta * coalesce(1.0 / (1.0 + v.d), 0)
+					beta * coalesce(CASE
+						WHEN v.d = 'NaN' THEN 0
+						WHEN metric = 'cosine' THEN 1.0 - v.d / 2
+						WHEN metric = 'ip' THEN
+							1.0 / (1.0 + exp(Least(Greatest(v.d - 1.0, -700), 700)))
+						ELSE 1.0 / (1.0 + v.d) END, 0)
 			END AS score
 		FROM t FULL JOIN v ON t.id = v.id)
 	SELECT f.id, f.tr, f.vr, f.s, f.d, f.score

@@ -79,24 +79,6 @@ extent_reusable(const SegvecFreeExtent *f)
 										  FullTransactionIdFromU64(f->xid));
 }
 
-/*
- * Bring this backend's view of the xmin horizon (the GlobalVisState that
- * extent_reusable asks) up to date.  GlobalVisCheckRemovableFullXid only
- * recomputes the horizon when this backend took a snapshot since it last
- * did, and treats every xid newer than its last snapshot as running
- * without looking: a background worker that compacts and merges without
- * taking snapshots would find nothing its own earlier installs freed
- * reusable, however long ago the readers ended, and extend the relation.
- * Computing the horizons (one pass over the proc array, under
- * ProcArrayLock shared) updates that state as a side effect.  Called
- * before a taker or the truncation judges the list, not per entry.
- */
-static void
-refresh_horizon(void)
-{
-	(void) GetOldestNonRemovableTransactionId(NULL);
-}
-
 /* Does free extent a end where b starts? */
 static inline bool
 extents_adjacent(const SegvecFreeExtent *a, const SegvecFreeExtent *b)
@@ -290,7 +272,7 @@ SegvecExtentTake(Relation index, uint32 npages)
 	if (npages == 0)
 		return InvalidBlockNumber;
 
-	refresh_horizon();
+	SegvecRefreshHorizon();
 	metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = SegvecPageGetMeta(BufferGetPage(metabuf));
@@ -444,7 +426,7 @@ tail_is_free(Relation index)
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	bool		result = false;
 
-	refresh_horizon();
+	SegvecRefreshHorizon();
 	metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
 
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);

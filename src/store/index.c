@@ -19,6 +19,7 @@
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/transam.h"
+#include "access/xact.h"
 #include "catalog/index.h"
 #include "catalog/pg_authid.h"
 #include "catalog/dependency.h"
@@ -281,13 +282,18 @@ SegvecGetMetric(Relation index)
 /*
  * get_dimensions: the index's dimension, 0 while it has none.  Cached in
  * the relcache once it can no longer be reset: once the transaction that
- * set it is known to have committed (SegvecSetDimensions).
+ * set it is known to have committed (SegvecSetDimensions).  *unsettled
+ * (if not NULL) says whether a vector of that dimension must still make
+ * it stand (SegvecSetDimensions): the setter is neither known committed
+ * nor this transaction.
  */
 static int
-get_dimensions(Relation index)
+get_dimensions(Relation index, bool *unsettled)
 {
 	SegvecRelCache *cache = get_relcache(index);
 
+	if (unsettled)
+		*unsettled = false;
 	if (cache->dimensions == 0)
 	{
 		SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
@@ -298,6 +304,9 @@ get_dimensions(Relation index)
 		if (dim > 0 &&
 			SegvecDimensionsXidCommitted(info->dimensions_xid))
 			cache->dimensions = dim;
+		else if (dim > 0 && unsettled &&
+				 !TransactionIdIsCurrentTransactionId(info->dimensions_xid))
+			*unsettled = true;
 		pfree(info);
 		return dim;
 	}
@@ -311,7 +320,7 @@ get_dimensions(Relation index)
 int
 SegvecIndexDimensions(Relation index)
 {
-	return get_dimensions(index);
+	return get_dimensions(index, NULL);
 }
 
 /*
@@ -328,15 +337,19 @@ SegvecDatumGetVector(Relation index, Datum value, int *dim)
 	ArrayType  *array;
 	float	   *vector;
 	int			expected;
+	bool		unsettled;
 
 	if (cache->has_input)
 		value = FunctionCall1(&cache->input, value);
 	array = DatumGetArrayTypeP(value);
 	vector = SegvecArrayGetVector(array, dim);
-	expected = get_dimensions(index);
+	expected = get_dimensions(index, &unsettled);
 
-	/* set, or (after an aborted first insert) reset, or complain */
-	if (expected != *dim)
+	/*
+	 * set, or (after an aborted first insert) reset, or complain; or make
+	 * the dimension stand for this vector too
+	 */
+	if (expected != *dim || unsettled)
 		SegvecSetDimensions(index, *dim);
 	return vector;
 }

@@ -300,6 +300,17 @@ SegvecGetMetaInfo(Relation index, SegvecMetaInfo *info)
  * subtransaction) did not commit, the dimension it set did not count
  * either, and a vector of another length may set it again.  Otherwise a
  * vector of another length gets the usual mismatch error.
+ *
+ * A vector of the same length, while the setter's outcome is not known
+ * committed, must keep the dimension for its own sake: the dimension
+ * stands if any transaction that indexed a vector of it commits.  If the
+ * setter aborted (a rolled-back savepoint or first statement), this
+ * transaction becomes the setter.  If the setter is another transaction
+ * still running, one xid cannot say "either", so the dimension is frozen
+ * for good (dimensions_xid cleared), as if the setter had committed; an
+ * index whose every first inserter then rolls back keeps the dimension.
+ * A setter that is this transaction (a parent, or a subtransaction
+ * committed into one) commits whenever this vector's row does.
  */
 void
 SegvecSetDimensions(Relation index, int dim)
@@ -324,6 +335,21 @@ SegvecSetDimensions(Relation index, int dim)
 		wmeta->dimensions_xid = GetCurrentTransactionIdIfAny();
 		GenericXLogFinish(state);
 		current = dim;
+	}
+	else if (current == dim && TransactionIdIsNormal(meta->dimensions_xid) &&
+			 !TransactionIdIsCurrentTransactionId(meta->dimensions_xid) &&
+			 !SegvecDimensionsXidCommitted(meta->dimensions_xid))
+	{
+		GenericXLogState *state = GenericXLogStart(index);
+		SegvecMetaPage wmeta;
+		TransactionId setter;
+
+		/* aborted: this transaction sets it; running: it stands for good */
+		setter = SegvecDimensionsXidAborted(meta->dimensions_xid) ?
+			GetCurrentTransactionIdIfAny() : InvalidTransactionId;
+		wmeta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, buf, 0));
+		wmeta->dimensions_xid = setter;
+		GenericXLogFinish(state);
 	}
 	UnlockReleaseBuffer(buf);
 

@@ -26,6 +26,7 @@
 #include "miscadmin.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
+#include "storage/procarray.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -50,6 +51,24 @@ SegvecInitPage(Page page, uint16 flags)
 }
 
 /*
+ * SegvecRefreshHorizon: bring this backend's view of the xmin horizon (the
+ * GlobalVisState that GlobalVisCheckRemovableFullXid asks) up to date.
+ * GlobalVisCheckRemovableFullXid only recomputes the horizon when this
+ * backend took a snapshot since it last did, and treats every xid newer
+ * than its last snapshot as running without looking: a background worker
+ * that compacts and merges without taking snapshots would find nothing its
+ * own earlier installs freed reusable, however long ago the readers ended,
+ * and extend the relation.  Computing the horizons (one pass over the proc
+ * array, under ProcArrayLock shared) updates that state as a side effect.
+ * Called before a judgement of many pages or extents, not per entry.
+ */
+void
+SegvecRefreshHorizon(void)
+{
+	(void) GetOldestNonRemovableTransactionId(NULL);
+}
+
+/*
  * SegvecNewBuffer: get an exclusively locked, unused page, from the free
  * space map when it has one that is safe to reuse, else by extending the
  * relation.  The caller initialises the page and WAL-logs it.  (Callers
@@ -61,6 +80,7 @@ SegvecNewBuffer(Relation index)
 {
 	Buffer		buf;
 	bool		needLock;
+	bool		refreshed = false;
 
 	for (;;)
 	{
@@ -78,10 +98,24 @@ SegvecNewBuffer(Relation index)
 			page = BufferGetPage(buf);
 			if (PageIsNew(page))
 				return buf;
-			if (SegvecPageIsDeleted(page) &&
-				GlobalVisCheckRemovableFullXid(NULL,
-											   FullTransactionIdFromU64(SegvecPageGetOpaque(page)->seqno)))
-				return buf;
+			if (SegvecPageIsDeleted(page))
+			{
+				FullTransactionId xid =
+					FullTransactionIdFromU64(SegvecPageGetOpaque(page)->seqno);
+
+				/*
+				 * The free space map forgets the page once it handed it
+				 * out: judge it by a fresh horizon (once per call) before
+				 * giving up on it until the next VACUUM.
+				 */
+				if (!GlobalVisCheckRemovableFullXid(NULL, xid) && !refreshed)
+				{
+					SegvecRefreshHorizon();
+					refreshed = true;
+				}
+				if (GlobalVisCheckRemovableFullXid(NULL, xid))
+					return buf;
+			}
 			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 		}
 		ReleaseBuffer(buf);
