@@ -1,4 +1,4 @@
-# 097_merge_quality.pl: a graph made by many compactions and merges
+# 098_merge_quality.pl: a graph made by many compactions and merges
 # searches about as well as a fresh CREATE INDEX on the same rows (issue 12,
 # graph construction).
 #
