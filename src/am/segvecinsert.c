@@ -29,12 +29,13 @@
  * (IndexInfo's ii_AmCache, in its ii_Context): a memory context for one
  * row's work, reset after each row; the index's size in blocks as last
  * read (see SegvecMutableReadAlias), valid while the statement holds its
- * lock on the index.
+ * lock on the index; the heap's likewise (see GraphHeapKeepsValue).
  */
 typedef struct SegvecInsertCache
 {
 	MemoryContext rowctx;
 	BlockNumber nblocks;
+	BlockNumber heap_nblocks;
 } SegvecInsertCache;
 
 /*
@@ -107,7 +108,7 @@ heap_version_is_update(Relation heap, ItemPointer tid)
 
 	if (heap == NULL || heap->rd_rel->relam != HEAP_TABLE_AM_OID)
 		return false;
-	buf = ReadBuffer(heap, ItemPointerGetBlockNumber(tid));
+	buf = SegvecReadBufferHinted(heap, ItemPointerGetBlockNumber(tid));
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	if (ItemPointerGetOffsetNumber(tid) <= PageGetMaxOffsetNumber(page))
@@ -132,14 +133,15 @@ heap_version_is_update(Relation heap, ItemPointer tid)
  * equal without un-TOASTing the new one; doc->checksum is set from the
  * target's.  First the alias loc names (the newest located keymap add of
  * the key, if it is still that alias's page), then at most two segment
- * docs.  *nblocks as for SegvecMutableReadAlias.  See "Aliases" in
- * src/README.md.
+ * docs.  cache's sizes as for SegvecMutableReadAlias and
+ * GraphHeapKeepsValue.  See "Aliases" in src/README.md.
  */
 static bool
 find_alias_by_pointer(Relation index, Relation heap, Datum value,
 					  KeymapEntry *entries, int n,
 					  const KeymapDocLocation *loc, SegvecMetaInfo **info,
-					  SegvecDocInfo *doc, uint64 *target, BlockNumber *nblocks)
+					  SegvecDocInfo *doc, uint64 *target,
+					  SegvecInsertCache *cache)
 {
 	AttrNumber	attnum = index->rd_index->indkey.values[0];
 	bool	   *tried;
@@ -156,8 +158,9 @@ find_alias_by_pointer(Relation index, Relation heap, Datum value,
 	 */
 	if (loc->docid != 0 &&
 		SegvecMutableReadAlias(index, loc->doc_blkno, loc->docid, &a,
-							   &a_target, nblocks) &&
-		GraphHeapKeepsValue(heap, &a.heaptid, &doc->heaptid, attnum, value))
+							   &a_target, &cache->nblocks) &&
+		GraphHeapKeepsValue(heap, &a.heaptid, &doc->heaptid, attnum, value,
+							&cache->heap_nblocks))
 	{
 		*target = a_target;
 		doc->checksum = a.checksum;
@@ -184,7 +187,7 @@ find_alias_by_pointer(Relation index, Relation heap, Datum value,
 			continue;
 		ntried++;
 		if (GraphHeapKeepsValue(heap, &d.heaptid, &doc->heaptid, attnum,
-								value))
+								value, &cache->heap_nblocks))
 		{
 			*target = d.docid;
 			doc->checksum = d.checksum;
@@ -278,6 +281,7 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 											  "segvec insert temporary context",
 											  ALLOCSET_DEFAULT_SIZES);
 		cache->nblocks = InvalidBlockNumber;
+		cache->heap_nblocks = InvalidBlockNumber;
 		indexInfo->ii_AmCache = cache;
 	}
 
@@ -309,8 +313,7 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 		{
 			/* the chains named the row's alias: try it before the runs */
 			alias = find_alias_by_pointer(index, heapRel, values[0], NULL, 0,
-										  &loc, &info, &doc, &target,
-										  &cache->nblocks);
+										  &loc, &info, &doc, &target, cache);
 			if (!alias)
 			{
 				nentries = KeymapLookupAt(index, doc.key_hash, &entries,
@@ -321,7 +324,7 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 		if (!alias && comparable && nentries > 0)
 			alias = find_alias_by_pointer(index, heapRel, values[0],
 										  entries, nentries, &loc, &info,
-										  &doc, &target, &cache->nblocks);
+										  &doc, &target, cache);
 	}
 	else if ((doc.flags & SEGVEC_DOC_HAS_KEY) &&
 			 heap_version_is_update(heapRel, ht_ctid))

@@ -27,6 +27,7 @@
 #include "am/am.h"
 #include "compact/compact.h"
 #include "graph/graph.h"
+#include "hooks/testhooks.h"
 #include "jobs/jobs.h"
 #include "keymap/keymap.h"
 #include "store/store.h"
@@ -345,6 +346,7 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	List	   *delta_before;
 	List	   *unreachable = NIL;
 	bool		no_merge;
+	bool		submit_rewrite = false;
 
 	if (info->analyze_only)
 		return stats;
@@ -369,9 +371,12 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		 * segvec.merge_deletes_pct of a segment: its rewrite (or another
 		 * merge that is due) is left to a background compaction job, or,
 		 * without background workers, done here, as a compaction would be.
+		 * The job is submitted at the end, once the scan below has let go
+		 * of the merge lock (see there).
 		 */
-		if (!SegvecJobsRunnable() ||
-			!SegvecSubmitJob(RelationGetRelid(index), SEGVEC_JOB_COMPACT))
+		if (SegvecJobsRunnable())
+			submit_rewrite = true;
+		else
 			compact_for_vacuum(index, true);
 	}
 	if (stats == NULL)
@@ -392,6 +397,7 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	 * waiting: the merge waits for the compaction lock we hold to install.
 	 */
 	no_merge = ConditionalLockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ShareLock);
+	SegvecTestPoint("vacuum-cleanup-scan");
 
 	/*
 	 * Finish what an interrupted install left in the garbage list (we hold
@@ -492,6 +498,18 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	if (no_merge)
 		UnlockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ShareLock);
 	UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+
+	/*
+	 * The rewrite's job, submitted only now: a job that ran while the scan
+	 * above held the merge lock (share) would find it taken and leave the
+	 * merges to whoever held it, which for this scan is no one (issue 11:
+	 * the first VACUUM's rewrite never happened).  The job also gives way
+	 * and retries then (jobrun.c), for other VACUUMs' scans.  If the table
+	 * has no room for it, merge here.
+	 */
+	if (submit_rewrite && SegvecMergeDue(index) &&
+		!SegvecSubmitJob(RelationGetRelid(index), SEGVEC_JOB_COMPACT))
+		compact_for_vacuum(index, true);
 
 	/*
 	 * Give a free extent at the end back, unless the table says VACUUM must

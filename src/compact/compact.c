@@ -1032,20 +1032,43 @@ SegvecMergeDue(Relation index)
 }
 
 /*
- * SegvecMergeSegments: merge segments by the merge policy until it finds
- * nothing to do, each merge installed on its own, or until the mutable
- * segment is due for compaction after a merge.  Returns at once if
- * another backend is merging the index (it looks at the policy again after
- * each of its installs).  Caller must not hold the compaction lock.  Adds
- * to stats->segments_merged if stats is not NULL.
+ * Take the merge lock for a merge loop.  Without waiting, unless drain (an
+ * ft.compact) and a segment is due for its rewrite: then wait for whoever
+ * holds it, a merge (whose install may be that rewrite) or VACUUM's cleanup
+ * scan (share), since ft.compact promises the rewrite when it returns.
+ * Waiting is safe: the caller holds no compaction lock, and no holder of
+ * the merge lock waits for anything but the compaction lock.  Otherwise
+ * returns false when it is taken, setting stats->merge_lock_busy.
  */
-void
-SegvecMergeSegments(Relation index, SegvecCompactStats *stats)
+static bool
+lock_for_merges(Relation index, SegvecCompactStats *stats, bool drain)
+{
+	if (ConditionalLockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ExclusiveLock))
+		return true;
+	if (drain && SegvecMergeDue(index))
+	{
+		LockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ExclusiveLock);
+		return true;
+	}
+	if (stats)
+		stats->merge_lock_busy = true;
+	return false;
+}
+
+/*
+ * The merge loop: merge segments by the merge policy until it finds
+ * nothing to do, each merge installed on its own, or until the mutable
+ * segment is due for compaction after a merge (with drain, once no rewrite
+ * is due either).  Returns at once if another backend holds the merge lock
+ * (lock_for_merges).
+ */
+static void
+merge_loop(Relation index, SegvecCompactStats *stats, bool drain)
 {
 	MemoryContext ctx,
 				oldctx;
 
-	if (!ConditionalLockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ExclusiveLock))
+	if (!lock_for_merges(index, stats, drain))
 		return;
 	ctx = AllocSetContextCreate(CurrentMemoryContext, "segvec merge",
 								ALLOCSET_DEFAULT_SIZES);
@@ -1089,10 +1112,13 @@ SegvecMergeSegments(Relation index, SegvecCompactStats *stats)
 		 * urgent first).  So a
 		 * compaction waits for at most one merge, and under a steady
 		 * stream of inserts a job still ends (releasing its snapshot and
-		 * its worker's turn).
+		 * its worker's turn).  An ft.compact (drain) goes on while a
+		 * rewrite is due (choose_merge puts it first), which holds up no
+		 * compaction and is bounded: only VACUUM adds tombstones.
 		 */
 		if (SegvecMutableCountDocs(index, SegvecCompactThreshold(index)) >=
-			SegvecCompactThreshold(index))
+			SegvecCompactThreshold(index) &&
+			!(drain && SegvecMergeDue(index)))
 		{
 			if (stats)
 				stats->merges_deferred = true;
@@ -1102,6 +1128,23 @@ SegvecMergeSegments(Relation index, SegvecCompactStats *stats)
 	MemoryContextSwitchTo(oldctx);
 	MemoryContextDelete(ctx);
 	UnlockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ExclusiveLock);
+}
+
+/*
+ * SegvecMergeSegments: the merge loop of a background job, VACUUM or
+ * CREATE INDEX: merge segments by the merge policy until it finds nothing
+ * to do, each merge installed on its own, or until the mutable segment is
+ * due for compaction after a merge (stats->merges_deferred).  Returns at
+ * once if another backend holds the merge lock (stats->merge_lock_busy):
+ * a merge there looks at the policy again after each of its installs; a
+ * job that meant to rewrite gives way and retries (jobrun.c).  Caller must
+ * not hold the compaction lock.  Adds to stats->segments_merged if stats
+ * is not NULL.
+ */
+void
+SegvecMergeSegments(Relation index, SegvecCompactStats *stats)
+{
+	merge_loop(index, stats, false);
 }
 
 /*
@@ -1187,8 +1230,8 @@ compact_mutable(Relation index, SegvecCompactStats *stats)
 
 /*
  * SegvecCompact: compact the index (see the file header), then merge
- * segments.  Waits for any other compaction or VACUUM of the index to
- * finish first.  Fills *stats if not NULL.
+ * segments (SegvecMergeSegments).  Waits for any other compaction or
+ * VACUUM of the index to finish first.  Fills *stats if not NULL.
  */
 void
 SegvecCompact(Relation index, SegvecCompactStats *stats)
@@ -1199,5 +1242,22 @@ SegvecCompact(Relation index, SegvecCompactStats *stats)
 	compact_mutable(index, stats);
 
 	/* 5. merges, without the compaction lock */
-	SegvecMergeSegments(index, stats);
+	merge_loop(index, stats, false);
+}
+
+/*
+ * SegvecCompactDrain: SegvecCompact for ft.compact.  When a segment is
+ * due for its rewrite and another backend holds the merge lock, it waits
+ * for it and looks at the policy again, and its merge loop does not stop
+ * for a compaction due while a rewrite is, so that no segment is left due
+ * for its rewrite when it returns (README: ft.compact rewrites them).
+ */
+void
+SegvecCompactDrain(Relation index, SegvecCompactStats *stats)
+{
+	if (stats)
+		memset(stats, 0, sizeof(SegvecCompactStats));
+
+	compact_mutable(index, stats);
+	merge_loop(index, stats, true);
 }

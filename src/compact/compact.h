@@ -35,11 +35,13 @@ typedef struct SegvecCompactStats
 	int			segments_created;	/* from the mutable segment */
 	int			segments_merged;	/* old segments merged away */
 	bool		merges_deferred;	/* stopped merging: compaction due */
+	bool		merge_lock_busy;	/* no merges: the merge lock was taken */
 } SegvecCompactStats;
 
 extern void SegvecCompactInit(void);
 extern int	SegvecCompactThreshold(Relation index);
 extern void SegvecCompact(Relation index, SegvecCompactStats *stats);
+extern void SegvecCompactDrain(Relation index, SegvecCompactStats *stats);
 extern void SegvecProcessGarbage(Relation index);
 extern void SegvecInstallSegments(Relation index, SegvecSegment *segs,
 								  int nsegs, uint64 next_seqno);

@@ -33,9 +33,10 @@
  *
  * Compacts the index now, in this backend: every doc in the mutable
  * segment when the call starts goes into immutable graph segments, then
- * segments are merged by the tiered policy, then a keymap snapshot is
- * written.  Requires ownership of the
- * table.  Waits for a VACUUM or another compaction of the index to end.
+ * segments are merged by the merge policy (every segment due for its
+ * rewrite is rewritten, waiting for a merge that runs meanwhile), then a
+ * keymap snapshot is written.  Requires ownership of the table.  Waits
+ * for a VACUUM or another compaction of the index to end.
  */
 PG_FUNCTION_INFO_V1(ft_compact);
 Datum
@@ -74,7 +75,7 @@ ft_compact(PG_FUNCTION_ARGS)
 	heap = relation_open(SegvecIndexGetHeap(relid), AccessShareLock);
 	index = SegvecOpenIndex(relid, RowExclusiveLock, true);
 
-	SegvecCompact(index, &stats);
+	SegvecCompactDrain(index, &stats);
 
 	/* the keymap snapshot, once, after the drain */
 	SegvecKeymapSnapshot(index);

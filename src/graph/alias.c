@@ -83,10 +83,9 @@ GraphFindDocInfo(Relation index, const SegvecSegment *segs, int nsegs,
 
 		if (docid < seg->min_docid || docid > seg->max_docid)
 			continue;
-		node = GraphFindDoc(index, seg, docid);
+		node = GraphFindDocEntry(index, seg, docid, info);
 		if (node < 0)
 			continue;
-		GraphReadDocs(index, seg, (uint32) node, 1, info);
 		return true;
 	}
 	return false;
@@ -106,16 +105,22 @@ GraphFindDocInfo(Relation index, const SegvecSegment *segs, int nsegs,
  * doubt (a version pruned, locked only, deleted, a pointer that differs),
  * so the caller then compares floats.  Why equal pointers on such a chain
  * are equal values: see "Aliases" in src/README.md.
+ *
+ * *nblocks is the heap's size in blocks as last read (InvalidBlockNumber:
+ * not read), read again only for a block past it: the caller keeps it
+ * while it holds a lock on the heap (an UPDATE's RowExclusiveLock), under
+ * which the heap never shrinks (VACUUM truncates it only under an
+ * AccessExclusiveLock), so that one size serves a whole statement instead
+ * of an lseek per row.
  */
 bool
 GraphHeapKeepsValue(Relation heap, const ItemPointerData *start,
 					const ItemPointerData *newtid, AttrNumber attnum,
-					Datum value)
+					Datum value, BlockNumber *nblocks)
 {
 	struct varlena *ptr = (struct varlena *) DatumGetPointer(value);
 	bool		ondisk = VARATT_IS_EXTERNAL_ONDISK(ptr);
 	Size		size = ondisk ? VARSIZE_EXTERNAL(ptr) : VARSIZE_ANY(ptr);
-	BlockNumber nblocks;
 	ItemPointerData tid = *start;
 	ItemPointerData newt = *newtid;
 	TransactionId prev_xmax = InvalidTransactionId;
@@ -123,7 +128,6 @@ GraphHeapKeepsValue(Relation heap, const ItemPointerData *start,
 
 	if (VARATT_IS_EXTERNAL(ptr) && !ondisk)
 		return false;
-	nblocks = RelationGetNumberOfBlocks(heap);
 	for (hop = 0; hop < GRAPH_ALIAS_MAX_HOPS; hop++)
 	{
 		BlockNumber blkno = ItemPointerGetBlockNumber(&tid);
@@ -138,9 +142,13 @@ GraphHeapKeepsValue(Relation heap, const ItemPointerData *start,
 		TransactionId xmax = InvalidTransactionId;
 		ItemPointerData next;
 
-		if (!ItemPointerIsValid(&tid) || blkno >= nblocks)
+		if (!ItemPointerIsValid(&tid))
 			return false;
-		buf = ReadBuffer(heap, blkno);
+		if (*nblocks == InvalidBlockNumber || blkno >= *nblocks)
+			*nblocks = RelationGetNumberOfBlocks(heap);
+		if (blkno >= *nblocks)
+			return false;
+		buf = SegvecReadBufferHinted(heap, blkno);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		ok = off >= FirstOffsetNumber && off <= PageGetMaxOffsetNumber(page);

@@ -249,6 +249,8 @@ extern void GraphReadDocs(Relation index, const SegvecSegment *seg,
 						  uint32 first, uint32 count, SegvecDocInfo *docs);
 extern int64 GraphFindDoc(Relation index, const SegvecSegment *seg,
 						  uint64 docid);
+extern int64 GraphFindDocEntry(Relation index, const SegvecSegment *seg,
+							   uint64 docid, SegvecDocInfo *info);
 extern int64 GraphCountUnreachable(Relation index, const SegvecSegment *seg,
 								   const uint8 *tombstones, int64 *first);
 extern void GraphReadVector(Relation index, const SegvecSegment *seg,
@@ -268,7 +270,8 @@ extern bool GraphFindDocInfo(Relation index, const SegvecSegment *segs,
 #define GRAPH_ALIAS_MAX_HOPS	8
 extern bool GraphHeapKeepsValue(Relation heap, const ItemPointerData *start,
 								const ItemPointerData *newtid,
-								AttrNumber attnum, Datum value);
+								AttrNumber attnum, Datum value,
+								BlockNumber *nblocks);
 /* an alias GraphMutableForEachDoc passed over: its target and row are gone */
 typedef void (*GraphAliasGoneCallback) (const SegvecDocInfo *doc, void *arg);
 extern void GraphMutableForEachDoc(Relation index, const SegvecSegment *segs,

@@ -434,25 +434,50 @@ GraphReadDocs(Relation index, const SegvecSegment *seg, uint32 first,
 int64
 GraphFindDoc(Relation index, const SegvecSegment *seg, uint64 docid)
 {
+	return GraphFindDocEntry(index, seg, docid, NULL);
+}
+
+/*
+ * GraphFindDocEntry: GraphFindDoc that also copies the doc-area entry of
+ * the node into *info (unless NULL).  One page stays pinned from step to
+ * step, so the search pins about log2 of the doc area's pages, not one
+ * page per step.
+ */
+int64
+GraphFindDocEntry(Relation index, const SegvecSegment *seg, uint64 docid,
+				  SegvecDocInfo *info)
+{
+	Buffer		buf = InvalidBuffer;
 	int64		lo = 0,
 				hi = (int64) seg->ndocs - 1;
+	int64		found = -1;
 
 	if (seg->ndocs == 0 || docid < seg->min_docid || docid > seg->max_docid)
 		return -1;
 	while (lo <= hi)
 	{
 		int64		mid = lo + (hi - lo) / 2;
+		char	   *data = read_block(index, seg, &buf,
+									  seg->doc_start + mid / SEGVEC_DOCS_PER_PAGE);
 		SegvecDocInfo doc;
 
-		GraphReadDocs(index, seg, (uint32) mid, 1, &doc);
+		memcpy(&doc,
+			   data + (mid % SEGVEC_DOCS_PER_PAGE) * sizeof(SegvecDocInfo),
+			   sizeof(SegvecDocInfo));
 		if (doc.docid == docid)
-			return mid;
+		{
+			if (info)
+				*info = doc;
+			found = mid;
+			break;
+		}
 		if (doc.docid < docid)
 			lo = mid + 1;
 		else
 			hi = mid - 1;
 	}
-	return -1;
+	release_block(index, seg, &buf);
+	return found;
 }
 
 /*

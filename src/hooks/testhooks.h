@@ -47,7 +47,9 @@ extern void SegvecDelayPoint(void);
  * written so far), or wait until pg_advisory_lock(SEGVEC_TEST_WAIT_KEY) is
  * free.  Points: "compact-installed" and "merge-installed" (after an
  * install, before its garbage is marked), "scan-manifest-read" (a scan
- * has read the manifest, not yet the mutable segment), "extent-tail-extended"
+ * has read the manifest, not yet the mutable segment), "vacuum-cleanup-scan"
+ * (VACUUM's cleanup holds the compaction lock and the merge lock, share,
+ * before its page scan), "extent-tail-extended"
  * (a new extent's missing blocks were added after the free run at the
  * relation's end, the run not yet taken off the list; the metapage is
  * locked there, so only error and panic make sense).

@@ -115,8 +115,10 @@ lock_merge_relations(Relation heap)
  * index before the table.  A compaction that was not forced is done only if
  * the mutable segment really holds compact_threshold docs; else the job
  * runs only the merges that are due (SegvecMergeDue: a segment VACUUM
- * left with too many tombstones), or returns JOB_SKIPPED.  Sets *changed when a compaction moved docs or merged
- * segments.  Compactions and snapshots run as the table's owner, in a
+ * left with too many tombstones), or returns JOB_SKIPPED; if another
+ * backend holds the merge lock and the rewrite is still due, JOB_BUSY.
+ * Sets *changed when a compaction moved docs or merged segments.
+ * Compactions and snapshots run as the table's owner, in a
  * security-restricted operation; the merge runner switches itself.
  */
 static JobOutcome
@@ -193,6 +195,18 @@ run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 		*changed = stats.segments_merged > 0;
 		if (stats.merges_deferred)
 			(void) SegvecSubmitJob(indexid, SEGVEC_JOB_COMPACT);
+
+		/*
+		 * The merge lock was taken: by a merge, which looks at the policy
+		 * again after its install (then the retry finds nothing due), or
+		 * by a VACUUM's cleanup scan, which merges nothing.  Give way and
+		 * retry after a nap rather than drop the rewrite.
+		 */
+		if (stats.merge_lock_busy && SegvecMergeDue(index))
+		{
+			relation_close(index, NoLock);
+			return JOB_BUSY;
+		}
 		relation_close(index, NoLock);
 		return JOB_DONE;
 	}

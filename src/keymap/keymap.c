@@ -209,7 +209,7 @@ lock_chain_end(Relation index, int bucket, Buffer *headbuf, Buffer *lastbuf)
 
 		if (head == InvalidBlockNumber)
 			return false;
-		*headbuf = ReadBuffer(index, head);
+		*headbuf = SegvecReadBufferHinted(index, head);
 		LockBuffer(*headbuf, BUFFER_LOCK_EXCLUSIVE);
 		if (meta_delta_head(index, bucket) != head)
 		{
@@ -224,7 +224,7 @@ lock_chain_end(Relation index, int bucket, Buffer *headbuf, Buffer *lastbuf)
 			SegvecPageGetOpaque(BufferGetPage(*headbuf))->nextblkno !=
 			InvalidBlockNumber)
 		{
-			buf = ReadBuffer(index, last);
+			buf = SegvecReadBufferHinted(index, last);
 			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 			if (!is_change_page(BufferGetPage(buf)))
 			{
@@ -237,7 +237,7 @@ lock_chain_end(Relation index, int bucket, Buffer *headbuf, Buffer *lastbuf)
 		/* to the last page, keeping the head locked */
 		while (SegvecPageGetOpaque(BufferGetPage(buf))->nextblkno != InvalidBlockNumber)
 		{
-			Buffer		next = ReadBuffer(index,
+			Buffer		next = SegvecReadBufferHinted(index,
 										  SegvecPageGetOpaque(BufferGetPage(buf))->nextblkno);
 
 			LockBuffer(next, BUFFER_LOCK_EXCLUSIVE);
@@ -571,7 +571,7 @@ read_run_page(Relation index, const SegvecKeymapRun *run, uint32 p,
 			  KeymapEntry *out, KeymapEntry *first)
 {
 	BlockNumber blkno = run->start + p;
-	Buffer		buf = ReadBuffer(index, blkno);
+	Buffer		buf = SegvecReadBufferHinted(index, blkno);
 	bool		standby = RecoveryInProgress();
 	Page		page;
 	uint32		n;
@@ -770,7 +770,25 @@ typedef struct ChainKeySlot
 {
 	uint64		key_hash;		/* hash key */
 	int32		newest;			/* the key's newest item */
+	char		status;			/* simplehash's */
 } ChainKeySlot;
+
+/*
+ * The index by key hash: a simplehash table (an open-addressing table
+ * inlined here: a dynahash lookup was a tenth of an aliased UPDATE's
+ * lookup).  Key hashes are XXH3 values already, so their low bits are the
+ * table's hash.
+ */
+#define SH_PREFIX		chainkeys
+#define SH_ELEMENT_TYPE	ChainKeySlot
+#define SH_KEY_TYPE		uint64
+#define SH_KEY			key_hash
+#define SH_HASH_KEY(tb, key)	((uint32) ((key) ^ ((key) >> 32)))
+#define SH_EQUAL(tb, a, b)	((a) == (b))
+#define SH_SCOPE		static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
 
 typedef struct ChainCache
 {
@@ -782,7 +800,7 @@ typedef struct ChainCache
 	int32		nitems;
 	int32		maxitems;
 	ChainCacheItem *items;
-	HTAB	   *bykey;			/* key hash -> ChainKeySlot */
+	chainkeys_hash *bykey;		/* key hash -> ChainKeySlot */
 } ChainCache;
 
 static MemoryContext chain_cache_cxt = NULL;
@@ -837,11 +855,9 @@ chain_cache_sync(Relation index, BlockNumber head, uint32 epoch)
 		return NULL;
 	if (!c->valid)
 	{
-		HASHCTL		ctl;
-
 		/* new, or an error left it half read: start over */
 		if (c->bykey)
-			hash_destroy(c->bykey);
+			chainkeys_destroy(c->bykey);
 		if (c->items)
 			pfree(c->items);
 		c->bykey = NULL;
@@ -852,18 +868,14 @@ chain_cache_sync(Relation index, BlockNumber head, uint32 epoch)
 		c->maxitems = 64;
 		c->items = MemoryContextAlloc(chain_cache_cxt,
 									  sizeof(ChainCacheItem) * c->maxitems);
-		ctl.keysize = sizeof(uint64);
-		ctl.entrysize = sizeof(ChainKeySlot);
-		ctl.hcxt = chain_cache_cxt;
-		c->bykey = hash_create("segvec keymap chain keys", 64, &ctl,
-							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		c->bykey = chainkeys_create(chain_cache_cxt, 64, NULL);
 	}
 	c->valid = false;
 
 	blkno = c->last;
 	while (blkno != InvalidBlockNumber)
 	{
-		Buffer		buf = ReadBuffer(index, blkno);
+		Buffer		buf = SegvecReadBufferHinted(index, blkno);
 		Page		page;
 		OffsetNumber off,
 					maxoff;
@@ -876,7 +888,7 @@ chain_cache_sync(Relation index, BlockNumber head, uint32 epoch)
 		if (c->nitems + (maxoff - off + 1) > CHAIN_CACHE_MAX_ITEMS)
 		{
 			UnlockReleaseBuffer(buf);
-			hash_destroy(c->bykey);
+			chainkeys_destroy(c->bykey);
 			pfree(c->items);
 			c->bykey = NULL;
 			c->items = NULL;
@@ -903,8 +915,7 @@ chain_cache_sync(Relation index, BlockNumber head, uint32 epoch)
 			if (rec->op == KEYMAP_OP_REMOVE)
 				it->entry.docid |= KEYMAP_DOCID_REMOVED;
 			it->doc_blkno = rec->doc_blkno;
-			slot = hash_search(c->bykey, &rec->entry.key_hash, HASH_ENTER,
-							   &kfound);
+			slot = chainkeys_insert(c->bykey, rec->entry.key_hash, &kfound);
 			it->prev = kfound ? slot->newest : -1;
 			slot->newest = c->nitems++;
 		}
@@ -930,6 +941,7 @@ read_chain_key(Relation index, BlockNumber head, uint32 epoch, uint64 key,
 	int32		i,
 				j;
 	int32		n = 0;
+	int32		few[8];
 	int32	   *order;
 
 	if (head == InvalidBlockNumber)
@@ -940,12 +952,12 @@ read_chain_key(Relation index, BlockNumber head, uint32 epoch, uint64 key,
 		read_chain_at(index, head, true, key, out, NULL, loc);
 		return;
 	}
-	slot = hash_search(c->bykey, &key, HASH_FIND, NULL);
+	slot = chainkeys_lookup(c->bykey, key);
 	if (slot == NULL)
 		return;
 	for (i = slot->newest; i >= 0; i = c->items[i].prev)
 		n++;
-	order = palloc(sizeof(int32) * n);
+	order = n <= lengthof(few) ? few : palloc(sizeof(int32) * n);
 	j = n;
 	for (i = slot->newest; i >= 0; i = c->items[i].prev)
 		order[--j] = i;
@@ -967,7 +979,73 @@ read_chain_key(Relation index, BlockNumber head, uint32 epoch, uint64 key,
 		}
 		array_add(out, &e);
 	}
-	pfree(order);
+	if (order != few)
+		pfree(order);
+}
+
+/*
+ * What read_chain_key's *loc would end as after reading the key's changes
+ * in both chains (chains[0], the head chain, is the newer one; chains[1]
+ * the frozen one), found through the chain cache from the newest change
+ * back: the newest add that names its doc's page decides, unless a newer
+ * remove of the same doc id cleared it (loc->docid 0).  So it reads only
+ * the changes since the key's last located add, not all its changes (a
+ * row updated many times since the last snapshot has two per UPDATE and
+ * VACUUM).  Returns false when it cannot tell (a chain too big to cache,
+ * many removes on the way): then the caller reads the chains.  *any says
+ * whether the chains hold any change of the key (valid when it returns
+ * true).
+ */
+static bool
+chains_key_loc(Relation index, const BlockNumber *chains, uint32 epoch,
+			   uint64 key, KeymapDocLocation *loc, bool *any)
+{
+	uint64		removed[16];
+	int			nremoved = 0;
+	int			k;
+
+	memset(loc, 0, sizeof(KeymapDocLocation));
+	*any = false;
+	for (k = 0; k < 2; k++)
+	{
+		ChainCache *c;
+		ChainKeySlot *slot;
+		int32		i;
+
+		if (chains[k] == InvalidBlockNumber)
+			continue;
+		c = chain_cache_sync(index, chains[k], epoch);
+		if (c == NULL)
+			return false;
+		slot = chainkeys_lookup(c->bykey, key);
+		if (slot == NULL)
+			continue;
+		*any = true;
+		for (i = slot->newest; i >= 0; i = c->items[i].prev)
+		{
+			ChainCacheItem *it = &c->items[i];
+			uint64		docid = it->entry.docid;
+			int			j;
+
+			if (docid & KEYMAP_DOCID_REMOVED)
+			{
+				if (nremoved >= (int) lengthof(removed))
+					return false;
+				removed[nremoved++] = docid & ~KEYMAP_DOCID_REMOVED;
+				continue;
+			}
+			if (it->doc_blkno == 0 || it->doc_blkno == InvalidBlockNumber)
+				continue;
+			/* the newest located add: current unless removed since */
+			for (j = 0; j < nremoved; j++)
+				if (removed[j] == docid)
+					return true;
+			loc->docid = docid;
+			loc->doc_blkno = it->doc_blkno;
+			return true;
+		}
+	}
+	return true;
 }
 
 /*
@@ -1205,7 +1283,7 @@ run_page_lookup(Relation index, const SegvecKeymapRun *run, uint32 p,
 				uint64 key, EntryArray *out)
 {
 	BlockNumber blkno = run->start + p;
-	Buffer		buf = ReadBuffer(index, blkno);
+	Buffer		buf = SegvecReadBufferHinted(index, blkno);
 	bool		standby = RecoveryInProgress();
 	Page		page;
 	const KeymapEntry *e;
@@ -1242,9 +1320,104 @@ run_page_lookup(Relation index, const SegvecKeymapRun *run, uint32 p,
 }
 
 /*
+ * The fence cache: per run, the first key of each of its pages that a
+ * lookup has read, so that the binary search over the pages reads from the
+ * index only the pages it has not met before (the top levels of the
+ * search are the same pages for every key): one or two page reads per run
+ * and lookup instead of log2(pages).  A run never changes after install,
+ * and it is identified by (relfilenode, runno, stamp): run numbers are
+ * never given twice in one relation (a crash restart, after which an
+ * uninstalled run's number may come again, empties every backend's
+ * cache).  The last page a search reads is checked as always
+ * (check_run_page), so a standby whose run the primary reused still
+ * cancels the query.  Memory: 9 bytes per page of the runs met, emptied
+ * past RUN_FENCE_MAX_BYTES.
+ */
+#define RUN_FENCE_MAX_BYTES		(16 * 1024 * 1024)
+#define RUN_FENCE_UNKNOWN		0
+#define RUN_FENCE_KEY			1	/* first[p] is the page's first key */
+#define RUN_FENCE_EMPTY			2	/* the page holds no entry */
+
+typedef struct RunFenceKey
+{
+	RelFileNode node;
+	uint32		runno;
+	uint32		stamp;
+	uint32		npages;
+} RunFenceKey;
+
+typedef struct RunFences
+{
+	RunFenceKey key;			/* hash key, first */
+	uint64	   *first;			/* npages first keys */
+	uint8	   *state;			/* npages RUN_FENCE_* */
+} RunFences;
+
+static MemoryContext run_fence_cxt = NULL;
+static HTAB *run_fences = NULL;
+static Size run_fence_bytes = 0;
+
+/*
+ * The fence cache entry of run (new ones all unknown), or NULL for a run
+ * too big to cache (the search then reads its pages).
+ */
+static RunFences *
+run_fences_of(Relation index, const SegvecKeymapRun *run)
+{
+	RunFenceKey key;
+	RunFences  *f;
+	bool		found;
+	Size		bytes = (Size) run->npages * (sizeof(uint64) + 1);
+
+	if (bytes > RUN_FENCE_MAX_BYTES / 4)
+		return NULL;
+	if (run_fences == NULL || run_fence_bytes + bytes > RUN_FENCE_MAX_BYTES)
+	{
+		HASHCTL		ctl;
+
+		if (run_fence_cxt == NULL)
+			run_fence_cxt = AllocSetContextCreate(TopMemoryContext,
+												  "segvec keymap run fences",
+												  ALLOCSET_DEFAULT_SIZES);
+		else
+			MemoryContextReset(run_fence_cxt);
+		run_fence_bytes = 0;
+		ctl.keysize = sizeof(RunFenceKey);
+		ctl.entrysize = sizeof(RunFences);
+		ctl.hcxt = run_fence_cxt;
+		run_fences = hash_create("segvec keymap run fences", 64, &ctl,
+								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	memset(&key, 0, sizeof(key));
+	key.node = index->rd_node;
+	key.runno = run->runno;
+	key.stamp = run->stamp;
+	key.npages = run->npages;
+	f = hash_search(run_fences, &key, HASH_ENTER, &found);
+	if (!found)
+	{
+		f->first = NULL;
+		f->state = NULL;
+		f->first = MemoryContextAlloc(run_fence_cxt,
+									  sizeof(uint64) * run->npages);
+		f->state = MemoryContextAllocZero(run_fence_cxt, run->npages);
+		run_fence_bytes += bytes;
+	}
+	else if (f->first == NULL || f->state == NULL)
+	{
+		/* an error left it half made */
+		f->first = MemoryContextAlloc(run_fence_cxt,
+									  sizeof(uint64) * run->npages);
+		f->state = MemoryContextAllocZero(run_fence_cxt, run->npages);
+	}
+	return f;
+}
+
+/*
  * The entries of run with this key hash (adds and removes), appended to
- * out: a binary search over the run's pages by their first entries, then
- * a binary search in the pages that hold the key (usually one).
+ * out: a binary search over the run's pages by their first entries (from
+ * the fence cache where it has them), then a binary search in the pages
+ * that hold the key (usually one).
  */
 static void
 run_lookup(Relation index, const SegvecKeymapRun *run, uint64 key,
@@ -1253,18 +1426,40 @@ run_lookup(Relation index, const SegvecKeymapRun *run, uint64 key,
 	uint32		lo = 0,
 				hi;
 	uint32		p;
+	RunFences  *f;
 
 	if (run->npages == 0)
 		return;
+	f = run_fences_of(index, run);
 	/* the last page whose first key is below key (or page 0) */
 	hi = run->npages - 1;
 	while (lo < hi)
 	{
 		uint32		mid = lo + (hi - lo + 1) / 2;
-		KeymapEntry first;
 
-		if (read_run_page(index, run, mid, NULL, &first) > 0 &&
-			first.key_hash < key)
+		uint8		state;
+		uint64		first_key = 0;
+
+		if (f != NULL && f->state[mid] != RUN_FENCE_UNKNOWN)
+		{
+			state = f->state[mid];
+			first_key = f->first[mid];
+		}
+		else
+		{
+			KeymapEntry first;
+
+			state = read_run_page(index, run, mid, NULL, &first) > 0 ?
+				RUN_FENCE_KEY : RUN_FENCE_EMPTY;
+			if (state == RUN_FENCE_KEY)
+				first_key = first.key_hash;
+			if (f != NULL)
+			{
+				f->first[mid] = first_key;
+				f->state[mid] = state;
+			}
+		}
+		if (state == RUN_FENCE_KEY && first_key < key)
 			lo = mid;
 		else
 			hi = mid - 1;
@@ -1305,16 +1500,42 @@ KeymapLookupAt(Relation index, uint64 key_hash, KeymapEntry **result,
 	int64		i,
 				j;
 	int			r;
+	bool		chains_read = false;	/* known to hold no change of the key */
 
 	read_dir(index, dir);
+
+	if (loc_only && loc)
+	{
+		BlockNumber chains[2];
+		bool		any;
+
+		/* the usual case of an UPDATE: no need to collect the changes */
+		chains[0] = dir->delta_head[b];
+		chains[1] = dir->delta_frozen[b];
+		if (chains_key_loc(index, chains, dir->epoch, key_hash, loc, &any))
+		{
+			if (loc->docid != 0)
+			{
+				pfree(dir);
+				*result = NULL;
+				return -1;
+			}
+			/* the first UPDATE since the snapshot: only the runs */
+			if (!any)
+				chains_read = true;
+		}
+	}
 
 	/* newest first: the chains (later items first), then the runs */
 	if (loc)
 		memset(loc, 0, sizeof(KeymapDocLocation));
-	read_chain_key(index, dir->delta_frozen[b], dir->epoch, key_hash,
-				   &changes, loc);
-	read_chain_key(index, dir->delta_head[b], dir->epoch, key_hash,
-				   &changes, loc);
+	if (!chains_read)
+	{
+		read_chain_key(index, dir->delta_frozen[b], dir->epoch, key_hash,
+					   &changes, loc);
+		read_chain_key(index, dir->delta_head[b], dir->epoch, key_hash,
+					   &changes, loc);
+	}
 	if (loc_only && loc && loc->docid != 0)
 	{
 		if (changes.items)

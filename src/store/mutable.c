@@ -69,7 +69,7 @@ SegvecMutableLockTail(Relation index)
 	{
 		Buffer		buf;
 
-		buf = ReadBuffer(index, meta_mutable_tail(index));
+		buf = SegvecReadBufferHinted(index, meta_mutable_tail(index));
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 
 		for (;;)
@@ -91,7 +91,7 @@ SegvecMutableLockTail(Relation index)
 			if (opaque->nextblkno == InvalidBlockNumber)
 				return buf;
 
-			next = ReadBuffer(index, opaque->nextblkno);
+			next = SegvecReadBufferHinted(index, opaque->nextblkno);
 			LockBuffer(next, BUFFER_LOCK_EXCLUSIVE);
 			UnlockReleaseBuffer(buf);
 			buf = next;
@@ -380,7 +380,7 @@ SegvecMutableReadAlias(Relation index, BlockNumber blkno, uint64 docid,
 		*nblocks = RelationGetNumberOfBlocks(index);
 	if (blkno >= *nblocks)
 		return false;
-	buf = ReadBuffer(index, blkno);
+	buf = SegvecReadBufferHinted(index, blkno);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	if (!PageIsNew(page) && SegvecPageIsMutable(page) &&

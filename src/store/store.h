@@ -150,6 +150,7 @@ extern uint32 SegvecMarkPagesDeleted(Relation index, BlockNumber first,
 extern void SegvecLogAppendedItems(Relation index, int n, const Buffer *bufs,
 								   const OffsetNumber *offs,
 								   const bool *opaque);
+extern Buffer SegvecReadBufferHinted(Relation rel, BlockNumber blkno);
 
 /* extent.c: the free-extent list; allocating and writing extents */
 extern BlockNumber SegvecAllocExtent(Relation index, uint32 npages);
