@@ -8,6 +8,9 @@
 #   make demo                 (as root) load Fashion-MNIST, build an index,
 #                             run a few queries and print the figures
 #   make demo KEEP=1          the same in a cluster that stays (15/segvec_demo)
+#   SEGVEC_PG_PREFIX=DIR make test (or make demo)  the same against a
+#                             private copy of the PostgreSQL installation
+#                             made in DIR (test/pg-prefix.sh)
 #   make bench-kernels        ns per call of each distance kernel path
 #   make bench-quant          quantized (rabitq, sq8) graph segments against
 #                             unquantized ones and pgvector's HNSW

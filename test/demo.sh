@@ -16,6 +16,12 @@
 # stays, "15/segvec_demo" (pg_createcluster), and ends by printing how to
 # connect to it and how to drop it.  If that cluster exists already it is
 # left alone and the demo stops, unless REPLACE=1 says to drop it first.
+#
+# SEGVEC_PG_PREFIX=/tmp/pg-mine, as for make test (test/pg-prefix.sh):
+# build and install into a private copy of the PostgreSQL installation and
+# run the demo in a throwaway cluster of that copy (initdb, reached only
+# through a socket in the demo's temporary directory), leaving the system's
+# installation alone; not with KEEP=1, whose cluster is the system's.
 set -euo pipefail
 
 rows=${DEMO_ROWS:-60000}
@@ -156,6 +162,12 @@ case $nq in
 	*) echo "demo.sh: DEMO_QUERIES must be 1..10" >&2; exit 1 ;;
 esac
 
+if [ "${KEEP:-}" = 1 ] && [ -n "${SEGVEC_PG_PREFIX:-}" ]; then
+	echo "demo.sh: KEEP=1 makes a cluster of the system's installation" \
+		"(pg_createcluster); it does not go with SEGVEC_PG_PREFIX" >&2
+	exit 1
+fi
+
 export LANG=C.UTF-8 LC_ALL=C.UTF-8
 
 # An existing kept demo cluster may hold the user's work: leave it alone
@@ -173,12 +185,21 @@ EOF
 fi
 
 bash test/setup.sh
+# SEGVEC_PG_PREFIX: a private installation; sets pg_prefix and pg_bindir
+. test/pg-prefix.sh
 make -j"$(nproc)"
 make install
 
 # The postgres user may not be able to enter the checkout: run from a copy.
 work=$(mktemp -d /tmp/segvec-demo.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+cleanup() {
+	if [ -f "$work/data/postmaster.pid" ]; then
+		runuser -u postgres -- "$pg_bindir/pg_ctl" -D "$work/data" -m fast \
+			stop >/dev/null || true
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
 cp test/demo.sh test/fmnist.py "$work"/
 chmod 755 "$work"
 chown -R postgres:postgres "$work"
@@ -215,6 +236,17 @@ and try, for example:
 
 Drop it with:  pg_dropcluster --stop 15 $cluster
 EOF
+elif [ -n "$pg_prefix" ]; then
+	runuser -u postgres -- "$pg_bindir/initdb" -A trust -D "$work/data" >/dev/null
+	if ! runuser -u postgres -- "$pg_bindir/pg_ctl" -D "$work/data" -w \
+		-l "$work/server.log" -o "-c listen_addresses='' -k $work" \
+		-o "-c shared_preload_libraries=segvec -c shared_buffers=1GB" start >/dev/null; then
+		cat "$work/server.log" >&2
+		exit 1
+	fi
+	DEMO_ROWS=$rows DEMO_QUERIES=$nq runuser -u postgres -- \
+		env PATH="$pg_bindir:$PATH" PGHOST="$work" PGDATABASE=postgres \
+		bash "$work/demo.sh" --inside
 else
 	DEMO_ROWS=$rows DEMO_QUERIES=$nq runuser -u postgres -- \
 		pg_virtualenv -v 15 -o shared_preload_libraries=segvec \

@@ -48,27 +48,8 @@ summary() {
 
 bash test/setup.sh
 
-# A private installation: the system's server, client programs, PGXS and
-# extension directories copied under SEGVEC_PG_PREFIX (PostgreSQL finds its
-# directories relative to its programs, so the copy works where it is).
-pg_prefix=${SEGVEC_PG_PREFIX:-}
-if [ -n "$pg_prefix" ]; then
-	sysbin=$(pg_config --bindir)
-	pg_prefix=$(mkdir -p "$pg_prefix" && cd "$pg_prefix" && pwd)
-	if [ ! -x "$pg_prefix$sysbin/postgres" ]; then
-		echo "=== private PostgreSQL installation in $pg_prefix"
-		for d in "$sysbin/.." "$(pg_config --sharedir)"; do
-			d=$(cd "$d" && pwd)
-			mkdir -p "$pg_prefix$(dirname "$d")"
-			cp -a "$d" "$pg_prefix$(dirname "$d")/"
-		done
-		inc=$(dirname "$(dirname "$(pg_config --includedir-server)")")
-		mkdir -p "$pg_prefix$(dirname "$inc")"
-		[ -e "$pg_prefix$inc" ] || ln -s "$inc" "$pg_prefix$inc"
-		chmod -R a+rX "$pg_prefix"
-	fi
-	export PG_CONFIG="$pg_prefix$sysbin/pg_config"
-fi
+# SEGVEC_PG_PREFIX: a private installation (test/pg-prefix.sh)
+. test/pg-prefix.sh
 
 echo "=== build and install"
 if ! { make -j"$(nproc)" && make install; }; then

@@ -14,18 +14,15 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $node = PostgreSQL::Test::Cluster->new('crash');
-$node->init;
 # wal_level = replica so that CREATE INDEX writes segvec's own build WAL
 # (under minimal, a new relfilenode is synced or logged whole at commit)
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+my $node = segvec_node('crash', q{
 wal_level = replica
 });
-$node->start;
 
 # Every query through the index: no seqscan alternative.
 sub iq
@@ -35,13 +32,7 @@ sub iq
 }
 
 $node->safe_psql(
-	'postgres', q{
-CREATE EXTENSION segvec;
--- deterministic, pairwise distinct vectors: i-th row, d dimensions
-CREATE FUNCTION vec(i int, d int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.7 + j * 0.31) + cos(i * 0.013 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, d) j $$;
+	'postgres', "CREATE EXTENSION segvec;\n" . vec_function() . q{
 CREATE TABLE items (id int PRIMARY KEY, embedding real[]);
 });
 

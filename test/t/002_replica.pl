@@ -7,33 +7,21 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf(
-	'postgresql.conf', qq{
+my $primary = segvec_node('primary', q{
 # the standby may connect late on a busy machine: keep the WAL it needs
 wal_keep_size = '1GB'
-shared_preload_libraries = 'segvec'
-autovacuum = off
-});
-$primary->start;
-$primary->backup('b');
+}, allows_streaming => 1);
 
 # The standby inherits shared_preload_libraries from the backup's
 # postgresql.conf; everything segvec-related reaches it through the WAL.
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'b', has_streaming => 1);
-$standby->start;
+my $standby = segvec_standby($primary, 'standby');
 
 $primary->safe_psql(
-	'postgres', q{
-CREATE EXTENSION segvec;
--- deterministic, pairwise distinct vectors: i-th row, d dimensions
-CREATE FUNCTION vec(i int, d int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.7 + j * 0.31) + cos(i * 0.013 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, d) j $$;
+	'postgres', "CREATE EXTENSION segvec;\n" . vec_function() . q{
 CREATE TABLE items (id int PRIMARY KEY, embedding real[]);
 INSERT INTO items SELECT g, vec(g, 24) FROM generate_series(1, 1000) g;
 CREATE INDEX items_l2_idx ON items USING segvec (embedding);

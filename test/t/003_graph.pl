@@ -18,48 +18,31 @@
 use strict;
 use warnings;
 
-use File::Basename qw(dirname);
-use IPC::Run;
 use Time::HiRes qw(usleep);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-
-my $fmnist = dirname(__FILE__) . '/../fmnist.py';
-my $tmp = PostgreSQL::Test::Utils::tempdir;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
 # Decode the images: train 1..28,000 (20,000 indexed at first, 5,000
 # inserted later, 3,000 for the crash loop) and test 1..200 (queries).
-for my $set ([ 'train', 28000 ], [ 'test', 200 ])
-{
-	IPC::Run::run([ 'python3', $fmnist, $set->[0], $set->[1] ],
-		'>', "$tmp/$set->[0].txt", '2>', "$tmp/$set->[0].err")
-	  or BAIL_OUT("fmnist.py $set->[0] failed: "
-		  . slurp_file("$tmp/$set->[0].err"));
-}
+my $tmp = fmnist_files(28000, 200);
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
 # maintenance_work_mem: the 20,000 docs fit in one graph build.
 # jit = off: a disabled plan type's huge cost would switch it on.
-$primary->append_conf(
-	'postgresql.conf', qq{
+my $primary = segvec_node('primary', q{
 # the standby may connect late on a busy machine: keep the WAL it needs
 wal_keep_size = '1GB'
-shared_preload_libraries = 'segvec'
-autovacuum = off
 jit = off
 maintenance_work_mem = '256MB'
 shared_buffers = '512MB'
 # the 5,000 inserted rows stay in the mutable segment until ft.compact
 segvec.compact_threshold = 10000
 max_wal_size = '4GB'
-});
-$primary->start;
-$primary->backup('b');
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'b', has_streaming => 1);
-$standby->start;
+}, allows_streaming => 1);
+my $standby = segvec_standby($primary, 'standby');
 
 # STORAGE PLAIN keeps the 3 kB vectors uncompressed, so the exact answers
 # (a distance per row per query) do not decompress every row again.

@@ -23,32 +23,22 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $primary = PostgreSQL::Test::Cluster->new('km_primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf(
-	'postgresql.conf', qq{
+my $primary = segvec_node('km_primary', q{
 # the standby may connect late on a busy machine: keep the WAL it needs
 wal_keep_size = '1GB'
-shared_preload_libraries = 'segvec'
-autovacuum = off
-});
-$primary->start;
-$primary->backup('b');
+}, allows_streaming => 1);
 
 # The standby exists before the loop and follows it through the WAL.
-my $standby = PostgreSQL::Test::Cluster->new('km_standby');
-$standby->init_from_backup($primary, 'b', has_streaming => 1);
-$standby->start;
+my $standby = segvec_standby($primary, 'km_standby');
 
 $primary->safe_psql(
-	'postgres', q{
-CREATE EXTENSION segvec;
--- deterministic, pairwise distinct vectors: i-th row, d dimensions
-CREATE FUNCTION vec(i bigint, d int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.7 + j * 0.31) + cos(i * 0.013 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, d) j $$;
+	'postgres', "CREATE EXTENSION segvec;\n"
+		  . vec_function(type => 'bigint')
+		  . q{
 CREATE TABLE items (id bigint PRIMARY KEY, embedding real[]);
 INSERT INTO items SELECT g, vec(g, 16) FROM generate_series(1, 600) g;
 CREATE INDEX items_idx ON items USING segvec (embedding) INCLUDE (id)

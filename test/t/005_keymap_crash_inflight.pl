@@ -15,24 +15,16 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $node = PostgreSQL::Test::Cluster->new('km_inflight');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+my $node = segvec_node('km_inflight', q{
 wal_level = replica
 });
-$node->start;
 $node->safe_psql(
-	'postgres', q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i bigint, d int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.7 + j * 0.31) + cos(i * 0.013 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, d) j $$;
-});
+	'postgres', "CREATE EXTENSION segvec;\n"
+		  . vec_function(type => 'bigint'));
 
 # Each round on a fresh index: its keymap has no change pages yet, so the
 # first change of each bucket is a full-page record, and a WAL end inside

@@ -21,55 +21,21 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(time usleep);
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest qw(:DEFAULT !set_conf);
 
-my $node = PostgreSQL::Test::Cluster->new('jobs');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+my $node = segvec_node('jobs', q{
 segvec.naptime = 1
 segvec.max_workers = 2
 });
-$node->start;
 
-sub sq
-{
-	my ($sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
-# Poll until $sql returns 't', at most $secs seconds (default 60).
-sub wait_for
-{
-	my ($sql, $secs) = @_;
-	my $deadline = time() + ($secs // 60);
-	while (time() < $deadline)
-	{
-		return 1 if sq($sql) eq 't';
-		usleep(100_000);
-	}
-	return 0;
-}
-
-# Set a GUC cluster-wide and wait until new backends (and so new workers)
-# see it; the launcher and running workers get it through SIGHUP.
+# SegvecTest's set_conf, then a moment for the launcher, which processes
+# its SIGHUP as soon as it wakes
 sub set_conf
 {
-	my ($name, $value) = @_;
-	sq("ALTER SYSTEM SET $name = '$value'");
-	sq('SELECT pg_reload_conf()');
-	wait_for("SELECT setting = '$value' FROM pg_settings WHERE name = '$name'")
-	  or die "$name never became $value";
-	# the launcher processes its SIGHUP as soon as it wakes
+	SegvecTest::set_conf(@_);
 	select(undef, undef, undef, 0.3);
-}
-
-sub jstat
-{
-	my ($kind, $col) = @_;
-	return sq("SELECT $col FROM ft.job_stats() WHERE kind = '$kind'");
 }
 
 sub wait_idle
@@ -83,13 +49,7 @@ sub info
 	return sq("SELECT $cols FROM ft.info('$index')");
 }
 
-sq(q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i int, d int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.7 + j * 0.31) + cos(i * 0.013 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, d) j $$;
-});
+sq("CREATE EXTENSION segvec;\n" . vec_function());
 
 is(sq('SELECT ft.background_enabled()'), 't', 'background work is on');
 wait_for("SELECT count(*) = 1 FROM ft.job_workers() WHERE role = 'launcher'")

@@ -17,14 +17,12 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(time usleep);
+use Time::HiRes qw(time);
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $node = PostgreSQL::Test::Cluster->new('jobs_compact');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+my $node = segvec_node('jobs_compact', q{
 segvec.naptime = 1
 segvec.max_workers = 2
 # a wide graph search, and segments of up to 200 * 128 docs scored exactly,
@@ -33,48 +31,8 @@ segvec.max_workers = 2
 segvec.ef_search = 200
 segvec.exact_scan_factor = 128
 });
-$node->start;
 
-sub sq
-{
-	my ($sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
-sub wait_for
-{
-	my ($sql, $secs) = @_;
-	my $deadline = time() + ($secs // 60);
-	while (time() < $deadline)
-	{
-		return 1 if sq($sql) eq 't';
-		usleep(100_000);
-	}
-	return 0;
-}
-
-sub set_conf
-{
-	my ($name, $value) = @_;
-	sq("ALTER SYSTEM SET $name = '$value'");
-	sq('SELECT pg_reload_conf()');
-	wait_for("SELECT setting = '$value' FROM pg_settings WHERE name = '$name'")
-	  or die "$name never became $value";
-}
-
-sub jstat
-{
-	my ($kind, $col) = @_;
-	return sq("SELECT $col FROM ft.job_stats() WHERE kind = '$kind'");
-}
-
-sq(q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i int, d int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.7 + j * 0.31) + cos(i * 0.013 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, d) j $$;
-});
+sq("CREATE EXTENSION segvec;\n" . vec_function());
 
 # --- Automatic compaction -----------------------------------------------------
 sq(q{

@@ -11,14 +11,11 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(time usleep);
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $node = PostgreSQL::Test::Cluster->new('jobs_pgbench');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+my $node = segvec_node('jobs_pgbench', q{
 segvec.naptime = 1
 segvec.max_workers = 2
 # a wide graph search, and segments of up to 200 * 128 docs scored exactly,
@@ -31,32 +28,8 @@ max_connections = 40
 log_lock_waits = on
 deadlock_timeout = 100ms
 });
-$node->start;
 
-sub sq
-{
-	my ($sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
-sub wait_for
-{
-	my ($sql, $secs) = @_;
-	my $deadline = time() + ($secs // 60);
-	while (time() < $deadline)
-	{
-		return 1 if sq($sql) eq 't';
-		usleep(100_000);
-	}
-	return 0;
-}
-
-sq(q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i int, d int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.7 + j * 0.31) + cos(i * 0.013 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, d) j $$;
+sq("CREATE EXTENSION segvec;\n" . vec_function() . q{
 CREATE SEQUENCE items_id START 2001;
 CREATE TABLE items (id int PRIMARY KEY, embedding real[]);
 INSERT INTO items SELECT g, vec(g, 16) FROM generate_series(1, 2000) g;

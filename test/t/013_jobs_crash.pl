@@ -19,14 +19,12 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time usleep);
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $node = PostgreSQL::Test::Cluster->new('jobs_crash');
-$node->init;
 # wal_level = replica so that CREATE INDEX writes segvec's own build WAL
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+my $node = segvec_node('jobs_crash', q{
 wal_level = replica
 segvec.naptime = 1
 segvec.max_workers = 2
@@ -36,34 +34,6 @@ segvec.max_workers = 2
 segvec.ef_search = 200
 segvec.exact_scan_factor = 128
 });
-$node->start;
-
-sub sq
-{
-	my ($sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
-sub wait_for
-{
-	my ($sql, $secs) = @_;
-	my $deadline = time() + ($secs // 60);
-	while (time() < $deadline)
-	{
-		return 1 if sq($sql) eq 't';
-		usleep(100_000);
-	}
-	return 0;
-}
-
-sub set_conf
-{
-	my ($name, $value) = @_;
-	sq("ALTER SYSTEM SET $name = '$value'");
-	sq('SELECT pg_reload_conf()');
-	wait_for("SELECT setting = '$value' FROM pg_settings WHERE name = '$name'")
-	  or die "$name never became $value";
-}
 
 # a worker of ft.jobs sleeping at the delay point inside a job of this kind
 sub in_job
@@ -81,12 +51,7 @@ my $verify_sql = q{SELECT missing_docs || '|' || duplicate_docs || '|' ||
   checksum_mismatches || '|' || missing_keymap_entries || '|' || search_misses
   FROM ft.verify('%s')};
 
-sq(q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i int, d int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.7 + j * 0.31) + cos(i * 0.013 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, d) j $$;
+sq("CREATE EXTENSION segvec;\n" . vec_function() . q{
 CREATE TABLE items (id int PRIMARY KEY, embedding real[]);
 INSERT INTO items SELECT g, vec(g, 16) FROM generate_series(1, 1000) g;
 CREATE INDEX items_idx ON items USING segvec (embedding) INCLUDE (id)

@@ -12,35 +12,21 @@
 use strict;
 use warnings;
 
-use File::Basename qw(dirname);
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $fmnist = dirname(__FILE__) . '/../fmnist.py';
-my $tmp = PostgreSQL::Test::Utils::tempdir;
+my $tmp = fmnist_files(20000, 100);
 
-for my $set ([ 'train', 20000 ], [ 'test', 100 ])
-{
-	IPC::Run::run([ 'python3', $fmnist, $set->[0], $set->[1] ],
-		'>', "$tmp/$set->[0].txt", '2>', "$tmp/$set->[0].err")
-	  or BAIL_OUT("fmnist.py $set->[0] failed: "
-		  . slurp_file("$tmp/$set->[0].err"));
-}
-
-my $node = PostgreSQL::Test::Cluster->new('ft');
-$node->init;
 # jit = off: a disabled plan type's huge cost would switch it on
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+my $node = segvec_node('ft', q{
 jit = off
 maintenance_work_mem = '256MB'
 shared_buffers = '256MB'
 });
-$node->start;
 
 $node->safe_psql(
 	'postgres', q{

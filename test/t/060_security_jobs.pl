@@ -18,25 +18,16 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $node = PostgreSQL::Test::Cluster->new('secjobs');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+my $node = segvec_node('secjobs', q{
 segvec.naptime = 1
 segvec.max_workers = 2
 log_min_messages = debug1
 deadlock_timeout = 100ms
 });
-$node->start;
-
-sub sq
-{
-	my ($sql, $db) = @_;
-	return $node->safe_psql($db // 'postgres', $sql);
-}
 
 sq(q{
 CREATE EXTENSION segvec;

@@ -19,34 +19,22 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf(
-	'postgresql.conf', qq{
+my $primary = segvec_node('primary', q{
 # the standby may connect late on a busy machine: keep the WAL it needs
 wal_keep_size = '1GB'
-shared_preload_libraries = 'segvec'
-autovacuum = off
 segvec.max_workers = 0
-});
-$primary->start;
-$primary->backup('b');
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'b', has_streaming => 1);
-$standby->append_conf('postgresql.conf', qq{
+}, allows_streaming => 1);
+my $standby = segvec_standby($primary, 'standby', qq{
 hot_standby_feedback = off
 max_standby_streaming_delay = 1s
 });
-$standby->start;
 
 $primary->safe_psql(
-	'postgres', q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.7 + j * 0.31) + cos(i * 0.013 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, 8) j $$;
+	'postgres', "CREATE EXTENSION segvec;\n" . vec_function(dims => 8) . q{
 CREATE TABLE items (id int PRIMARY KEY, embedding real[]);
 INSERT INTO items SELECT g, vec(g) FROM generate_series(1, 1500) g;
 CREATE INDEX items_idx ON items USING segvec (embedding) INCLUDE (id)

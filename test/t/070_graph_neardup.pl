@@ -21,26 +21,17 @@ use File::Basename qw(dirname);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
 my $gen = dirname(__FILE__) . '/../data/neardup.sql';
 
-my $node = PostgreSQL::Test::Cluster->new('neardup');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+my $node = segvec_node('neardup', q{
 jit = off
 segvec.max_workers = 0
 maintenance_work_mem = '64MB'
 });
-$node->start;
-
-sub sq
-{
-	my ($sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
 
 sq('CREATE EXTENSION segvec');
 $node->safe_psql('postgres', slurp_file($gen));

@@ -30,13 +30,11 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $node = PostgreSQL::Test::Cluster->new('lifecycle');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+my $node = segvec_node('lifecycle', q{
 segvec.max_workers = 0
 segvec.enable_test_hooks = on
 maintenance_work_mem = '1MB'
@@ -46,21 +44,9 @@ segvec.merge_deletes_pct = 100
 # a PANIC at a test point is the crash; the server restarts by itself
 restart_after_crash = on
 });
-$node->start;
 
-sub sq
-{
-	my ($sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
-sq(q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i bigint, d int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.37 + j * 1.3) + cos(i * 0.011 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, d) j $$;
-});
+sq("CREATE EXTENSION segvec;\n"
+	  . vec_function(type => 'bigint', coef => [ 0.37, 1.3, 0.011 ]));
 
 # Every row of the table found at k = 1 by its own vector, and the index's
 # doc count equal to the table's.
@@ -225,19 +211,3 @@ like($res, qr/^2000\|2000/m,
 
 $node->stop;
 done_testing();
-
-# Has the server come back after a crash restart?  Asked with pg_isready:
-# poll_query_until feeds psql its query on stdin, and while the server
-# still refuses connections psql may exit before reading it, so that the
-# write dies of SIGPIPE ("ack Broken pipe") and ends the test.
-sub accepting
-{
-	my ($n) = @_;
-	for (1 .. 3000)
-	{
-		return 1
-		  if system('pg_isready', '-q', '-h', $n->host, '-p', $n->port) == 0;
-		select(undef, undef, undef, 0.1);
-	}
-	return 0;
-}

@@ -16,24 +16,15 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $node = PostgreSQL::Test::Cluster->new('xid_freeze');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+my $node = segvec_node('xid_freeze', q{
 segvec.max_workers = 0
 });
-$node->start;
 
-sub sq
-{
-	my ($db, $sql) = @_;
-	return $node->safe_psql($db, $sql);
-}
-
-sq('postgres', q{
+sq(q{
 CREATE EXTENSION segvec;
 CREATE TABLE a (id int PRIMARY KEY, v real[]);
 CREATE INDEX a_v ON a USING segvec (v) INCLUDE (id);
@@ -41,9 +32,9 @@ CREATE TABLE b (id int PRIMARY KEY, v real[]);
 CREATE INDEX b_v ON b USING segvec (v) INCLUDE (id);
 });
 # the first vectors set the dimensions, in transactions of their own
-sq('postgres', q{INSERT INTO a SELECT i, ARRAY[i, 1, 2]::real[] FROM generate_series(1, 50) i});
-sq('postgres', q{INSERT INTO b SELECT i, ARRAY[i, 3, 4]::real[] FROM generate_series(1, 50) i});
-sq('postgres', 'ALTER DATABASE template0 ALLOW_CONNECTIONS true');
+sq(q{INSERT INTO a SELECT i, ARRAY[i, 1, 2]::real[] FROM generate_series(1, 50) i});
+sq(q{INSERT INTO b SELECT i, ARRAY[i, 3, 4]::real[] FROM generate_series(1, 50) i});
+sq('ALTER DATABASE template0 ALLOW_CONNECTIONS true');
 $node->stop;
 
 # far ahead: a new pg_xact segment for the new xids (as the pg_resetwal
@@ -59,24 +50,22 @@ $node->start;
 
 # every database frozen; in postgres without index cleanup first (so b's
 # metapage keeps the old xid), then a's table with it (which freezes a's)
-sq('template0', 'VACUUM FREEZE');
-sq('template1', 'VACUUM FREEZE');
-sq('postgres', 'VACUUM (FREEZE, INDEX_CLEANUP OFF)');
-sq('postgres', 'VACUUM FREEZE a');
+sq('VACUUM FREEZE', 'template0');
+sq('VACUUM FREEZE', 'template1');
+sq('VACUUM (FREEZE, INDEX_CLEANUP OFF)');
+sq('VACUUM FREEZE a');
 ok(!-e $node->data_dir . '/pg_xact/0000',
 	"pg_xact's old segment is truncated away");
 
 # a new session: fresh relcache entries for both indexes
-is( sq(
-		'postgres', q{
+is( sq(q{
 SET enable_seqscan = off;
 SELECT (SELECT id FROM a ORDER BY v <-> '{7,1,2}' LIMIT 1),
        (SELECT id FROM b ORDER BY v <-> '{9,3,4}' LIMIT 1)}),
 	'7|9',
 	'a new session searches both indexes');
-sq('postgres', q{INSERT INTO a VALUES (51, '{51,1,2}'); INSERT INTO b VALUES (51, '{51,3,4}')});
-is( sq(
-		'postgres', q{
+sq(q{INSERT INTO a VALUES (51, '{51,1,2}'); INSERT INTO b VALUES (51, '{51,3,4}')});
+is( sq(q{
 SET enable_seqscan = off;
 SELECT (SELECT id FROM a ORDER BY v <-> '{51,1,2}' LIMIT 1),
        (SELECT id FROM b ORDER BY v <-> '{51,3,4}' LIMIT 1)}),
@@ -85,7 +74,7 @@ SELECT (SELECT id FROM a ORDER BY v <-> '{51,1,2}' LIMIT 1),
 my ($ret, $out, $err) =
   $node->psql('postgres', q{INSERT INTO a VALUES (52, '{1,2}')});
 like($err, qr/dimension/, 'the dimension still holds: a shorter vector is refused');
-is(sq('postgres', q{SELECT heap_rows, missing_docs FROM ft.verify('a_v')}),
+is(sq(q{SELECT heap_rows, missing_docs FROM ft.verify('a_v')}),
 	'51|0', 'ft.verify is clean');
 
 $node->stop;

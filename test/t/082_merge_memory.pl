@@ -25,13 +25,11 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $node = PostgreSQL::Test::Cluster->new('merge_memory');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+my $node = segvec_node('merge_memory', q{
 segvec.max_workers = 0
 segvec.enable_test_hooks = on
 maintenance_work_mem = '1MB'
@@ -39,13 +37,6 @@ maintenance_work_mem = '1MB'
 segvec.merge_ratio = 0
 segvec.ef_search = 200
 });
-$node->start;
-
-sub sq
-{
-	my ($sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
 
 # clustered data: 64 centres, each doc near one
 sq(q{

@@ -21,14 +21,14 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(time usleep);
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $node = PostgreSQL::Test::Cluster->new('stress');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+# wait_for: up to 3 minutes unless told
+$SegvecTest::wait_secs = 180;
+
+my $node = segvec_node('stress', q{
 maintenance_work_mem = 1MB
 segvec.naptime = 1
 segvec.max_workers = 2
@@ -36,32 +36,8 @@ segvec.max_workers = 2
 segvec.exact_scan_factor = 100000
 max_connections = 40
 });
-$node->start;
 
-sub sq
-{
-	my ($sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
-sub wait_for
-{
-	my ($sql, $secs) = @_;
-	my $deadline = time() + ($secs // 180);
-	while (time() < $deadline)
-	{
-		return 1 if sq($sql) eq 't';
-		usleep(100_000);
-	}
-	return 0;
-}
-
-sq(q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.7 + j * 0.31) + cos(i * 0.013 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, 8) j $$;
+sq("CREATE EXTENSION segvec;\n" . vec_function(dims => 8) . q{
 CREATE SEQUENCE items_id START 1001;
 CREATE TABLE items (id int PRIMARY KEY, embedding real[]);
 INSERT INTO items SELECT g, vec(g) FROM generate_series(1, 1000) g;

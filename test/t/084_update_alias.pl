@@ -24,13 +24,11 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $node = PostgreSQL::Test::Cluster->new('alias_primary');
-$node->init(allows_streaming => 1);
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+my $node = segvec_node('alias_primary', q{
 segvec.max_workers = 0
 segvec.ef_search = 200
 segvec.exact_scan_factor = 128
@@ -38,29 +36,15 @@ segvec.exact_scan_factor = 128
 segvec.merge_deletes_pct = 100
 wal_keep_size = '256MB'
 wal_consistency_checking = 'generic'
-});
-$node->start;
-$node->backup('b');
-my $standby = PostgreSQL::Test::Cluster->new('alias_standby');
-$standby->init_from_backup($node, 'b', has_streaming => 1);
-$standby->append_conf('postgresql.conf', qq{
+}, allows_streaming => 1);
+my $standby = segvec_standby($node, 'alias_standby', qq{
 segvec.ef_search = 200
 segvec.exact_scan_factor = 128
 });
-$standby->start;
 
-sub sq
-{
-	my ($sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
-sq(q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i bigint) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.37 + j * 1.3) + cos(i * 0.011 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, 64) j $$;
+sq("CREATE EXTENSION segvec;\n"
+	  . vec_function(type => 'bigint', dims => 64, coef => [ 0.37, 1.3, 0.011 ])
+	  . q{
 CREATE TABLE t (id bigint PRIMARY KEY, v real[], note int)
   WITH (autovacuum_enabled = off);
 CREATE INDEX t_note ON t (note);

@@ -20,14 +20,15 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(time usleep);
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $node = PostgreSQL::Test::Cluster->new('merge_ratio');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+# wait_for: up to 3 minutes unless told, polled every 50 ms
+$SegvecTest::wait_secs = 180;
+$SegvecTest::poll_usecs = 50_000;
+
+my $node = segvec_node('merge_ratio', q{
 segvec.naptime = 1
 segvec.max_workers = 2
 # a wide search, and small segments scored exactly, so that k = 1
@@ -35,41 +36,8 @@ segvec.max_workers = 2
 segvec.ef_search = 200
 segvec.exact_scan_factor = 128
 });
-$node->start;
 
-sub sq
-{
-	my ($sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
-sub wait_for
-{
-	my ($sql, $secs) = @_;
-	my $deadline = time() + ($secs // 180);
-	while (time() < $deadline)
-	{
-		return 1 if sq($sql) eq 't';
-		usleep(50_000);
-	}
-	return 0;
-}
-
-sub set_conf
-{
-	my ($name, $value) = @_;
-	sq("ALTER SYSTEM SET $name = '$value'");
-	sq('SELECT pg_reload_conf()');
-	wait_for("SELECT setting = '$value' FROM pg_settings WHERE name = '$name'")
-	  or die "$name never became $value";
-}
-
-sq(q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.7 + j * 0.31) + cos(i * 0.013 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, 256) j $$;
+sq("CREATE EXTENSION segvec;\n" . vec_function(dims => 256) . q{
 CREATE PROCEDURE stream(t regclass, first int, n int) LANGUAGE plpgsql AS $$
 BEGIN
   FOR i IN first .. first + n - 1 LOOP

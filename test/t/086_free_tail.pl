@@ -16,31 +16,18 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $node = PostgreSQL::Test::Cluster->new('primary');
-$node->init(allows_streaming => 1);
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+my $node = segvec_node('primary', q{
 segvec.max_workers = 0
 segvec.enable_test_hooks = on
 maintenance_work_mem = '1MB'
 restart_after_crash = on
-});
-$node->start;
-$node->backup('b');
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($node, 'b', has_streaming => 1);
-$standby->append_conf('postgresql.conf',
+}, allows_streaming => 1);
+my $standby = segvec_standby($node, 'standby',
 	"shared_preload_libraries = 'segvec'\nsegvec.max_workers = 0");
-$standby->start;
-
-sub sq
-{
-	my ($sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
 
 sub verify
 {
@@ -52,13 +39,8 @@ sub verify
 }
 my $clean = 't|0|0|0|0|0|0';
 
-sq(q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i bigint) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.37 + j * 1.3) + cos(i * 0.011 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, 16) j $$;
-});
+sq("CREATE EXTENSION segvec;\n"
+	  . vec_function(type => 'bigint', dims => 16, coef => [ 0.37, 1.3, 0.011 ]));
 
 sub setup
 {
@@ -152,19 +134,3 @@ is(verify('c_v'), $clean, 'ft.verify is clean after more inserts');
 $standby->stop;
 $node->stop;
 done_testing();
-
-# Has the server come back after a crash restart?  Asked with pg_isready:
-# poll_query_until feeds psql its query on stdin, and while the server
-# still refuses connections psql may exit before reading it, so that the
-# write dies of SIGPIPE ("ack Broken pipe") and ends the test.
-sub accepting
-{
-	my ($n) = @_;
-	for (1 .. 3000)
-	{
-		return 1
-		  if system('pg_isready', '-q', '-h', $n->host, '-p', $n->port) == 0;
-		select(undef, undef, undef, 0.1);
-	}
-	return 0;
-}

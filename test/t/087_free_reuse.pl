@@ -23,30 +23,18 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $node = PostgreSQL::Test::Cluster->new('main');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+my $node = segvec_node('main', q{
 segvec.max_workers = 0
 maintenance_work_mem = '1MB'
 });
-$node->start;
 
-sub sq
-{
-	my ($sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
-sq(q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i bigint) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.37 + j * 1.3) + cos(i * 0.011 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, 16) j $$;
+sq("CREATE EXTENSION segvec;\n"
+	  . vec_function(type => 'bigint', dims => 16, coef => [ 0.37, 1.3, 0.011 ])
+	  . q{
 CREATE TABLE g (id bigint PRIMARY KEY, v real[]) WITH (autovacuum_enabled = off);
 CREATE INDEX g_v ON g USING segvec (v) INCLUDE (id)
   WITH (compact_threshold = 100);

@@ -33,14 +33,15 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(time usleep);
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $node = PostgreSQL::Test::Cluster->new('stream_reuse');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+# wait_for: up to 3 minutes unless told, polled every 50 ms
+$SegvecTest::wait_secs = 180;
+$SegvecTest::poll_usecs = 50_000;
+
+my $node = segvec_node('stream_reuse', q{
 segvec.naptime = 1
 segvec.max_workers = 1
 segvec.enable_test_hooks = on
@@ -48,34 +49,6 @@ restart_after_crash = on
 segvec.ef_search = 200
 segvec.exact_scan_factor = 128
 });
-$node->start;
-
-sub sq
-{
-	my ($sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
-sub wait_for
-{
-	my ($sql, $secs) = @_;
-	my $deadline = time() + ($secs // 180);
-	while (time() < $deadline)
-	{
-		return 1 if sq($sql) eq 't';
-		usleep(50_000);
-	}
-	return 0;
-}
-
-sub set_conf
-{
-	my ($name, $value) = @_;
-	sq("ALTER SYSTEM SET $name = '$value'");
-	sq('SELECT pg_reload_conf()');
-	wait_for("SELECT setting = '$value' FROM pg_settings WHERE name = '$name'")
-	  or die "$name never became $value";
-}
 
 my $clean = '0';
 sub verify
@@ -88,12 +61,9 @@ sub verify
            FROM ft.verify('$idx')});
 }
 
-sq(q{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT array_agg((sin(i * 0.37 + j * 1.3) + cos(i * 0.011 * j))::real
-                   ORDER BY j)
-  FROM generate_series(1, 16) j $$;
+sq("CREATE EXTENSION segvec;\n"
+	  . vec_function(dims => 16, coef => [ 0.37, 1.3, 0.011 ])
+	  . q{
 CREATE PROCEDURE stream(t regclass, first int, n int) LANGUAGE plpgsql AS $$
 BEGIN
   FOR i IN first .. first + n - 1 LOOP
@@ -192,19 +162,3 @@ is(verify('c_v'), $clean, 'ft.verify is clean after more inserts');
 
 $node->stop;
 done_testing();
-
-# Has the server come back after a crash restart?  Asked with pg_isready:
-# poll_query_until feeds psql its query on stdin, and while the server
-# still refuses connections psql may exit before reading it, so that the
-# write dies of SIGPIPE ("ack Broken pipe") and ends the test.
-sub accepting
-{
-	my ($n) = @_;
-	for (1 .. 3000)
-	{
-		return 1
-		  if system('pg_isready', '-q', '-h', $n->host, '-p', $n->port) == 0;
-		select(undef, undef, undef, 0.1);
-	}
-	return 0;
-}

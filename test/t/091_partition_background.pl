@@ -10,16 +10,13 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $node = PostgreSQL::Test::Cluster->new('partition_bg');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+my $node = segvec_node('partition_bg', q{
 segvec.naptime = 1
 });
-$node->start;
 
 $node->safe_psql('postgres', q{
 CREATE EXTENSION segvec;

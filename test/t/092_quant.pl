@@ -28,37 +28,24 @@ use warnings;
 our $quant;
 $quant //= 'sq8';
 
-use File::Basename;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
 note "quantization = $quant";
 
-my $fmnist = dirname(__FILE__) . '/../fmnist.py';
-my $tmp = PostgreSQL::Test::Utils::tempdir;
+my $tmp = fmnist_files(10000, 100);
 
-for my $set ([ 'train', 10000 ], [ 'test', 100 ])
-{
-	IPC::Run::run([ 'python3', $fmnist, $set->[0], $set->[1] ],
-		'>', "$tmp/$set->[0].txt", '2>', "$tmp/$set->[0].err")
-	  or BAIL_OUT("fmnist.py $set->[0] failed: "
-		  . slurp_file("$tmp/$set->[0].err"));
-}
-
-my $node = PostgreSQL::Test::Cluster->new("quant_$quant");
-$node->init;
 # no background work: the test compacts itself
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
+my $node = segvec_node("quant_$quant", q{
 segvec.max_workers = 0
-autovacuum = off
 jit = off
 maintenance_work_mem = '256MB'
 shared_buffers = '256MB'
 });
-$node->start;
 
 $node->safe_psql(
 	'postgres', q{

@@ -31,13 +31,11 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $node = PostgreSQL::Test::Cluster->new('quant_merge');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+my $node = segvec_node('quant_merge', q{
 segvec.max_workers = 0
 segvec.enable_test_hooks = on
 maintenance_work_mem = '1MB'
@@ -50,13 +48,6 @@ segvec.exact_scan_factor = 128
 # a PANIC at a test point is the crash; the server restarts by itself
 restart_after_crash = on
 });
-$node->start;
-
-sub sq
-{
-	my ($sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
 
 # 32-dim vectors in 20 clusters: 31 dimensions rounded to 1/8, the last
 # one (i * 37) mod 601 / 4800, which makes them pairwise distinct (rows
@@ -279,19 +270,3 @@ all_checks('rabitq streamed', 'rabitq');
 
 $node->stop;
 done_testing();
-
-# Has the server come back after a crash restart?  Asked with pg_isready:
-# poll_query_until feeds psql its query on stdin, and while the server
-# still refuses connections psql may exit before reading it, so that the
-# write dies of SIGPIPE ("ack Broken pipe") and ends the test.
-sub accepting
-{
-	my ($n) = @_;
-	for (1 .. 3000)
-	{
-		return 1
-		  if system('pg_isready', '-q', '-h', $n->host, '-p', $n->port) == 0;
-		select(undef, undef, undef, 0.1);
-	}
-	return 0;
-}

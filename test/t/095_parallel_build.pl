@@ -20,29 +20,17 @@
 use strict;
 use warnings;
 
-use File::Basename;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $fmnist = dirname(__FILE__) . '/../fmnist.py';
-my $tmp = PostgreSQL::Test::Utils::tempdir;
+my $tmp = fmnist_files(24000, 100);
 
-for my $set ([ 'train', 24000 ], [ 'test', 100 ])
-{
-	IPC::Run::run([ 'python3', $fmnist, $set->[0], $set->[1] ],
-		'>', "$tmp/$set->[0].txt", '2>', "$tmp/$set->[0].err")
-	  or BAIL_OUT("fmnist.py $set->[0] failed: "
-		  . slurp_file("$tmp/$set->[0].err"));
-}
-
-my $node = PostgreSQL::Test::Cluster->new('parallel_build');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
+my $node = segvec_node('parallel_build', q{
 segvec.max_workers = 0
-autovacuum = off
 jit = off
 max_worker_processes = 16
 max_parallel_maintenance_workers = 2
@@ -50,7 +38,6 @@ min_parallel_table_scan_size = 0
 maintenance_work_mem = '256MB'
 shared_buffers = '256MB'
 });
-$node->start;
 
 $node->safe_psql(
 	'postgres', q{

@@ -31,27 +31,18 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $node = PostgreSQL::Test::Cluster->new('tomb');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+my $node = segvec_node('tomb', q{
 segvec.max_workers = 0
 maintenance_work_mem = '1MB'
 segvec.enable_test_hooks = on
 restart_after_crash = on
 });
-$node->start;
 
 my $n = 1000;
-
-sub sq
-{
-	my ($sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
 
 sub info
 {
@@ -247,18 +238,12 @@ $node->stop;
 # the rewrite to no one.  And ft.compact did not wait for a job that was
 # building the rewrite.)  Each case holds a session at a test point, so
 # the interleaving is the one that failed, whatever the machine's speed.
-my $bg = PostgreSQL::Test::Cluster->new('tomb_bg');
-$bg->init;
-$bg->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+my $bg = segvec_node('tomb_bg', q{
 segvec.naptime = 1
 segvec.max_workers = 2
 maintenance_work_mem = '1MB'
 segvec.enable_test_hooks = on
 });
-$bg->start;
 $node = $bg;
 sq(qq{
 CREATE EXTENSION segvec;
@@ -406,19 +391,3 @@ is(self_misses('t'), '0', 'workers: every row found by its own vector');
 
 $bg->stop;
 done_testing();
-
-# Has the server come back after a crash restart?  Asked with pg_isready:
-# poll_query_until feeds psql its query on stdin, and while the server
-# still refuses connections psql may exit before reading it, so that the
-# write dies of SIGPIPE ("ack Broken pipe") and ends the test.
-sub accepting
-{
-	my ($n) = @_;
-	for (1 .. 3000)
-	{
-		return 1
-		  if system('pg_isready', '-q', '-h', $n->host, '-p', $n->port) == 0;
-		select(undef, undef, undef, 0.1);
-	}
-	return 0;
-}

@@ -13,16 +13,13 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $node = PostgreSQL::Test::Cluster->new('dims_concurrent');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+my $node = segvec_node('dims_concurrent', q{
 segvec.max_workers = 0
 });
-$node->start;
 
 $node->safe_psql('postgres', q{
 CREATE EXTENSION segvec;
