@@ -91,6 +91,9 @@ struct HnswBuilder
 	GraphCand  *found;
 	GraphCand  *selected;
 	uint32	   *pruned;			/* candidates the heuristic set aside */
+	GraphCand  *backlinks;		/* INSERT: a new node's neighbours on every
+								 * layer, linked back once all its lists
+								 * are stored (m0 + SEGVEC_MAX_LEVEL * m) */
 	uint8	   *reach;			/* connectivity repair: reached from entry */
 	uint32	   *queue;			/* connectivity repair: BFS queue */
 	int64		nduplicates;	/* docs whose vector an earlier doc has */

@@ -817,6 +817,8 @@ GraphInitScratch(HnswBuilder *b)
 	b->found = palloc(sizeof(GraphCand) * (Max(ef_construction, b->m0) + 2));
 	b->selected = palloc(sizeof(GraphCand) * (b->m0 + 2));
 	b->pruned = palloc(sizeof(uint32) * (Max(ef_construction, b->m0) + 2));
+	b->backlinks = palloc(sizeof(GraphCand) *
+						  (b->m0 + SEGVEC_MAX_LEVEL * b->m));
 }
 
 /*
@@ -981,6 +983,9 @@ GraphInsertNode(HnswBuilder *b, uint32 q, GraphCand *eps)
 	int			layer;
 	GraphCand	ep;
 	int			neps;
+	int			top;
+	int			nback;
+	int			nlinks[SEGVEC_MAX_LEVEL + 1];
 	uint32		sel[2 * SEGVEC_MAX_M];
 
 	b->visited[q] = 0;
@@ -1009,10 +1014,22 @@ GraphInsertNode(HnswBuilder *b, uint32 q, GraphCand *eps)
 	/* greedy descent through the layers above the new node's level */
 	ep = descend(b, q, level);
 
-	/* connect on every layer from min(level, maxlevel) down to 0 */
+	/*
+	 * q's own list on every layer from min(level, maxlevel) down to 0,
+	 * then the links back to q on all of them.  No one can reach q before
+	 * its back links exist, so in a parallel build no search enters q on
+	 * an upper layer while its lists below are still empty (a search that
+	 * descended into it would start layer 0 from a node without
+	 * neighbours, find nothing else, and give its node a list of one).
+	 * A serial build's graph is the same in either order: a back link
+	 * changes a list of its own layer only, and the search of the layer
+	 * below reads none of those.
+	 */
 	eps[0] = ep;
 	neps = 1;
-	for (layer = Min(level, b->maxlevel); layer >= 0; layer--)
+	top = Min(level, b->maxlevel);
+	nback = 0;
+	for (layer = top; layer >= 0; layer--)
 	{
 		int			nfound;
 		int			count,
@@ -1036,6 +1053,7 @@ GraphInsertNode(HnswBuilder *b, uint32 q, GraphCand *eps)
 					b->indeg0[nbrs[i]]++;
 		}
 
+		nlinks[layer] = count;
 		for (i = 0; i < count; i++)
 		{
 			double		d = 0;
@@ -1049,12 +1067,24 @@ GraphInsertNode(HnswBuilder *b, uint32 q, GraphCand *eps)
 					break;
 				}
 			}
-			add_link(b, nbrs[i], q, d, layer);
+			b->backlinks[nback].id = nbrs[i];
+			b->backlinks[nback++].distance = d;
 		}
 
 		/* the found nodes are the next layer's entry points */
 		memcpy(eps, b->found, sizeof(GraphCand) * nfound);
 		neps = nfound;
+	}
+
+	/* the links back to q, top layer first */
+	nback = 0;
+	for (layer = top; layer >= 0; layer--)
+	{
+		int			i;
+
+		for (i = 0; i < nlinks[layer]; i++, nback++)
+			add_link(b, b->backlinks[nback].id, q,
+					 b->backlinks[nback].distance, layer);
 	}
 
 	if (level > b->maxlevel && b->shared)

@@ -361,7 +361,8 @@ write_vector(PageFiller *f, uint32 o, const float *vec, int dim)
  * bitmaps 1/4 — and later 27 (31) with the search stamps (4) and the
  * connectivity repair's queue and marks (5); plus 4 bytes per upper-layer
  * entry, plus a constant for the inputs' readers, the candidate heaps and
- * the repair's candidate lists (which do not grow with n), and the
+ * the repair's candidate lists and an insertion's back links (which do
+ * not grow with n), and the
  * vector-sized buffers (a vector copy per input and four for the builder,
  * a quantizer's parameters per input and for the output, a RaBitQ
  * output's centroid sum and transform: dim-sized, not n-sized).  node_size is the output's record size, dim the dimension.
@@ -388,8 +389,9 @@ GraphMergeMemoryBound(int64 n, int m, int ef_construction, Size upper_size,
 		4 * vbytes + pbytes +	/* vector buffers, the output's quantizer */
 		rbytes +				/* RaBitQ: centroid sum, transform */
 		(Size) (m0 + m0 * m0) * sizeof(GraphCand) * 2 +	/* seed repair */
-		(Size) wide * 16 * sizeof(GraphCand);	/* heaps (which grow),
+		(Size) wide * 16 * sizeof(GraphCand) +	/* heaps (which grow),
 												 * found, pruned, eps */
+		(Size) (m0 + SEGVEC_MAX_LEVEL * m) * sizeof(GraphCand);	/* back links */
 	return (Size) n * perdoc + upper_size * sizeof(uint32) + fixed;
 }
 
