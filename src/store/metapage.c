@@ -318,36 +318,36 @@ SegvecSetDimensions(Relation index, int dim)
 	Buffer		buf;
 	SegvecMetaPage meta;
 	int			current;
+	TransactionId setter;
 
 	buf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	meta = SegvecPageGetMeta(BufferGetPage(buf));
 	SegvecCheckMetaPage(index, meta);
 	current = meta->dimensions;
+	setter = meta->dimensions_xid;
 	if (current != dim &&
-		(current == 0 || SegvecDimensionsXidAborted(meta->dimensions_xid)))
+		(current == 0 || SegvecDimensionsXidAborted(setter)))
 	{
-		GenericXLogState *state = GenericXLogStart(index);
-		SegvecMetaPage wmeta;
-
-		wmeta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, buf, 0));
-		wmeta->dimensions = dim;
-		wmeta->dimensions_xid = GetCurrentTransactionIdIfAny();
-		GenericXLogFinish(state);
+		/* set, or reset after an aborted setter */
 		current = dim;
+		setter = GetCurrentTransactionIdIfAny();
 	}
-	else if (current == dim && TransactionIdIsNormal(meta->dimensions_xid) &&
-			 !TransactionIdIsCurrentTransactionId(meta->dimensions_xid) &&
-			 !SegvecDimensionsXidCommitted(meta->dimensions_xid))
+	else if (current == dim && TransactionIdIsNormal(setter) &&
+			 !TransactionIdIsCurrentTransactionId(setter) &&
+			 !SegvecDimensionsXidCommitted(setter))
+	{
+		/* aborted: this transaction sets it; running: it stands for good */
+		setter = SegvecDimensionsXidAborted(setter) ?
+			GetCurrentTransactionIdIfAny() : InvalidTransactionId;
+	}
+	if (current != meta->dimensions || setter != meta->dimensions_xid)
 	{
 		GenericXLogState *state = GenericXLogStart(index);
 		SegvecMetaPage wmeta;
-		TransactionId setter;
 
-		/* aborted: this transaction sets it; running: it stands for good */
-		setter = SegvecDimensionsXidAborted(meta->dimensions_xid) ?
-			GetCurrentTransactionIdIfAny() : InvalidTransactionId;
 		wmeta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, buf, 0));
+		wmeta->dimensions = current;
 		wmeta->dimensions_xid = setter;
 		GenericXLogFinish(state);
 	}

@@ -96,7 +96,12 @@ sub update_all
 	sq("$extra VACUUM $tab");
 }
 
-sq(qq{
+# the extension, vec(i, salt) and table t of $n rows in one segment, its
+# index t_v with the given compact_threshold
+sub setup_t
+{
+	my ($threshold) = @_;
+	sq(qq{
 CREATE EXTENSION segvec;
 CREATE FUNCTION vec(i bigint, salt int) RETURNS real[] IMMUTABLE LANGUAGE sql AS \$\$
   SELECT array_agg((sin(i * 0.37 + j * 1.3 + salt) + cos(i * 0.011 * j + salt))::real
@@ -104,10 +109,13 @@ CREATE FUNCTION vec(i bigint, salt int) RETURNS real[] IMMUTABLE LANGUAGE sql AS
   FROM generate_series(1, 16) j \$\$;
 CREATE TABLE t (id bigint PRIMARY KEY, v real[]) WITH (autovacuum_enabled = off);
 INSERT INTO t SELECT i, vec(i, 0) FROM generate_series(1, $n) i;
-CREATE INDEX t_v ON t USING segvec (v) INCLUDE (id) WITH (compact_threshold = 100);
+CREATE INDEX t_v ON t USING segvec (v) INCLUDE (id) WITH (compact_threshold = $threshold);
 SELECT ft.compact('t_v');
-CREATE TABLE tf (id bigint PRIMARY KEY, v real[]);
 });
+}
+
+setup_t(100);
+sq(q{CREATE TABLE tf (id bigint PRIMARY KEY, v real[])});
 is(info('t_v'), "$n|0|1", 'one segment to start with');
 
 # (num_docs: live docs; tombstones are counted apart)
@@ -245,17 +253,7 @@ maintenance_work_mem = '1MB'
 segvec.enable_test_hooks = on
 });
 $node = $bg;
-sq(qq{
-CREATE EXTENSION segvec;
-CREATE FUNCTION vec(i bigint, salt int) RETURNS real[] IMMUTABLE LANGUAGE sql AS \$\$
-  SELECT array_agg((sin(i * 0.37 + j * 1.3 + salt) + cos(i * 0.011 * j + salt))::real
-                   ORDER BY j)
-  FROM generate_series(1, 16) j \$\$;
-CREATE TABLE t (id bigint PRIMARY KEY, v real[]) WITH (autovacuum_enabled = off);
-INSERT INTO t SELECT i, vec(i, 0) FROM generate_series(1, $n) i;
-CREATE INDEX t_v ON t USING segvec (v) INCLUDE (id) WITH (compact_threshold = 100000);
-SELECT ft.compact('t_v');
-});
+setup_t(100000);
 is(info('t_v'), "$n|0|1", 'workers: one segment to start with');
 
 my $waiting = q{SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'advisory'
