@@ -5,6 +5,9 @@
 #                             pgvector/, for pgvector's vector columns)
 #   make test                 (as root) install what is missing, build,
 #                             install, run every pg_regress suite and TAP test
+#   make test PG=17           the same against PostgreSQL 17 (or 18), in a
+#                             Debian tree that has it (test/pg-tree.sh, made
+#                             once under /var/cache/segvec-pg and kept)
 #   make demo                 (as root) load Fashion-MNIST, build an index,
 #                             run a few queries and print the figures
 #   make demo KEEP=1          the same in a cluster that stays (15/segvec_demo)
@@ -63,7 +66,7 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-$(OBJS): $(wildcard src/*/*.h)
+$(OBJS): $(wildcard src/*.h src/*/*.h)
 
 # The companion extension segvec_pgvector (pgvector/, its own PGXS
 # Makefile): segvec indexes on pgvector's vector and halfvec columns.  It is
@@ -90,7 +93,7 @@ all: sql/segvec--$(EXTVERSION).sql
 .PHONY: test demo bench bench-kernels bench-quant
 
 test:
-	bash test/run-tests.sh
+	SEGVEC_PG=$(PG) bash test/run-tests.sh
 
 demo:
 	KEEP=$(KEEP) REPLACE=$(REPLACE) bash test/demo.sh

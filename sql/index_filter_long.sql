@@ -7,6 +7,9 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
 RESET client_min_messages;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set plan_sql :abs_srcdir '/sql/include/plan.sql'
+\i :plan_sql
 SET jit = off;
 SET maintenance_work_mem = '32MB';
 
@@ -54,9 +57,9 @@ BEGIN
 END
 $$;
 
-EXPLAIN (COSTS OFF)
+SELECT * FROM pg_temp.plan($$
 SELECT id FROM fl_items WHERE category = 7
-ORDER BY embedding <-> (SELECT v FROM fl_q) LIMIT 10;
+ORDER BY embedding <-> (SELECT v FROM fl_q) LIMIT 10$$);
 
 SELECT cat, cardinality(pg_temp.topk(cat, 10, false)) AS nrows,
        pg_temp.topk(cat, 10, false) = pg_temp.topk(cat, 10, true) AS same_as_exact

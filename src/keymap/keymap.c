@@ -81,6 +81,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "compat.h"
 #include "keymap/keymap.h"
 #include "store/store.h"
 
@@ -754,7 +755,7 @@ read_chain_at(Relation index, BlockNumber blkno, bool onekey, uint64 key,
 
 typedef struct ChainCacheKey
 {
-	RelFileNode node;
+	SegvecRelFileId node;
 	BlockNumber head;
 	uint32		epoch;
 } ChainCacheKey;
@@ -839,7 +840,7 @@ chain_cache_sync(Relation index, BlockNumber head, uint32 epoch)
 	}
 
 	memset(&key, 0, sizeof(key));
-	key.node = index->rd_node;
+	key.node = SegvecRelFileIdOf(index);
 	key.head = head;
 	key.epoch = epoch;
 	c = hash_search(chain_cache, &key, HASH_ENTER, &found);
@@ -1340,7 +1341,7 @@ run_page_lookup(Relation index, const SegvecKeymapRun *run, uint32 p,
 
 typedef struct RunFenceKey
 {
-	RelFileNode node;
+	SegvecRelFileId node;
 	uint32		runno;
 	uint32		stamp;
 	uint32		npages;
@@ -1389,7 +1390,7 @@ run_fences_of(Relation index, const SegvecKeymapRun *run)
 								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
 	memset(&key, 0, sizeof(key));
-	key.node = index->rd_node;
+	key.node = SegvecRelFileIdOf(index);
 	key.runno = run->runno;
 	key.stamp = run->stamp;
 	key.npages = run->npages;
