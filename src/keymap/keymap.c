@@ -81,6 +81,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "hooks/testhooks.h"
 #include "keymap/keymap.h"
 #include "store/store.h"
 
@@ -1785,7 +1786,7 @@ install_runs(Relation index, int first, int nreplace,
 	SegvecKeymapRun old[SEGVEC_KEYMAP_MAX_RUNS];
 	bool		leaked[SEGVEC_KEYMAP_MAX_RUNS];
 	BlockNumber *oldfrozen = palloc(sizeof(BlockNumber) * SEGVEC_KEYMAP_BUCKETS);
-	uint64		xid = U64FromFullTransactionId(ReadNextFullTransactionId());
+	uint64		xid;
 	bool		add = newrun != NULL && newrun->nentries > 0;
 	bool		chains_freed = false;
 	BlockNumber *chainpages = NULL;
@@ -1823,7 +1824,10 @@ install_runs(Relation index, int first, int nreplace,
 		}
 	}
 
+	SegvecTestPoint("keymap-install-metapage-lock");
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	/* read under the lock, as compaction's install does (compact.c) */
+	xid = U64FromFullTransactionId(ReadNextFullTransactionId());
 	state = GenericXLogStart(index);
 	meta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 
