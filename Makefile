@@ -99,7 +99,7 @@ bench:
 	bash test/bench/run.sh
 
 # Quantized graph segments (sq8) against unquantized ones and pgvector:
-# recall/QPS sweep, build time, index size and its split (issue 13).
+# recall/QPS sweep, build time, index size and its split.
 # BENCH_DATA=synth for 100,000 clustered 1,536-dim vectors.
 bench-quant:
 	bash test/bench/quant.sh

@@ -477,9 +477,19 @@ install(Relation index, SegvecSegment *add, int nadd,
 										 nsegs - SEGVEC_META_SEGMENTS,
 										 old_gen + 1);
 
-	xid = U64FromFullTransactionId(ReadNextFullTransactionId());
+	if (ndrop > 0)
+		SegvecTestPoint("install-dropping-segments");
 	metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+
+	/*
+	 * What this install frees is stamped with the next xid as read under
+	 * the metapage lock: a scan that can still read the old manifest read
+	 * it before we took the lock, so its snapshot's xmin is no newer than
+	 * this (read before the lock, a snapshot taken in between could be
+	 * newer, and the extent reusable while that scan reads it).
+	 */
+	xid = U64FromFullTransactionId(ReadNextFullTransactionId());
 	state = GenericXLogStart(index);
 	meta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 

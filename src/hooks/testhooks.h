@@ -52,7 +52,10 @@ extern void SegvecDelayPoint(void);
  * before its page scan), "extent-tail-extended"
  * (a new extent's missing blocks were added after the free run at the
  * relation's end, the run not yet taken off the list; the metapage is
- * locked there, so only error and panic make sense).
+ * locked there, so only error and panic make sense),
+ * "install-dropping-segments" (an install that frees segments, a merge's,
+ * is about to lock the metapage) and "keymap-install-metapage-lock" (an
+ * install of keymap runs is about to lock the metapage).
  */
 extern PGDLLIMPORT char *segvec_test_point;
 extern PGDLLIMPORT int segvec_test_point_action;

@@ -81,6 +81,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "hooks/testhooks.h"
 #include "keymap/keymap.h"
 #include "store/store.h"
 
@@ -729,6 +730,18 @@ read_chain_at(Relation index, BlockNumber blkno, bool onekey, uint64 key,
 	}
 }
 
+/* A copy of the keymap part of the metapage */
+typedef struct KeymapDir
+{
+	uint32		build;			/* the index build's stamp (keymap_build) */
+	uint32		epoch;
+	uint32		nruns;
+	uint32		next_runno;
+	SegvecKeymapRun runs[SEGVEC_KEYMAP_MAX_RUNS];
+	BlockNumber delta_head[SEGVEC_KEYMAP_BUCKETS];
+	BlockNumber delta_frozen[SEGVEC_KEYMAP_BUCKETS];
+} KeymapDir;
+
 /* ----------------
  * The chain cache: a backend's copy of the change chains it looked keys up in
  * ----------------
@@ -742,10 +755,12 @@ read_chain_at(Relation index, BlockNumber blkno, bool onekey, uint64 key,
  * last page, under a share lock, and any page after it.  That is correct
  * because a chain only grows at its end (items are never changed or
  * removed from a change page while the chain is named by the metapage) and
- * a chain is identified by (relfilenode, head block, keymap_epoch): its
- * head block is freed only by the install of a snapshot that folded it,
- * which increments keymap_epoch, so a later chain with the same head block
- * has a larger epoch.  Memory: 40 bytes per change, at most
+ * a chain is identified by (relfilenode, keymap_build, head block,
+ * keymap_epoch): its head block is freed only by the install of a snapshot
+ * that folded it, which increments keymap_epoch, so a later chain with the
+ * same head block has a larger epoch; an in-place rebuild of the index
+ * (TRUNCATE twice in one transaction) starts the epoch over under the same
+ * relfilenode, but with a new keymap_build.  Memory: 40 bytes per change, at most
  * CHAIN_CACHE_MAX_ITEMS per chain (past that the chain is read as before)
  * and CHAIN_CACHE_MAX_CHAINS chains (then the cache is emptied).
  */
@@ -755,6 +770,7 @@ read_chain_at(Relation index, BlockNumber blkno, bool onekey, uint64 key,
 typedef struct ChainCacheKey
 {
 	RelFileNode node;
+	uint32		build;
 	BlockNumber head;
 	uint32		epoch;
 } ChainCacheKey;
@@ -812,7 +828,7 @@ static HTAB *chain_cache = NULL;
  * page from the last one read under a share lock.
  */
 static ChainCache *
-chain_cache_sync(Relation index, BlockNumber head, uint32 epoch)
+chain_cache_sync(Relation index, const KeymapDir *dir, BlockNumber head)
 {
 	ChainCacheKey key;
 	ChainCache *c;
@@ -840,8 +856,9 @@ chain_cache_sync(Relation index, BlockNumber head, uint32 epoch)
 
 	memset(&key, 0, sizeof(key));
 	key.node = index->rd_node;
+	key.build = dir->build;
 	key.head = head;
-	key.epoch = epoch;
+	key.epoch = dir->epoch;
 	c = hash_search(chain_cache, &key, HASH_ENTER, &found);
 	if (!found)
 	{
@@ -933,8 +950,8 @@ chain_cache_sync(Relation index, BlockNumber head, uint32 epoch)
  * chain order appended to out, *loc as read_chain_at sets it.
  */
 static void
-read_chain_key(Relation index, BlockNumber head, uint32 epoch, uint64 key,
-			   EntryArray *out, KeymapDocLocation *loc)
+read_chain_key(Relation index, const KeymapDir *dir, BlockNumber head,
+			   uint64 key, EntryArray *out, KeymapDocLocation *loc)
 {
 	ChainCache *c;
 	ChainKeySlot *slot;
@@ -946,7 +963,7 @@ read_chain_key(Relation index, BlockNumber head, uint32 epoch, uint64 key,
 
 	if (head == InvalidBlockNumber)
 		return;
-	c = chain_cache_sync(index, head, epoch);
+	c = chain_cache_sync(index, dir, head);
 	if (c == NULL)
 	{
 		read_chain_at(index, head, true, key, out, NULL, loc);
@@ -997,7 +1014,7 @@ read_chain_key(Relation index, BlockNumber head, uint32 epoch, uint64 key,
  * true).
  */
 static bool
-chains_key_loc(Relation index, const BlockNumber *chains, uint32 epoch,
+chains_key_loc(Relation index, const KeymapDir *dir, const BlockNumber *chains,
 			   uint64 key, KeymapDocLocation *loc, bool *any)
 {
 	uint64		removed[16];
@@ -1014,7 +1031,7 @@ chains_key_loc(Relation index, const BlockNumber *chains, uint32 epoch,
 
 		if (chains[k] == InvalidBlockNumber)
 			continue;
-		c = chain_cache_sync(index, chains[k], epoch);
+		c = chain_cache_sync(index, dir, chains[k]);
 		if (c == NULL)
 			return false;
 		slot = chainkeys_lookup(c->bykey, key);
@@ -1231,16 +1248,6 @@ merge_end(KeyMerge *m)
 	m->heap = NULL;
 }
 
-/* A copy of the keymap part of the metapage */
-typedef struct KeymapDir
-{
-	uint32		epoch;
-	uint32		nruns;
-	uint32		next_runno;
-	SegvecKeymapRun runs[SEGVEC_KEYMAP_MAX_RUNS];
-	BlockNumber delta_head[SEGVEC_KEYMAP_BUCKETS];
-	BlockNumber delta_frozen[SEGVEC_KEYMAP_BUCKETS];
-} KeymapDir;
 
 static void
 read_dir(Relation index, KeymapDir *dir)
@@ -1251,6 +1258,7 @@ read_dir(Relation index, KeymapDir *dir)
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	meta = SegvecPageGetMeta(BufferGetPage(metabuf));
 	SegvecCheckMetaPage(index, meta);
+	dir->build = meta->keymap_build;
 	dir->epoch = meta->keymap_epoch;
 	dir->nruns = meta->keymap_nruns;
 	dir->next_runno = meta->keymap_next_runno;
@@ -1325,8 +1333,8 @@ run_page_lookup(Relation index, const SegvecKeymapRun *run, uint32 p,
  * index only the pages it has not met before (the top levels of the
  * search are the same pages for every key): one or two page reads per run
  * and lookup instead of log2(pages).  A run never changes after install,
- * and it is identified by (relfilenode, runno, stamp): run numbers are
- * never given twice in one relation (a crash restart, after which an
+ * and it is identified by (relfilenode, keymap_build, runno, stamp): run
+ * numbers are never given twice in one build of the index (a crash restart, after which an
  * uninstalled run's number may come again, empties every backend's
  * cache).  The last page a search reads is checked as always
  * (check_run_page), so a standby whose run the primary reused still
@@ -1341,6 +1349,7 @@ run_page_lookup(Relation index, const SegvecKeymapRun *run, uint32 p,
 typedef struct RunFenceKey
 {
 	RelFileNode node;
+	uint32		build;
 	uint32		runno;
 	uint32		stamp;
 	uint32		npages;
@@ -1362,7 +1371,7 @@ static Size run_fence_bytes = 0;
  * too big to cache (the search then reads its pages).
  */
 static RunFences *
-run_fences_of(Relation index, const SegvecKeymapRun *run)
+run_fences_of(Relation index, const KeymapDir *dir, const SegvecKeymapRun *run)
 {
 	RunFenceKey key;
 	RunFences  *f;
@@ -1390,6 +1399,7 @@ run_fences_of(Relation index, const SegvecKeymapRun *run)
 	}
 	memset(&key, 0, sizeof(key));
 	key.node = index->rd_node;
+	key.build = dir->build;
 	key.runno = run->runno;
 	key.stamp = run->stamp;
 	key.npages = run->npages;
@@ -1420,8 +1430,8 @@ run_fences_of(Relation index, const SegvecKeymapRun *run)
  * that hold the key (usually one).
  */
 static void
-run_lookup(Relation index, const SegvecKeymapRun *run, uint64 key,
-		   EntryArray *out)
+run_lookup(Relation index, const KeymapDir *dir, const SegvecKeymapRun *run,
+		   uint64 key, EntryArray *out)
 {
 	uint32		lo = 0,
 				hi;
@@ -1430,7 +1440,7 @@ run_lookup(Relation index, const SegvecKeymapRun *run, uint64 key,
 
 	if (run->npages == 0)
 		return;
-	f = run_fences_of(index, run);
+	f = run_fences_of(index, dir, run);
 	/* the last page whose first key is below key (or page 0) */
 	hi = run->npages - 1;
 	while (lo < hi)
@@ -1512,7 +1522,7 @@ KeymapLookupAt(Relation index, uint64 key_hash, KeymapEntry **result,
 		/* the usual case of an UPDATE: no need to collect the changes */
 		chains[0] = dir->delta_head[b];
 		chains[1] = dir->delta_frozen[b];
-		if (chains_key_loc(index, chains, dir->epoch, key_hash, loc, &any))
+		if (chains_key_loc(index, dir, chains, key_hash, loc, &any))
 		{
 			if (loc->docid != 0)
 			{
@@ -1531,9 +1541,9 @@ KeymapLookupAt(Relation index, uint64 key_hash, KeymapEntry **result,
 		memset(loc, 0, sizeof(KeymapDocLocation));
 	if (!chains_read)
 	{
-		read_chain_key(index, dir->delta_frozen[b], dir->epoch, key_hash,
+		read_chain_key(index, dir, dir->delta_frozen[b], key_hash,
 					   &changes, loc);
-		read_chain_key(index, dir->delta_head[b], dir->epoch, key_hash,
+		read_chain_key(index, dir, dir->delta_head[b], key_hash,
 					   &changes, loc);
 	}
 	if (loc_only && loc && loc->docid != 0)
@@ -1547,7 +1557,7 @@ KeymapLookupAt(Relation index, uint64 key_hash, KeymapEntry **result,
 	for (i = changes.n - 1; i >= 0; i--)
 		array_add(&decided, &changes.items[i]);
 	for (r = (int) dir->nruns - 1; r >= 0; r--)
-		run_lookup(index, &dir->runs[r], key_hash, &decided);
+		run_lookup(index, dir, &dir->runs[r], key_hash, &decided);
 
 	/* the first (newest) change of each doc id decides */
 	for (i = 0; i < decided.n; i++)
@@ -1776,7 +1786,7 @@ install_runs(Relation index, int first, int nreplace,
 	SegvecKeymapRun old[SEGVEC_KEYMAP_MAX_RUNS];
 	bool		leaked[SEGVEC_KEYMAP_MAX_RUNS];
 	BlockNumber *oldfrozen = palloc(sizeof(BlockNumber) * SEGVEC_KEYMAP_BUCKETS);
-	uint64		xid = U64FromFullTransactionId(ReadNextFullTransactionId());
+	uint64		xid;
 	bool		add = newrun != NULL && newrun->nentries > 0;
 	bool		chains_freed = false;
 	BlockNumber *chainpages = NULL;
@@ -1814,7 +1824,10 @@ install_runs(Relation index, int first, int nreplace,
 		}
 	}
 
+	SegvecTestPoint("keymap-install-metapage-lock");
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	/* read under the lock, as compaction's install does (compact.c) */
+	xid = U64FromFullTransactionId(ReadNextFullTransactionId());
 	state = GenericXLogStart(index);
 	meta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 

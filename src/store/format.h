@@ -297,7 +297,9 @@ typedef struct SegvecMetaPageData
 	uint32		keymap_epoch;	/* snapshots installed so far */
 	uint32		keymap_nruns;
 	uint32		keymap_next_runno;
-	uint32		keymap_unused;
+	uint32		keymap_build;	/* random stamp of this build of the index
+								 * (0 in indexes built before it existed):
+								 * keys backends' keymap caches */
 	SegvecKeymapRun keymap_runs[SEGVEC_KEYMAP_MAX_RUNS];
 	BlockNumber delta_head[SEGVEC_KEYMAP_BUCKETS];	/* changes being added */
 	BlockNumber delta_frozen[SEGVEC_KEYMAP_BUCKETS];	/* being snapshotted */
