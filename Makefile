@@ -8,6 +8,8 @@
 #   make test PG=17           the same against PostgreSQL 17 (or 18), in a
 #                             Debian tree that has it (test/pg-tree.sh, made
 #                             once under /var/cache/segvec-pg and kept)
+#   make torture ROUNDS=N     (as root) only the randomized torture test, N
+#                             rounds (SEED=S repeats a run)
 #   make demo                 (as root) load Fashion-MNIST, build an index,
 #                             run a few queries and print the figures
 #   make demo KEEP=1          the same in a cluster that stays (15/segvec_demo)
@@ -60,13 +62,27 @@ PG_CFLAGS = $(OPTFLAGS) -ffp-contract=off -Wall -Wextra -Wno-unused-parameter \
 	-Wno-sign-compare -Wno-missing-field-initializers
 SHLIB_LINK = -lxxhash
 
-EXTRA_CLEAN = test/tmp_check tmp_check test/bench/kernels
+# SEGVEC_TEST_HOOKS=1: a test build, with the test points, the test-only
+# settings and SQL functions compiled in (src/hooks/testhooks.h); make test
+# builds so.  A change of the setting rebuilds every object.
+SEGVEC_TEST_HOOKS ?= 0
+ifeq ($(SEGVEC_TEST_HOOKS),1)
+PG_CPPFLAGS += -DSEGVEC_TEST_HOOKS
+endif
+BUILD_FLAGS = src/hooks/.build-flags
+
+EXTRA_CLEAN = test/tmp_check tmp_check test/bench/kernels $(BUILD_FLAGS)
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-$(OBJS): $(wildcard src/*.h src/*/*.h)
+$(OBJS): $(wildcard src/*.h src/*/*.h) $(BUILD_FLAGS)
+
+.PHONY: build-flags-check
+$(BUILD_FLAGS): build-flags-check
+	@echo "SEGVEC_TEST_HOOKS=$(SEGVEC_TEST_HOOKS)" | cmp -s - $@ || \
+		echo "SEGVEC_TEST_HOOKS=$(SEGVEC_TEST_HOOKS)" > $@
 
 # The companion extension segvec_pgvector (pgvector/, its own PGXS
 # Makefile): segvec indexes on pgvector's vector and halfvec columns.  It is
@@ -90,10 +106,19 @@ sql/segvec--%.sql: src/sql/updates/segvec--%.sql.in $(sort $(wildcard src/sql/*.
 
 all: sql/segvec--$(EXTVERSION).sql
 
-.PHONY: test demo bench bench-kernels bench-quant
+.PHONY: test torture demo bench bench-kernels bench-quant
 
 test:
 	SEGVEC_PG=$(PG) bash test/run-tests.sh
+
+# The randomized torture test alone (test/t/100_torture.pl), ROUNDS rounds
+# of concurrent churn and crash restarts (4 in make test); SEED=N repeats
+# a run.
+ROUNDS ?= 10
+torture:
+	SEGVEC_REGRESS= SEGVEC_TAP=test/t/100_torture.pl \
+	SEGVEC_TORTURE_ROUNDS=$(ROUNDS) $(if $(SEED),SEGVEC_TORTURE_SEED=$(SEED)) \
+	bash test/run-tests.sh
 
 demo:
 	KEEP=$(KEEP) REPLACE=$(REPLACE) bash test/demo.sh
@@ -102,7 +127,7 @@ bench:
 	bash test/bench/run.sh
 
 # Quantized graph segments (sq8) against unquantized ones and pgvector:
-# recall/QPS sweep, build time, index size and its split (issue 13).
+# recall/QPS sweep, build time, index size and its split.
 # BENCH_DATA=synth for 100,000 clustered 1,536-dim vectors.
 bench-quant:
 	bash test/bench/quant.sh

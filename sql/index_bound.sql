@@ -1,4 +1,4 @@
--- The bound the segment searches of one scan share (issue 12): the mutable
+-- The bound the segment searches of one scan share: the mutable
 -- segment is scored first, then the graph segments are searched biggest
 -- first, and a search whose candidates are all farther than the k-th
 -- distance found so far stops early; the bound only shortens the first

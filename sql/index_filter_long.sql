@@ -1,5 +1,5 @@
 -- Long and filtered scans through one graph segment bigger than
--- segvec.max_scan_tuples (issue 12): the scan searches the graph
+-- segvec.max_scan_tuples: the scan searches the graph
 -- incrementally, returns rows in distance order and never drops a doc it
 -- found late, so a filter that keeps 1% of the rows still gets exactly k
 -- rows, equal to the exact answer; when the scan's budget of visited docs

@@ -1,4 +1,4 @@
--- Ordered scans return rows in non-decreasing distance (issue 12):
+-- Ordered scans return rows in non-decreasing distance:
 -- PostgreSQL trusts the order of an index scan (no ORDER BY recheck), so a
 -- row nearer than one already returned would leave ORDER BY ... LIMIT
 -- output really unsorted.  With segvec.scan_order = strict (the default)

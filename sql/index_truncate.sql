@@ -113,3 +113,22 @@ SELECT id FROM trunc_dim ORDER BY embedding <=> '{1,1,1}' LIMIT 100;
 RESET enable_seqscan;
 
 DROP TABLE trunc_items, trunc_new, trunc_dim;
+
+-- TRUNCATE twice in one transaction rebuilds the index in place (same
+-- relfilenode, keymap started over): a backend that looked ids up in the
+-- first build must not answer from them in the second
+CREATE TABLE trunc_keys (id int PRIMARY KEY, embedding real[]);
+CREATE INDEX trunc_keys_idx ON trunc_keys USING segvec (embedding) INCLUDE (id)
+    WITH (compact_threshold = 100000);
+BEGIN;
+TRUNCATE trunc_keys;
+INSERT INTO trunc_keys SELECT i, ARRAY[i, 0, 0] FROM generate_series(1, 10) i;
+SELECT id, vector FROM ft.get('trunc_keys_idx', '3');
+TRUNCATE trunc_keys;
+INSERT INTO trunc_keys SELECT i, ARRAY[i, 7, 7] FROM generate_series(10, 1, -1) i;
+SELECT id, vector FROM ft.get('trunc_keys_idx', '3');
+UPDATE trunc_keys SET embedding = ARRAY[3, 8, 8] WHERE id = 3;
+SELECT id, vector FROM ft.get('trunc_keys_idx', '3');
+COMMIT;
+SELECT id, vector FROM ft.get('trunc_keys_idx', '3');
+DROP TABLE trunc_keys;

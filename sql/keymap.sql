@@ -1,7 +1,7 @@
--- The keymap (issue 4): ids of type bigint, text and uuid carried with
+-- The keymap: ids of type bigint, text and uuid carried with
 -- INCLUDE (id); ft.get, ft.similar, ft.info, ft.verify on a healthy index,
 -- snapshots that write only the changes as a new run and share every
--- older run (issue 11), and an index without an id key.
+-- older run, and an index without an id key.
 -- quietly: an earlier suite may have created it
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;

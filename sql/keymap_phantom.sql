@@ -1,4 +1,4 @@
--- Phantom keymap entries (issue 4): ft._stage_phantom loses a doc and keeps
+-- Phantom keymap entries: ft._stage_phantom loses a doc and keeps
 -- its keymap entry, in the mutable segment and in a graph segment;
 -- ft.verify reports the phantom entry and the unindexed row, repair =>
 -- true drops the entry and indexes the row again, and the row is found by

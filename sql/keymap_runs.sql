@@ -1,4 +1,4 @@
--- Keymap snapshots cost what changed since the last one (issue 11): on a
+-- Keymap snapshots cost what changed since the last one: on a
 -- keymap of 200,000 entries, a snapshot after 1,000 changes writes one new
 -- run of those changes and shares the old run, and its WAL is bounded by
 -- the changes, not by the keymap's size (a rewrite of the whole keymap

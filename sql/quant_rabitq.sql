@@ -1,4 +1,4 @@
--- RaBitQ codes in graph segments (quantization = 'rabitq', issue 13):
+-- RaBitQ codes in graph segments (quantization = 'rabitq'):
 -- ft.info shows the quantization and the size split; searches return
 -- exact distances in exact order, find (nearly) the exact answer for l2,
 -- cosine and inner product, under a filter, and after tombstones and

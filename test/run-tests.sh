@@ -74,7 +74,8 @@ if [ -n "${SEGVEC_PG:-}" ] && [ -z "${SEGVEC_IN_TREE:-}" ] &&
 	fi
 	# The tree gets a clean environment, and the variables above that are set
 	pass=()
-	for v in SEGVEC_REGRESS SEGVEC_TAP SEGVEC_KERNELS SEGVEC_PG_PREFIX SEGVEC_KEEP_TMP; do
+	for v in SEGVEC_REGRESS SEGVEC_TAP SEGVEC_KERNELS SEGVEC_PG_PREFIX SEGVEC_KEEP_TMP \
+		SEGVEC_TORTURE_ROUNDS SEGVEC_TORTURE_SEED SEGVEC_PREV_COMMIT; do
 		[ -z "${!v+set}" ] || pass+=("$v=${!v}")
 	done
 	echo "=== PostgreSQL $SEGVEC_PG: in $root"
@@ -98,7 +99,8 @@ pg_major=$(${PG_CONFIG:-pg_config} --version | sed -E 's/^PostgreSQL ([0-9]+).*/
 # SEGVEC_PG_PREFIX: a private installation (test/pg-prefix.sh)
 . test/pg-prefix.sh
 
-echo "=== build and install"
+echo "=== build and install (a test build: test hooks compiled in)"
+export SEGVEC_TEST_HOOKS=1
 if ! { make -j"$(nproc)" && make install; }; then
 	echo "run-tests.sh: build or install failed" >&2
 	failed=1

@@ -42,7 +42,7 @@
  * did; under relaxed it is returned where it was found.  Either way the
  * scan counts them and reports the count at DEBUG1 when it ends.
  *
- * Rules for odd queries (see README.md, "NULLs, zero vectors"):
+ * Rules for odd queries (see README.md, "Vectors and distances"):
  *	- rows whose vector is NULL are not in the index, so no index scan
  *	  returns them;
  *	- a NULL query vector (or a scan without ORDER BY) returns every

@@ -503,8 +503,8 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	/*
 	 * The rewrite's job, submitted only now: a job that ran while the scan
 	 * above held the merge lock (share) would find it taken and leave the
-	 * merges to whoever held it, which for this scan is no one (issue 11:
-	 * the first VACUUM's rewrite never happened).  The job also gives way
+	 * merges to whoever held it, which for this scan is no one, and the
+	 * rewrite would never happen.  The job also gives way
 	 * and retries then (jobrun.c), for other VACUUMs' scans.  If the table
 	 * has no room for it, merge here.
 	 */

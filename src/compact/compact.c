@@ -30,7 +30,9 @@
  *	   policy (below), under the merge lock: each merge builds without the
  *	   compaction lock (graph/graphmerge.c, vectors read from pages), then
  *	   takes it to carry over the tombstones VACUUM set on its inputs
- *	   meanwhile and to install, the same way.
+ *	   meanwhile and to install, the same way.  A merge that would drop a
+ *	   doc an alias of the mutable segment targets runs steps 1-4 first
+ *	   (merge_segments), so that no alias outlives its target.
  * A crash before 3 leaves the old manifest and only unreachable pages; after
  * 3, the new one.  A scan reads the manifest once, so it sees either the
  * frozen docs in the mutable segment or the new segments, never both.
@@ -76,6 +78,8 @@ static int	segvec_max_merge_docs = -1;
 int			segvec_compact_threshold_kb = 1024;
 int			segvec_merge_ratio = 16;
 int			segvec_merge_deletes_pct = 20;
+
+static void compact_mutable(Relation index, SegvecCompactStats *stats);
 
 /*
  * SegvecCompactInit: from _PG_init, define segvec.compact_threshold.
@@ -473,9 +477,19 @@ install(Relation index, SegvecSegment *add, int nadd,
 										 nsegs - SEGVEC_META_SEGMENTS,
 										 old_gen + 1);
 
-	xid = U64FromFullTransactionId(ReadNextFullTransactionId());
+	if (ndrop > 0)
+		SegvecTestPoint("install-dropping-segments");
 	metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+
+	/*
+	 * What this install frees is stamped with the next xid as read under
+	 * the metapage lock: a scan that can still read the old manifest read
+	 * it before we took the lock, so its snapshot's xmin is no newer than
+	 * this (read before the lock, a snapshot taken in between could be
+	 * newer, and the extent reusable while that scan reads it).
+	 */
+	xid = U64FromFullTransactionId(ReadNextFullTransactionId());
 	state = GenericXLogStart(index);
 	meta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 
@@ -935,16 +949,96 @@ carry_tombstones(Relation index, const SegvecSegment *inputs,
 	return true;
 }
 
+/* State of aliases_target_dropped's walk */
+typedef struct TargetCheck
+{
+	Relation	index;
+	const SegvecSegment *inputs;
+	uint8	   *const *tombs;
+	int			ninputs;
+	bool		found;
+} TargetCheck;
+
+/* SegvecDocCallback of that walk: docs do not matter */
+static void
+skip_doc(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
+{
+}
+
+/* SegvecAliasCallback of that walk: is target a tombstoned input doc? */
+static void
+check_target(const SegvecDocInfo *doc, uint64 target, void *arg)
+{
+	TargetCheck *c = (TargetCheck *) arg;
+	int			i;
+
+	for (i = 0; i < c->ninputs && !c->found; i++)
+	{
+		const SegvecSegment *seg = &c->inputs[i];
+		int64		node;
+
+		if (c->tombs[i] == NULL ||
+			target < seg->min_docid || target > seg->max_docid)
+			continue;
+		node = GraphFindDoc(c->index, seg, target);
+		if (node >= 0 && GraphTombstoneIsSet(c->tombs[i], (uint32) node))
+			c->found = true;
+	}
+}
+
+/*
+ * aliases_target_dropped: does an alias of the mutable segment target a
+ * doc that the merge of inputs would drop (tombstoned in tombs, the
+ * bitmaps the merge read)?  Reads the mutable segment's pages, not its
+ * vectors.
+ */
+static bool
+aliases_target_dropped(Relation index, const SegvecSegment *inputs,
+					   uint8 *const *tombs, int ninputs)
+{
+	SegvecMetaInfo *now = palloc(sizeof(SegvecMetaInfo));
+	TargetCheck c;
+	int			i;
+
+	c.index = index;
+	c.inputs = inputs;
+	c.tombs = tombs;
+	c.ninputs = ninputs;
+	c.found = false;
+	for (i = 0; i < ninputs; i++)
+		if (tombs[i] != NULL && inputs[i].ntombstones > 0)
+			break;
+	if (i < ninputs)
+	{
+		SegvecGetMetaInfo(index, now);
+		if (now->dimensions > 0)
+			SegvecMutableForEachItem(index, now->mutable_head,
+									 InvalidBlockNumber, now->dimensions,
+									 skip_doc, check_target, &c);
+		SegvecFreeMetaInfo(now);
+	}
+	pfree(now);
+	return c.found;
+}
+
 /*
  * Merge the segments numbered in drop[] (descriptors as in info) into one
  * (graph/graphmerge.c: seeded from the largest, vectors read from pages).
  * Caller holds the merge lock, not the compaction lock: the build runs
  * while compactions, VACUUM and snapshots go on; only the install takes
  * the compaction lock, carrying over the tombstones set meanwhile.
+ *
+ * A doc that an alias targets is not dropped while the alias lives: when
+ * an alias of the mutable segment targets a tombstoned doc of the inputs,
+ * the mutable segment is compacted first, which turns every alias into a
+ * doc with a copy of its vector (see "Aliases" in src/README.md).  Adds
+ * what that compaction did to *stats if not NULL.
+ *
  * Returns the number of segments merged away (0 if it gave up).
  */
 static int
-merge_segments(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop)
+merge_segments(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop,
+			   SegvecCompactStats *stats)
 {
 	SegvecSegment *inputs = palloc(sizeof(SegvecSegment) * ndrop);
 	uint8	  **tombs = palloc(sizeof(uint8 *) * ndrop);
@@ -969,6 +1063,8 @@ merge_segments(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop)
 		 */
 		tombs[j] = GraphGetTombstones(index, &inputs[j]);
 	}
+	if (aliases_target_dropped(index, inputs, tombs, ndrop))
+		compact_mutable(index, stats);
 	SegvecGetFrozenOptions(index, &opts);
 	segno = reserve_segno(index);
 
@@ -1096,7 +1192,7 @@ merge_loop(Relation index, SegvecCompactStats *stats, bool drain)
 							 drop);
 		if (ndrop == 0)
 			break;
-		merged = merge_segments(index, info, drop, ndrop);
+		merged = merge_segments(index, info, drop, ndrop, stats);
 		if (stats)
 			stats->segments_merged += merged;
 		MemoryContextReset(ctx);

@@ -11,11 +11,12 @@
  * docs with their vectors (scans, compaction, ft.verify, ft.get) reads
  * them through GraphMutableForEachDoc, which resolves each alias to its
  * target's vector: in an immutable segment of the caller's manifest when
- * it is there (tombstoned or not: tombstones never erase a node), else from
- * the heap row the alias indexes (a merge may have dropped a tombstoned
- * target, or the caller's manifest is older than the alias).  An alias
- * whose heap row is gone too (pruned: dead to every snapshot) is passed
- * over: no scan may return it.
+ * it is there (tombstoned or not: tombstones never erase a node, and a
+ * merge compacts the aliases before it drops a doc one targets), else from
+ * the heap row the alias indexes, formed as an insert forms it (the
+ * caller's manifest is older than the target's segment).  An alias whose
+ * heap row is gone (pruned: dead to every snapshot) is passed over: no
+ * scan may return it.
  *
  * src/graph/alias.c
  *
@@ -29,6 +30,7 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/index.h"
+#include "executor/executor.h"
 #include "executor/tuptable.h"
 #include "storage/bufmgr.h"
 #include "utils/array.h"
@@ -216,15 +218,25 @@ typedef struct AliasWalk
 	void	   *arg;
 	float	   *vector;			/* dim floats: the resolved vector */
 	MemoryContext tmpctx;		/* reset after each heap read */
-	Relation	heap;			/* opened at the first heap read */
+	/* set up at the first heap read */
+	Relation	heap;
 	IndexFetchTableData *fetch;
 	TupleTableSlot *slot;
+	IndexInfo  *indexinfo;		/* how an insert forms the index's datums */
+	EState	   *estate;			/* for FormIndexDatum's expressions */
 } AliasWalk;
 
 /*
- * The vector of the heap row at tid (any version: the alias was made from
- * that row's vector, whatever its visibility), into w->vector.  False if
- * the row is gone (its line pointer dead: no snapshot sees it).
+ * The vector that the index holds for the heap row at tid (any version:
+ * the alias was made from that row's vector, whatever its visibility),
+ * into w->vector, formed as an insert forms it: FormIndexDatum (the index
+ * expression, if any, evaluated as the table's owner in a
+ * security-restricted operation, as VACUUM and REINDEX evaluate it), the
+ * operator class's input function (support function 2) for a type other
+ * than real[], and the index's dimension, which the vector must have (an
+ * error otherwise: the alias claims a vector the row does not hold).
+ * False if the row is gone (its line pointer dead: no snapshot sees it)
+ * or its indexed value is NULL (an insert would not have indexed it).
  */
 static bool
 heap_vector(AliasWalk *w, const ItemPointerData *tid)
@@ -242,30 +254,54 @@ heap_vector(AliasWalk *w, const ItemPointerData *tid)
 								AccessShareLock);
 		w->fetch = table_index_fetch_begin(w->heap);
 		w->slot = table_slot_create(w->heap, NULL);
+		w->indexinfo = BuildIndexInfo(w->index);
+		w->estate = CreateExecutorState();
+		GetPerTupleExprContext(w->estate)->ecxt_scantuple = w->slot;
 	}
 
 	oldctx = MemoryContextSwitchTo(w->tmpctx);
 	if (table_index_fetch_tuple(w->fetch, &t, SnapshotAny, w->slot,
 								&call_again, &all_dead))
 	{
-		bool		isnull;
-		Datum		value;
+		Datum		values[INDEX_MAX_KEYS];
+		bool		isnull[INDEX_MAX_KEYS];
 
-		value = slot_getattr(w->slot, w->index->rd_index->indkey.values[0],
-							 &isnull);
-		if (!isnull)
+		if (w->indexinfo->ii_Expressions != NIL)
+		{
+			SegvecSavedIdentity saved;
+			bool		snap = !ActiveSnapshotSet();
+
+			/* a compaction job has no snapshot; a SQL function needs one */
+			if (snap)
+				PushActiveSnapshot(GetTransactionSnapshot());
+			SegvecIdentityPush(&saved, w->heap->rd_rel->relowner);
+			FormIndexDatum(w->indexinfo, w->slot, w->estate, values, isnull);
+			SegvecIdentityPop(&saved);
+			if (snap)
+				PopActiveSnapshot();
+		}
+		else
+			FormIndexDatum(w->indexinfo, w->slot, w->estate, values, isnull);
+		if (!isnull[0])
 		{
 			int			d;
-			float	   *v = SegvecArrayGetVector(DatumGetArrayTypeP(value), &d);
+			float	   *v = SegvecDatumReadVector(w->index, values[0], &d);
 
-			if (d == w->dim)
-			{
-				memcpy(w->vector, v, sizeof(float) * w->dim);
-				found = true;
-			}
+			if (d != w->dim)
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("heap row (%u,%u) of an alias in index \"%s\" has a vector of %d dimensions, not %d",
+								ItemPointerGetBlockNumber(tid),
+								ItemPointerGetOffsetNumber(tid),
+								RelationGetRelationName(w->index), d,
+								w->dim),
+						 errhint("REINDEX the index.")));
+			memcpy(w->vector, v, sizeof(float) * w->dim);
+			found = true;
 		}
 		ExecClearTuple(w->slot);
 	}
+	ResetExprContext(GetPerTupleExprContext(w->estate));
 	MemoryContextSwitchTo(oldctx);
 	MemoryContextReset(w->tmpctx);
 	return found;
@@ -317,6 +353,7 @@ walk_end(AliasWalk *w)
 {
 	if (w->heap)
 	{
+		FreeExecutorState(w->estate);
 		ExecDropSingleTupleTableSlot(w->slot);
 		table_index_fetch_end(w->fetch);
 		relation_close(w->heap, AccessShareLock);

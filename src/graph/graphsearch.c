@@ -166,8 +166,8 @@ struct GraphScan
 #define SEGVEC_LOOKAHEAD_MAX	1024
 
 /*
- * An unquantized node's vector is prefetched up to this many bytes (as
- * measured for session 12's hints); a quantized node's code whole
+ * An unquantized node's vector is prefetched up to this many bytes (the
+ * size measured best with the buffer hints); a quantized node's code whole
  */
 #define GRAPH_PREFETCH_VECTOR_BYTES 512
 

@@ -82,6 +82,7 @@
 #include "utils/rel.h"
 
 #include "compat.h"
+#include "hooks/testhooks.h"
 #include "keymap/keymap.h"
 #include "store/store.h"
 
@@ -301,6 +302,8 @@ delta_append(Relation index, const KeymapDelta *rec)
 			newbuf = new_change_page(index, meta);
 			page = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
 			SegvecInitPage(page, SEGVEC_PAGE_KEYMAP_DELTA);
+			SegvecPageGetOpaque(page)->seqno =
+				KEYMAP_CHAIN_ID(BufferGetBlockNumber(newbuf), meta->keymap_epoch);
 			if (PageAddItem(page, (Item) rec, sizeof(KeymapDelta),
 							InvalidOffsetNumber, false, false) == InvalidOffsetNumber)
 				elog(ERROR, "failed to add keymap change");
@@ -342,6 +345,8 @@ delta_append(Relation index, const KeymapDelta *rec)
 				GenericXLogRegisterBuffer(state, headbuf, 0);
 			page = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
 			SegvecInitPage(page, SEGVEC_PAGE_KEYMAP_DELTA);
+			/* the chain's identity, as its head carries it */
+			SegvecPageGetOpaque(page)->seqno = SegvecPageGetOpaque(headpage)->seqno;
 			if (PageAddItem(page, (Item) rec, sizeof(KeymapDelta),
 							InvalidOffsetNumber, false, false) == InvalidOffsetNumber)
 				elog(ERROR, "failed to add keymap change");
@@ -640,18 +645,30 @@ array_add(EntryArray *a, const KeymapEntry *e)
 }
 
 /*
- * Error unless page (share locked) is a keymap change page.  A change
- * chain a reader found in the directory is reused only once no snapshot
- * that could have read that directory is left, but a hot standby's queries
- * do not hold the primary's horizon back: there the query is cancelled
- * like a recovery conflict (as for run pages).
+ * Error unless page (share locked) is a page of the keymap change chain
+ * whose head is head, as a directory of keymap epoch epoch names it.  A
+ * change chain a reader found in the directory is reused only once no
+ * snapshot that could have read that directory is left, but a hot
+ * standby's queries do not hold the primary's horizon back: there the
+ * query is cancelled like a recovery conflict (as for run pages).
  */
 static void
-check_change_page(Relation index, Page page, BlockNumber blkno)
+check_change_page(Relation index, Page page, BlockNumber blkno,
+				  BlockNumber head, uint32 epoch)
 {
+	SegvecPageOpaque opaque = SegvecPageGetOpaque(page);
+
+	/*
+	 * A page marked deleted (its seqno now the xid it was freed at) is not
+	 * reused yet: its items are the chain's still.
+	 */
 	if (!PageIsNew(page) &&
-		SegvecPageGetOpaque(page)->page_id == SEGVEC_PAGE_ID &&
-		(SegvecPageGetOpaque(page)->flags & SEGVEC_PAGE_KEYMAP_DELTA) != 0)
+		opaque->page_id == SEGVEC_PAGE_ID &&
+		(opaque->flags & SEGVEC_PAGE_KEYMAP_DELTA) != 0 &&
+		((opaque->flags & SEGVEC_PAGE_DELETED) != 0 ||
+		 opaque->seqno == 0 ||
+		 ((BlockNumber) opaque->seqno == head &&
+		  (int32) (epoch - (uint32) (opaque->seqno >> 32)) >= 0)))
 		return;
 	if (RecoveryInProgress())
 		ereport(ERROR,
@@ -671,15 +688,15 @@ check_change_page(Relation index, Page page, BlockNumber blkno)
  * entry with KEYMAP_DOCID_REMOVED), optionally only those of one key;
  * counts its items into *nchanges.
  */
-static void read_chain_at(Relation index, BlockNumber blkno, bool onekey,
-						  uint64 key, EntryArray *out, uint32 *nchanges,
-						  KeymapDocLocation *loc);
+static void read_chain_at(Relation index, BlockNumber blkno, uint32 epoch,
+						  bool onekey, uint64 key, EntryArray *out,
+						  uint32 *nchanges, KeymapDocLocation *loc);
 
 static void
-read_chain(Relation index, BlockNumber blkno, bool onekey, uint64 key,
-		   EntryArray *out, uint32 *nchanges)
+read_chain(Relation index, BlockNumber blkno, uint32 epoch, bool onekey,
+		   uint64 key, EntryArray *out, uint32 *nchanges)
 {
-	read_chain_at(index, blkno, onekey, key, out, nchanges, NULL);
+	read_chain_at(index, blkno, epoch, onekey, key, out, nchanges, NULL);
 }
 
 /*
@@ -687,9 +704,12 @@ read_chain(Relation index, BlockNumber blkno, bool onekey, uint64 key,
  * that names its doc's page, in chain order (so the newest wins).
  */
 static void
-read_chain_at(Relation index, BlockNumber blkno, bool onekey, uint64 key,
-			  EntryArray *out, uint32 *nchanges, KeymapDocLocation *loc)
+read_chain_at(Relation index, BlockNumber blkno, uint32 epoch, bool onekey,
+			  uint64 key, EntryArray *out, uint32 *nchanges,
+			  KeymapDocLocation *loc)
 {
+	BlockNumber head = blkno;
+
 	while (blkno != InvalidBlockNumber)
 	{
 		Buffer		buf = ReadBuffer(index, blkno);
@@ -699,7 +719,7 @@ read_chain_at(Relation index, BlockNumber blkno, bool onekey, uint64 key,
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		check_change_page(index, page, blkno);
+		check_change_page(index, page, blkno, head, epoch);
 		maxoff = PageGetMaxOffsetNumber(page);
 		if (nchanges)
 			*nchanges += maxoff;
@@ -730,6 +750,18 @@ read_chain_at(Relation index, BlockNumber blkno, bool onekey, uint64 key,
 	}
 }
 
+/* A copy of the keymap part of the metapage */
+typedef struct KeymapDir
+{
+	uint32		build;			/* the index build's stamp (keymap_build) */
+	uint32		epoch;
+	uint32		nruns;
+	uint32		next_runno;
+	SegvecKeymapRun runs[SEGVEC_KEYMAP_MAX_RUNS];
+	BlockNumber delta_head[SEGVEC_KEYMAP_BUCKETS];
+	BlockNumber delta_frozen[SEGVEC_KEYMAP_BUCKETS];
+} KeymapDir;
+
 /* ----------------
  * The chain cache: a backend's copy of the change chains it looked keys up in
  * ----------------
@@ -743,10 +775,12 @@ read_chain_at(Relation index, BlockNumber blkno, bool onekey, uint64 key,
  * last page, under a share lock, and any page after it.  That is correct
  * because a chain only grows at its end (items are never changed or
  * removed from a change page while the chain is named by the metapage) and
- * a chain is identified by (relfilenode, head block, keymap_epoch): its
- * head block is freed only by the install of a snapshot that folded it,
- * which increments keymap_epoch, so a later chain with the same head block
- * has a larger epoch.  Memory: 40 bytes per change, at most
+ * a chain is identified by (relfilenode, keymap_build, head block,
+ * keymap_epoch): its head block is freed only by the install of a snapshot
+ * that folded it, which increments keymap_epoch, so a later chain with the
+ * same head block has a larger epoch; an in-place rebuild of the index
+ * (TRUNCATE twice in one transaction) starts the epoch over under the same
+ * relfilenode, but with a new keymap_build.  Memory: 40 bytes per change, at most
  * CHAIN_CACHE_MAX_ITEMS per chain (past that the chain is read as before)
  * and CHAIN_CACHE_MAX_CHAINS chains (then the cache is emptied).
  */
@@ -756,6 +790,7 @@ read_chain_at(Relation index, BlockNumber blkno, bool onekey, uint64 key,
 typedef struct ChainCacheKey
 {
 	SegvecRelFileId node;
+	uint32		build;
 	BlockNumber head;
 	uint32		epoch;
 } ChainCacheKey;
@@ -813,7 +848,7 @@ static HTAB *chain_cache = NULL;
  * page from the last one read under a share lock.
  */
 static ChainCache *
-chain_cache_sync(Relation index, BlockNumber head, uint32 epoch)
+chain_cache_sync(Relation index, const KeymapDir *dir, BlockNumber head)
 {
 	ChainCacheKey key;
 	ChainCache *c;
@@ -841,8 +876,9 @@ chain_cache_sync(Relation index, BlockNumber head, uint32 epoch)
 
 	memset(&key, 0, sizeof(key));
 	key.node = SegvecRelFileIdOf(index);
+	key.build = dir->build;
 	key.head = head;
-	key.epoch = epoch;
+	key.epoch = dir->epoch;
 	c = hash_search(chain_cache, &key, HASH_ENTER, &found);
 	if (!found)
 	{
@@ -883,7 +919,7 @@ chain_cache_sync(Relation index, BlockNumber head, uint32 epoch)
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		check_change_page(index, page, blkno);
+		check_change_page(index, page, blkno, head, dir->epoch);
 		maxoff = PageGetMaxOffsetNumber(page);
 		off = blkno == c->last ? c->nread + 1 : FirstOffsetNumber;
 		if (c->nitems + (maxoff - off + 1) > CHAIN_CACHE_MAX_ITEMS)
@@ -934,8 +970,8 @@ chain_cache_sync(Relation index, BlockNumber head, uint32 epoch)
  * chain order appended to out, *loc as read_chain_at sets it.
  */
 static void
-read_chain_key(Relation index, BlockNumber head, uint32 epoch, uint64 key,
-			   EntryArray *out, KeymapDocLocation *loc)
+read_chain_key(Relation index, const KeymapDir *dir, BlockNumber head,
+			   uint64 key, EntryArray *out, KeymapDocLocation *loc)
 {
 	ChainCache *c;
 	ChainKeySlot *slot;
@@ -947,10 +983,10 @@ read_chain_key(Relation index, BlockNumber head, uint32 epoch, uint64 key,
 
 	if (head == InvalidBlockNumber)
 		return;
-	c = chain_cache_sync(index, head, epoch);
+	c = chain_cache_sync(index, dir, head);
 	if (c == NULL)
 	{
-		read_chain_at(index, head, true, key, out, NULL, loc);
+		read_chain_at(index, head, dir->epoch, true, key, out, NULL, loc);
 		return;
 	}
 	slot = chainkeys_lookup(c->bykey, key);
@@ -998,7 +1034,7 @@ read_chain_key(Relation index, BlockNumber head, uint32 epoch, uint64 key,
  * true).
  */
 static bool
-chains_key_loc(Relation index, const BlockNumber *chains, uint32 epoch,
+chains_key_loc(Relation index, const KeymapDir *dir, const BlockNumber *chains,
 			   uint64 key, KeymapDocLocation *loc, bool *any)
 {
 	uint64		removed[16];
@@ -1015,7 +1051,7 @@ chains_key_loc(Relation index, const BlockNumber *chains, uint32 epoch,
 
 		if (chains[k] == InvalidBlockNumber)
 			continue;
-		c = chain_cache_sync(index, chains[k], epoch);
+		c = chain_cache_sync(index, dir, chains[k]);
 		if (c == NULL)
 			return false;
 		slot = chainkeys_lookup(c->bykey, key);
@@ -1232,16 +1268,6 @@ merge_end(KeyMerge *m)
 	m->heap = NULL;
 }
 
-/* A copy of the keymap part of the metapage */
-typedef struct KeymapDir
-{
-	uint32		epoch;
-	uint32		nruns;
-	uint32		next_runno;
-	SegvecKeymapRun runs[SEGVEC_KEYMAP_MAX_RUNS];
-	BlockNumber delta_head[SEGVEC_KEYMAP_BUCKETS];
-	BlockNumber delta_frozen[SEGVEC_KEYMAP_BUCKETS];
-} KeymapDir;
 
 static void
 read_dir(Relation index, KeymapDir *dir)
@@ -1252,6 +1278,7 @@ read_dir(Relation index, KeymapDir *dir)
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	meta = SegvecPageGetMeta(BufferGetPage(metabuf));
 	SegvecCheckMetaPage(index, meta);
+	dir->build = meta->keymap_build;
 	dir->epoch = meta->keymap_epoch;
 	dir->nruns = meta->keymap_nruns;
 	dir->next_runno = meta->keymap_next_runno;
@@ -1326,8 +1353,8 @@ run_page_lookup(Relation index, const SegvecKeymapRun *run, uint32 p,
  * index only the pages it has not met before (the top levels of the
  * search are the same pages for every key): one or two page reads per run
  * and lookup instead of log2(pages).  A run never changes after install,
- * and it is identified by (relfilenode, runno, stamp): run numbers are
- * never given twice in one relation (a crash restart, after which an
+ * and it is identified by (relfilenode, keymap_build, runno, stamp): run
+ * numbers are never given twice in one build of the index (a crash restart, after which an
  * uninstalled run's number may come again, empties every backend's
  * cache).  The last page a search reads is checked as always
  * (check_run_page), so a standby whose run the primary reused still
@@ -1342,6 +1369,7 @@ run_page_lookup(Relation index, const SegvecKeymapRun *run, uint32 p,
 typedef struct RunFenceKey
 {
 	SegvecRelFileId node;
+	uint32		build;
 	uint32		runno;
 	uint32		stamp;
 	uint32		npages;
@@ -1363,7 +1391,7 @@ static Size run_fence_bytes = 0;
  * too big to cache (the search then reads its pages).
  */
 static RunFences *
-run_fences_of(Relation index, const SegvecKeymapRun *run)
+run_fences_of(Relation index, const KeymapDir *dir, const SegvecKeymapRun *run)
 {
 	RunFenceKey key;
 	RunFences  *f;
@@ -1391,6 +1419,7 @@ run_fences_of(Relation index, const SegvecKeymapRun *run)
 	}
 	memset(&key, 0, sizeof(key));
 	key.node = SegvecRelFileIdOf(index);
+	key.build = dir->build;
 	key.runno = run->runno;
 	key.stamp = run->stamp;
 	key.npages = run->npages;
@@ -1421,8 +1450,8 @@ run_fences_of(Relation index, const SegvecKeymapRun *run)
  * that hold the key (usually one).
  */
 static void
-run_lookup(Relation index, const SegvecKeymapRun *run, uint64 key,
-		   EntryArray *out)
+run_lookup(Relation index, const KeymapDir *dir, const SegvecKeymapRun *run,
+		   uint64 key, EntryArray *out)
 {
 	uint32		lo = 0,
 				hi;
@@ -1431,7 +1460,7 @@ run_lookup(Relation index, const SegvecKeymapRun *run, uint64 key,
 
 	if (run->npages == 0)
 		return;
-	f = run_fences_of(index, run);
+	f = run_fences_of(index, dir, run);
 	/* the last page whose first key is below key (or page 0) */
 	hi = run->npages - 1;
 	while (lo < hi)
@@ -1504,6 +1533,7 @@ KeymapLookupAt(Relation index, uint64 key_hash, KeymapEntry **result,
 	bool		chains_read = false;	/* known to hold no change of the key */
 
 	read_dir(index, dir);
+	SegvecTestPoint("keymap-dir-read");
 
 	if (loc_only && loc)
 	{
@@ -1513,7 +1543,7 @@ KeymapLookupAt(Relation index, uint64 key_hash, KeymapEntry **result,
 		/* the usual case of an UPDATE: no need to collect the changes */
 		chains[0] = dir->delta_head[b];
 		chains[1] = dir->delta_frozen[b];
-		if (chains_key_loc(index, chains, dir->epoch, key_hash, loc, &any))
+		if (chains_key_loc(index, dir, chains, key_hash, loc, &any))
 		{
 			if (loc->docid != 0)
 			{
@@ -1532,9 +1562,9 @@ KeymapLookupAt(Relation index, uint64 key_hash, KeymapEntry **result,
 		memset(loc, 0, sizeof(KeymapDocLocation));
 	if (!chains_read)
 	{
-		read_chain_key(index, dir->delta_frozen[b], dir->epoch, key_hash,
+		read_chain_key(index, dir, dir->delta_frozen[b], key_hash,
 					   &changes, loc);
-		read_chain_key(index, dir->delta_head[b], dir->epoch, key_hash,
+		read_chain_key(index, dir, dir->delta_head[b], key_hash,
 					   &changes, loc);
 	}
 	if (loc_only && loc && loc->docid != 0)
@@ -1548,7 +1578,7 @@ KeymapLookupAt(Relation index, uint64 key_hash, KeymapEntry **result,
 	for (i = changes.n - 1; i >= 0; i--)
 		array_add(&decided, &changes.items[i]);
 	for (r = (int) dir->nruns - 1; r >= 0; r--)
-		run_lookup(index, &dir->runs[r], key_hash, &decided);
+		run_lookup(index, dir, &dir->runs[r], key_hash, &decided);
 
 	/* the first (newest) change of each doc id decides */
 	for (i = 0; i < decided.n; i++)
@@ -1604,8 +1634,8 @@ KeymapForEach(Relation index,
 	read_dir(index, dir);
 	for (b = 0; b < SEGVEC_KEYMAP_BUCKETS; b++)
 	{
-		read_chain(index, dir->delta_head[b], false, 0, &head, NULL);
-		read_chain(index, dir->delta_frozen[b], false, 0, &frozen, NULL);
+		read_chain(index, dir->delta_head[b], dir->epoch, false, 0, &head, NULL);
+		read_chain(index, dir->delta_frozen[b], dir->epoch, false, 0, &frozen, NULL);
 	}
 	fold_changes(&head, false);
 	fold_changes(&frozen, false);
@@ -1655,9 +1685,9 @@ KeymapBucketStats(Relation index, KeymapBucketStat *stats, uint32 *epoch,
 	{
 		stats[b].snapshot_entries = 0;
 		stats[b].changes = 0;
-		read_chain(index, dir->delta_frozen[b], false, 0, NULL,
+		read_chain(index, dir->delta_frozen[b], dir->epoch, false, 0, NULL,
 				   &stats[b].changes);
-		read_chain(index, dir->delta_head[b], false, 0, NULL,
+		read_chain(index, dir->delta_head[b], dir->epoch, false, 0, NULL,
 				   &stats[b].changes);
 	}
 	if (count_entries && dir->nruns > 0)
@@ -1777,7 +1807,7 @@ install_runs(Relation index, int first, int nreplace,
 	SegvecKeymapRun old[SEGVEC_KEYMAP_MAX_RUNS];
 	bool		leaked[SEGVEC_KEYMAP_MAX_RUNS];
 	BlockNumber *oldfrozen = palloc(sizeof(BlockNumber) * SEGVEC_KEYMAP_BUCKETS);
-	uint64		xid = U64FromFullTransactionId(ReadNextFullTransactionId());
+	uint64		xid;
 	bool		add = newrun != NULL && newrun->nentries > 0;
 	bool		chains_freed = false;
 	BlockNumber *chainpages = NULL;
@@ -1815,7 +1845,10 @@ install_runs(Relation index, int first, int nreplace,
 		}
 	}
 
+	SegvecTestPoint("keymap-install-metapage-lock");
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	/* read under the lock, as compaction's install does (compact.c) */
+	xid = U64FromFullTransactionId(ReadNextFullTransactionId());
 	state = GenericXLogStart(index);
 	meta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 
@@ -2075,7 +2108,7 @@ SegvecKeymapSnapshot(Relation index)
 		{
 			CHECK_FOR_INTERRUPTS();
 			if (write[b])
-				read_chain(index, dir->delta_frozen[b], false, 0, &changes, NULL);
+				read_chain(index, dir->delta_frozen[b], dir->epoch, false, 0, &changes, NULL);
 		}
 		fold_changes(&changes, dir->nruns == 0);
 		for (i = 0; i < changes.n; i++)

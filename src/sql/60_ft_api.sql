@@ -117,7 +117,7 @@ BEGIN
 	PERFORM ft._ensure_id_btree(tbl, id_column);
 
 	-- XXX: register the index with the merge-insert API here if ft.add
-	-- comes to need it (issue 7).
+	-- comes to need it.
 	EXECUTE format('CREATE INDEX %I ON %I.%I USING segvec (%I %I.%I) INCLUDE (%I) '
 			'WITH (m = %L, ef_construction = %L%s)',
 		index_name, rel.nspname, rel.relname, vector_column, opc.nspname,

@@ -3,7 +3,7 @@
  * ft.info(index), FT.INFO: one row with what the index holds
  * (ft.index_stats), its queued upserts and merges (ft.merge_stats), and the
  * background work of the server since it started (ft.job_stats, all
- * indexes).  See README.md ("Monitoring: ft.info") for each column.
+ * indexes).  See README.md ("Background work and monitoring") for each column.
  * Needs what ft.index_stats needs: ownership of the table, or
  * pg_read_all_stats.  In C (ft/ftinfo.c), so that a wrong index gets its
  * error without the inner SQL as CONTEXT.

@@ -297,7 +297,9 @@ typedef struct SegvecMetaPageData
 	uint32		keymap_epoch;	/* snapshots installed so far */
 	uint32		keymap_nruns;
 	uint32		keymap_next_runno;
-	uint32		keymap_unused;
+	uint32		keymap_build;	/* random stamp of this build of the index
+								 * (0 in indexes built before it existed):
+								 * keys backends' keymap caches */
 	SegvecKeymapRun keymap_runs[SEGVEC_KEYMAP_MAX_RUNS];
 	BlockNumber delta_head[SEGVEC_KEYMAP_BUCKETS];	/* changes being added */
 	BlockNumber delta_frozen[SEGVEC_KEYMAP_BUCKETS];	/* being snapshotted */
@@ -413,6 +415,18 @@ typedef struct KeymapDelta
  * builds; walk).  See "Keymap pages" in src/README.md.
  */
 #define KEYMAP_CHAIN_LAST(page)	(SegvecPageGetOpaque(page)->stamp)
+
+/*
+ * Every page of a change chain carries the chain's identity in its opaque
+ * seqno: the chain's head block and the keymap epoch when the chain was
+ * started.  A chain's pages are freed only by a snapshot install, which
+ * advances the epoch, so a page reused for another chain names another
+ * head or a later epoch than any directory that named the old chain (a
+ * reader on a standby checks it, see "Standbys" in src/README.md).  0 on
+ * pages of chains that older builds started (not checked).
+ */
+#define KEYMAP_CHAIN_ID(head, epoch) \
+	(((uint64) (epoch) << 32) | (uint64) (head))
 
 #define KEYMAP_OP_ADD			1
 #define KEYMAP_OP_REMOVE		2

@@ -347,6 +347,24 @@ SegvecIndexDimensions(Relation index)
 }
 
 /*
+ * SegvecDatumReadVector: turn an indexed datum (real[], or a value of the
+ * type support function 2 reads) into a vector, checked as any (finite
+ * elements, not empty) but not against the index's dimension, which it
+ * never sets: for reading again a vector that was indexed before (an
+ * alias's heap row, graph/alias.c).  The result may point into a detoasted
+ * or converted copy made in the current memory context.
+ */
+float *
+SegvecDatumReadVector(Relation index, Datum value, int *dim)
+{
+	SegvecRelCache *cache = get_relcache(index);
+
+	if (cache->has_input)
+		value = FunctionCall1(&cache->input, value);
+	return SegvecArrayGetVector(DatumGetArrayTypeP(value), dim);
+}
+
+/*
  * SegvecDatumGetVector: turn an indexed datum (real[], or a value of the
  * type support function 2 reads) into the vector to store, checking it and
  * its dimension against the index's (fixing the index's dimension if this
@@ -356,16 +374,11 @@ SegvecIndexDimensions(Relation index)
 float *
 SegvecDatumGetVector(Relation index, Datum value, int *dim)
 {
-	SegvecRelCache *cache = get_relcache(index);
-	ArrayType  *array;
 	float	   *vector;
 	int			expected;
 	bool		unsettled;
 
-	if (cache->has_input)
-		value = FunctionCall1(&cache->input, value);
-	array = DatumGetArrayTypeP(value);
-	vector = SegvecArrayGetVector(array, dim);
+	vector = SegvecDatumReadVector(index, value, dim);
 	expected = get_dimensions(index, &unsettled);
 
 	/*

@@ -18,6 +18,7 @@
 #include "access/generic_xlog.h"
 #include "access/transam.h"
 #include "access/xact.h"
+#include "common/pg_prng.h"
 #include "storage/bufmgr.h"
 #include "storage/lwlock.h"
 #include "storage/procarray.h"
@@ -57,6 +58,12 @@ SegvecInitMetaPage(Page page, SegvecMetric metric, SegvecFrozenOptions *opts)
 	meta->manifest_gen = 0;
 	meta->manifest_head = InvalidBlockNumber;
 	meta->nfree = 0;
+	/*
+	 * An in-place rebuild (TRUNCATE of a table created or truncated in the
+	 * same transaction) keeps the relfilenode and starts the epoch and run
+	 * numbers over, so backends' keymap caches tell builds apart by this.
+	 */
+	meta->keymap_build = pg_prng_uint32(&pg_global_prng_state) | 1;
 	meta->keymap_epoch = 0;
 	meta->keymap_nruns = 0;
 	meta->keymap_next_runno = 1;

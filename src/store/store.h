@@ -211,6 +211,7 @@ extern Oid	SegvecIndexGetHeap(Oid relid);
 extern SegvecMetric SegvecGetMetric(Relation index);
 extern FmgrInfo *SegvecKeySendProc(Relation index);
 extern float *SegvecDatumGetVector(Relation index, Datum value, int *dim);
+extern float *SegvecDatumReadVector(Relation index, Datum value, int *dim);
 extern float *SegvecQueryGetVector(Relation index, Datum value, Oid type,
 								   int *dim);
 extern bool SegvecIsVectorType(Oid type);

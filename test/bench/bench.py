@@ -315,7 +315,7 @@ def report(path):
     w("")
 
     if pgv:
-        w("--- targets from issue 3 (segvec against pgvector, this run)")
+        w("--- targets (segvec against pgvector, this run)")
         checks = []
         q = ratio(num(r, "segvec_build_s"), num(r, "pgvector_build_s"))
         checks.append(("build time at most 0.5x pgvector's",
@@ -431,12 +431,12 @@ def best_cpu(r, m, key_of, efs):
 
 
 def stream_report(r, pgv, efs, w):
-    """The streaming scenario of issue 12, both systems side by side."""
+    """The streaming scenario, both systems side by side."""
     sefs = [int(x) for x in r.get("stream_ef_list", "").split()]
     methods = ["segvec", "segvec_nb"] + (["pgvector"] if pgv else [])
     names = {"segvec": "segvec", "segvec_nb": "segvec, no bound",
              "pgvector": "pgvector"}
-    w("--- streaming (issue 12): index built on rows 1..%s, rows %s..%s "
+    w("--- streaming: index built on rows 1..%s, rows %s..%s "
       "inserted one per" % (r.get("stream_half"),
                             int(num(r, "stream_half") or 0) + 1, r.get("rows")))
     w("    transaction (synchronous_commit off), then %s single-row UPDATEs "

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# merge.sh: the merge-insert benchmark of issue 7 -- does the cost of
+# merge.sh: the merge-insert benchmark: does the cost of
 # merging a batch grow with the batch or with the table?
 #
 # As root: builds and installs segvec, then runs itself as the postgres user

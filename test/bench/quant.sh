@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# quant.sh: what "make bench-quant" runs -- the benchmark of issue 13,
+# quant.sh: what "make bench-quant" runs: the benchmark of
 # quantized graph segments against unquantized ones and pgvector's HNSW.
 #
 # As root: build and install segvec (into PG_CONFIG's installation), then
@@ -220,7 +220,7 @@ SQL
 	# pooled connection has: a new backend's first touch of each shared
 	# buffer page costs it a page fault, and segvec's buffer hints
 	# (graph/segpage.c) fill as blocks are first read; BENCH_WARMUP=0
-	# measures new backends (as this script did before session 14).
+	# measures new backends.
 	knn_once() {
 		local m=$1 ef=$2 out
 		out=$work/pgbench-$m-$ef.out

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh: what "make bench" runs -- the Fashion-MNIST benchmark of issue 3.
+# run.sh: what "make bench" runs: the Fashion-MNIST benchmark.
 #
 # As root: install missing packages, build and install segvec, then in a
 # throwaway cluster (pg_virtualenv, as the postgres user,
@@ -23,7 +23,7 @@
 #     ratio segvec/pgvector for each figure (skipped without pgvector); then
 #     segvec's index is on a vector(784) column too (segvec_pgvector), unless
 #     BENCH_SEGVEC_COLUMN=real;
-#   - the streaming scenario of issue 12 (BENCH_STREAM=1): an index built
+#   - the streaming scenario (BENCH_STREAM=1): an index built
 #     on the first half of the rows, the second half inserted one row per
 #     transaction (synchronous_commit off, background workers on); recall,
 #     index buffer accesses per query, the backend's CPU time per query
@@ -33,8 +33,7 @@
 #     sweep); the same for pgvector, and segvec with segvec.shared_bound
 #     off (segvec_nb) for comparison; every target checked on QPS and on
 #     CPU time;
-#   - prints one report (bench.py report), with the targets of issues 3
-#     and 12.
+#   - prints one report (bench.py report), with the targets checked.
 #
 # Takes about 7 minutes on an idle 2-CPU machine once the ground truth is
 # cached (the first run adds 2-3 minutes for it); the streaming scenario
@@ -54,7 +53,7 @@
 #   BENCH_PARALLEL_WORKERS  max_parallel_maintenance_workers (0: each build
 #                     runs in one backend, so its memory is the build's)
 #   BENCH_PGVECTOR    auto | off
-#   BENCH_STREAM      1: the streaming scenario of issue 12 (below), 0: not
+#   BENCH_STREAM      1: the streaming scenario (below), 0: not
 #   BENCH_STREAM_EF   its ef_search values ("20 40 80 160"; keep them in
 #                     BENCH_EF, the fresh index's figures they compare with)
 #   BENCH_STREAM_QPS_TX  k-NN statements per value and run (BENCH_QPS_TX)
@@ -481,7 +480,7 @@ SQL
 	qps 40 "$nafter" after_compact
 	methods=("${saved[@]}")
 
-	# --- streaming (issue 12) ---------------------------------------------------
+	# --- streaming ---------------------------------------------------------------
 	# Build on the first half of the rows, insert the second half one row
 	# per transaction (synchronous_commit off; segvec's background workers
 	# compact meanwhile), sweep recall/QPS at once and after ft.jobs is

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# stream.sh: the streaming benchmark of issue 11 -- does an index that lives
+# stream.sh: the streaming benchmark -- does an index that lives
 # through a long stream of inserts, deletes, compactions and merges stay as
 # fast, as small and as good as a fresh build?
 #
@@ -25,7 +25,7 @@
 #              0..255) repeated, each copy plus uniform noise of width
 #              BENCH_STREAM_NOISE (4) per pixel; the queries are the first
 #              test images (dataset-fashion-mnist, read by test/fmnist.py)
-# The issue's two runs are the defaults, and
+# Two runs: the defaults, and
 #   BENCH_STREAM_DATA=fmnist BENCH_STREAM_ROWS=200000
 #
 # Prints per 10% slice: the time; insert throughput (rows/s of the slice);

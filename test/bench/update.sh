@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# update.sh: the UPDATE benchmark of issue 11 -- what does a non-HOT UPDATE
+# update.sh: the UPDATE benchmark: what does a non-HOT UPDATE
 # of another column cost on a table with a segvec index, against the same
 # table without the vector index?
 #

@@ -1,6 +1,6 @@
 -- neardup.sql: generators of clustered data full of near-identical twins and
 -- exact duplicates, the data that leaves parts of a naive HNSW graph
--- unreachable (issue 12).  Plain SQL, deterministic after setseed().
+-- unreachable.  Plain SQL, deterministic after setseed().
 --
 --   nd_rows(shape, n, dim): n rows (id, v) of a shape; VOLATILE (random())
 --   nd_query(shape, i, dim): a query near the data of that shape

@@ -1,4 +1,4 @@
-# 004_keymap_crash.pl: the keymap survives a crash (issue 4).
+# 004_keymap_crash.pl: the keymap survives a crash.
 #
 # A session runs a loop of inserts (with ids), deletes, VACUUM, ft.compact
 # and ft.snapshot against an index with INCLUDE (id) and a low

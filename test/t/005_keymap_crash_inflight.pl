@@ -1,6 +1,5 @@
 # 005_keymap_crash_inflight.pl: a crash in the middle of a multi-row INSERT
-# leaves ft.verify clean after restart (issue 4: "after restart ft.verify
-# is clean").
+# leaves ft.verify clean after restart.
 #
 # aminsert writes a doc and then, in a separate WAL record, its keymap
 # entry.  When the WAL that survives a crash ends between the two, the

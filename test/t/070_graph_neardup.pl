@@ -1,5 +1,5 @@
 # 070_graph_neardup.pl: graphs stay connected and searchable on data full
-# of near-identical twins and exact duplicates (issue 12).
+# of near-identical twins and exact duplicates.
 #
 # For each shape of test/data/neardup.sql (strands, clumps, twins, dups;
 # 10,000 x 32-dim rows), two indexes on the same rows:

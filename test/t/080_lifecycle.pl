@@ -1,5 +1,5 @@
-# 080_lifecycle.pl: the segment lifecycle under limits and interruptions
-# (issue 11), with background work off so that every compaction is the
+# 080_lifecycle.pl: the segment lifecycle under limits and interruptions,
+# with background work off so that every compaction is the
 # test's own.
 #
 # - No cap on segments: segvec.max_merge_docs = 1000, merges by tiers

@@ -1,12 +1,11 @@
-# 081_xid_freeze.pl: the metapage's dimensions_xid never outlives pg_xact
-# (issue 11).
+# 081_xid_freeze.pl: the metapage's dimensions_xid never outlives pg_xact.
 #
 # An index whose dimension was set by a (committed) insert; the server is
 # stopped, pg_resetwal -x moves the next xid far ahead, and VACUUM FREEZE of
 # every database advances datfrozenxid so that pg_xact's old segment is
-# truncated away.  Then a new session (a fresh relcache entry, which used to
-# ask pg_xact about the first insert's xid and fail with "could not access
-# status of transaction") searches and inserts without error.  Two indexes:
+# truncated away.  Then a new session (a fresh relcache entry, which must
+# not ask pg_xact about the first insert's xid: that fails with "could not
+# access status of transaction") searches and inserts without error.  Two indexes:
 # one whose metapage VACUUM froze, one that VACUUM's index cleanup did not
 # reach (INDEX_CLEANUP OFF: its dimensions_xid is older than pg_xact's
 # oldest, and counts as committed).

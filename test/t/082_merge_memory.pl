@@ -1,10 +1,10 @@
-# 082_merge_memory.pl: merges whose memory does not depend on the vectors
-# (issue 11), with background work off so that every merge is the test's
+# 082_merge_memory.pl: merges whose memory does not depend on the vectors,
+# with background work off so that every merge is the test's
 # own.
 #
 # - maintenance_work_mem = 1MB and 256 dimensions: four segments of 1,000
 #   docs hold 4 MB of vectors, four times the limit, and merge into one
-#   (the old merge held every vector and never merged them).  Deletes in
+#   (a merge that held every vector in memory could not).  Deletes in
 #   between leave tombstones in the inputs, so the seed's lost links are
 #   repaired.  The merge reports its peak memory (DEBUG1), which the test
 #   holds to the formula of src/README.md ("Merge memory": 56 bytes a doc

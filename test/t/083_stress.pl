@@ -1,4 +1,4 @@
-# 083_stress.pl: the segment lifecycle under stress (issue 11).  An 8-dim
+# 083_stress.pl: the segment lifecycle under stress.  An 8-dim
 # index with tiny thresholds (compact_threshold = 100 docs) and
 # maintenance_work_mem = 1MB lives through at least 150 compactions and 40
 # segment merges, driven by pgbench clients that insert, delete, search,
@@ -153,7 +153,7 @@ cmp_ok($in_use, '<=', 1.3 * $fresh,
 # The whole index is only printed: measured up to 3.53 times a fresh
 # build (the size-ratio policy rewrites the biggest segment, whose old
 # extent is then a little too small for the next output).
-# XXX (issue 11): 1.3 needs segments that may span several free extents
+# XXX: 1.3 needs segments that may span several free extents
 # and reuse that does not wait for every snapshot.
 # Nothing leaks: every page is in a structure (segments, mutable pages,
 # keymap runs and change pages), on the free-extent list or recyclable;

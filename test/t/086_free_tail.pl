@@ -1,5 +1,5 @@
 # 086_free_tail.pl: VACUUM gives a free extent at the index's end back
-# (issue 11: the index shrinks), on the primary and on a streaming
+# (the index shrinks), on the primary and on a streaming
 # standby, and a crash between taking the extent off the free-extent list
 # and the truncation (PANIC at test point "truncate-unlisted") loses
 # nothing: the next VACUUMs recycle the cut-off blocks page by page,

@@ -1,5 +1,5 @@
 # 087_free_reuse.pl: a free extent stays reusable when an extent next to
-# it is freed later (issue 11: extent reuse under streaming).
+# it is freed later (extent reuse under streaming).
 #
 # A streamed index always has a transaction running that started before
 # the last install: every batch of inserts is one.  Each merge frees the

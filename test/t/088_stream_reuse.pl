@@ -1,6 +1,6 @@
 # 088_stream_reuse.pl: a streamed index reuses the extents its background
 # merges freed, and a new extent may start in the free run at the
-# relation's end (issue 11: extent reuse).
+# relation's end.
 #
 # 1. Background workers on: 40 batches of 100 single-row inserts (one
 #    transaction each) with compact_threshold 50, deleting a tenth of the

@@ -1,15 +1,14 @@
 # 096_tomb_rewrite.pl: a segment whose tombstones pass
-# segvec.merge_deletes_pct is rewritten without them (issue 11: deleted
+# segvec.merge_deletes_pct is rewritten without them (deleted
 # docs are reclaimed).
 #
-# The reproduction: a one-segment index; an UPDATE of every row's vector,
-# in batches, each compacted and merged into the big segment (its old
-# docs not yet tombstoned); VACUUM.  The segment then held twice the rows,
-# half of them tombstones, and nothing ever rewrote it: the old policy
-# rewrote a segment alone only when it was *more* than half tombstones,
-# and the biggest segment merges with nothing.  Now VACUUM's cleanup
-# rewrites it (without background workers) or submits a job that does
-# (with them), and ft.compact does too: tombstones 0, docs = rows, the
+# The case: a one-segment index; an UPDATE of every row's vector, in
+# batches, each compacted and merged into the big segment (its old docs
+# not yet tombstoned); VACUUM.  The segment then holds twice the rows,
+# exactly half of them tombstones, and the biggest segment merges with
+# nothing, so only the rewrite by tombstones reclaims them.  VACUUM's
+# cleanup rewrites it (without background workers) or submits a job that
+# does (with them), and ft.compact does too: tombstones 0, docs = rows, the
 # segment the size of a fresh index's, every row found by its own vector.
 #
 # Also: the threshold (segvec.merge_deletes_pct = 100 keeps a half-dead
@@ -239,12 +238,10 @@ is(verify('a_v'), $clean, 'aliases: and after VACUUM and ft.compact');
 $node->stop;
 
 # ---- 7. with background workers: VACUUM leaves the rewrite to a job ------
-# (issue 11: the first VACUUM's job once did not rewrite, and a 30%-dead
-# segment stayed after VACUUM and ft.compact.  Cause: VACUUM submitted the
-# job before its cleanup scan, which holds the merge lock (share); a job
-# that ran meanwhile found the lock taken and, as if a merge held it, left
-# the rewrite to no one.  And ft.compact did not wait for a job that was
-# building the rewrite.)  Each case holds a session at a test point, so
+# (A job submitted before VACUUM's cleanup scan, which holds the merge
+# lock (share), would find the lock taken and, as if a merge held it, leave
+# the rewrite to no one; ft.compact must wait for a job that is building
+# the rewrite.)  Each case holds a session at a test point, so
 # the interleaving is the one that failed, whatever the machine's speed.
 my $bg = segvec_node('tomb_bg', q{
 segvec.naptime = 1

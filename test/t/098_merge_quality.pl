@@ -1,6 +1,5 @@
 # 098_merge_quality.pl: a graph made by many compactions and merges
-# searches about as well as a fresh CREATE INDEX on the same rows (issue 12,
-# graph construction).
+# searches about as well as a fresh CREATE INDEX on the same rows.
 #
 # 6,000 rows of 128 dimensions (the curve of 080_lifecycle: hard for HNSW,
 # a fresh build of pgvector or segvec misses about 2% of its rows at k = 1
