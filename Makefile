@@ -59,13 +59,27 @@ PG_CFLAGS = $(OPTFLAGS) -ffp-contract=off -Wall -Wextra -Wno-unused-parameter \
 	-Wno-sign-compare -Wno-missing-field-initializers
 SHLIB_LINK = -lxxhash
 
-EXTRA_CLEAN = test/tmp_check tmp_check test/bench/kernels
+# SEGVEC_TEST_HOOKS=1: a test build, with the test points, the test-only
+# settings and SQL functions compiled in (src/hooks/testhooks.h); make test
+# builds so.  A change of the setting rebuilds every object.
+SEGVEC_TEST_HOOKS ?= 0
+ifeq ($(SEGVEC_TEST_HOOKS),1)
+PG_CPPFLAGS += -DSEGVEC_TEST_HOOKS
+endif
+BUILD_FLAGS = src/hooks/.build-flags
+
+EXTRA_CLEAN = test/tmp_check tmp_check test/bench/kernels $(BUILD_FLAGS)
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-$(OBJS): $(wildcard src/*/*.h)
+$(OBJS): $(wildcard src/*/*.h) $(BUILD_FLAGS)
+
+.PHONY: build-flags-check
+$(BUILD_FLAGS): build-flags-check
+	@echo "SEGVEC_TEST_HOOKS=$(SEGVEC_TEST_HOOKS)" | cmp -s - $@ || \
+		echo "SEGVEC_TEST_HOOKS=$(SEGVEC_TEST_HOOKS)" > $@
 
 # The companion extension segvec_pgvector (pgvector/, its own PGXS
 # Makefile): segvec indexes on pgvector's vector and halfvec columns.  It is

@@ -51,7 +51,8 @@ bash test/setup.sh
 # SEGVEC_PG_PREFIX: a private installation (test/pg-prefix.sh)
 . test/pg-prefix.sh
 
-echo "=== build and install"
+echo "=== build and install (a test build: test hooks compiled in)"
+export SEGVEC_TEST_HOOKS=1
 if ! { make -j"$(nproc)" && make install; }; then
 	echo "run-tests.sh: build or install failed" >&2
 	failed=1

@@ -621,11 +621,7 @@ ft_stage_phantom(PG_FUNCTION_ARGS)
 	int			s;
 	SegvecSavedIdentity saved;
 
-	if (!segvec_enable_test_hooks)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("ft._stage_phantom is a test hook"),
-				 errhint("Set segvec.enable_test_hooks to use it.")));
+	SegvecCheckTestHooks("ft._stage_phantom");
 
 	/* a partitioned index: the partition whose index holds the id */
 	if (SegvecRelidIsPartitionedIndex(relid))
