@@ -41,6 +41,7 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
+#include "compat.h"
 #include "hooks/testhooks.h"
 #include "jobs/jobs_int.h"
 #include "store/store.h"
@@ -55,9 +56,7 @@ int			segvec_job_long_after = 5000;
 /* The shared state; NULL unless the library was preloaded */
 SegvecJobsShared *SegvecJobs = NULL;
 
-#if PG_VERSION_NUM >= 150000
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
-#endif
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 static const char *const job_kind_names[SEGVEC_NUM_JOB_KINDS] = {
@@ -101,10 +100,8 @@ jobs_shmem_size(void)
 static void
 jobs_shmem_request(void)
 {
-#if PG_VERSION_NUM >= 150000
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-#endif
 	RequestAddinShmemSpace(jobs_shmem_size());
 	RequestNamedLWLockTranche("segvec_jobs", 1);
 }
@@ -183,12 +180,8 @@ SegvecJobsInit(void)
 							&segvec_job_long_after, 5000, 0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 
-#if PG_VERSION_NUM >= 150000
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = jobs_shmem_request;
-#else
-	jobs_shmem_request();
-#endif
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = jobs_shmem_startup;
 
@@ -287,11 +280,7 @@ SegvecSubmitJobExt(Oid indexid, SegvecJobKind kind, bool force)
 		LOCKTAG		tag;
 
 		SET_LOCKTAG_PAGE(tag, MyDatabaseId, indexid, SEGVEC_METAPAGE_BLKNO);
-#if PG_VERSION_NUM >= 170000
-		if (LockHeldByMe(&tag, ExclusiveLock, false))
-#else
-		if (LockHeldByMe(&tag, ExclusiveLock))
-#endif
+		if (SegvecLockHeldByMe(&tag, ExclusiveLock))
 			return true;
 	}
 
