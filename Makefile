@@ -5,6 +5,9 @@
 #                             pgvector/, for pgvector's vector columns)
 #   make test                 (as root) install what is missing, build,
 #                             install, run every pg_regress suite and TAP test
+#   make test PG=17           the same against PostgreSQL 17 (or 18), in a
+#                             Debian tree that has it (test/pg-tree.sh, made
+#                             once under /var/cache/segvec-pg and kept)
 #   make torture ROUNDS=N     (as root) only the randomized torture test, N
 #                             rounds (SEED=S repeats a run)
 #   make demo                 (as root) load Fashion-MNIST, build an index,
@@ -74,7 +77,7 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-$(OBJS): $(wildcard src/*/*.h) $(BUILD_FLAGS)
+$(OBJS): $(wildcard src/*.h src/*/*.h) $(BUILD_FLAGS)
 
 .PHONY: build-flags-check
 $(BUILD_FLAGS): build-flags-check
@@ -106,7 +109,7 @@ all: sql/segvec--$(EXTVERSION).sql
 .PHONY: test torture demo bench bench-kernels bench-quant
 
 test:
-	bash test/run-tests.sh
+	SEGVEC_PG=$(PG) bash test/run-tests.sh
 
 # The randomized torture test alone (test/t/100_torture.pl), ROUNDS rounds
 # of concurrent churn and crash restarts (4 in make test); SEED=N repeats

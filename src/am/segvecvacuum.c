@@ -24,6 +24,7 @@
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
 
+#include "compat.h"
 #include "am/am.h"
 #include "compact/compact.h"
 #include "graph/graph.h"
@@ -54,7 +55,7 @@ tombstone_segment(Relation index, SegvecSegment *seg,
 		uint32		ndead = 0;
 		uint32		i;
 
-		vacuum_delay_point();
+		SegvecVacuumDelayPoint();
 		GraphReadDocs(index, seg, first, count, docs);
 		for (i = 0; i < count; i++)
 		{
@@ -432,7 +433,7 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		Buffer		buf;
 		Page		page;
 
-		vacuum_delay_point();
+		SegvecVacuumDelayPoint();
 
 		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
 								 info->strategy);
