@@ -5,6 +5,8 @@
 #                             pgvector/, for pgvector's vector columns)
 #   make test                 (as root) install what is missing, build,
 #                             install, run every pg_regress suite and TAP test
+#   make torture ROUNDS=N     (as root) only the randomized torture test, N
+#                             rounds (SEED=S repeats a run)
 #   make demo                 (as root) load Fashion-MNIST, build an index,
 #                             run a few queries and print the figures
 #   make demo KEEP=1          the same in a cluster that stays (15/segvec_demo)
@@ -87,9 +89,18 @@ sql/segvec--%.sql: src/sql/updates/segvec--%.sql.in $(sort $(wildcard src/sql/*.
 
 all: sql/segvec--$(EXTVERSION).sql
 
-.PHONY: test demo bench bench-kernels bench-quant
+.PHONY: test torture demo bench bench-kernels bench-quant
 
 test:
+	bash test/run-tests.sh
+
+# The randomized torture test alone (test/t/100_torture.pl), ROUNDS rounds
+# of concurrent churn and crash restarts (4 in make test); SEED=N repeats
+# a run.
+ROUNDS ?= 10
+torture:
+	SEGVEC_REGRESS= SEGVEC_TAP=test/t/100_torture.pl \
+	SEGVEC_TORTURE_ROUNDS=$(ROUNDS) $(if $(SEED),SEGVEC_TORTURE_SEED=$(SEED)) \
 	bash test/run-tests.sh
 
 demo:

@@ -56,7 +56,8 @@ extern void SegvecDelayPoint(void);
  * locked there, so only error and panic make sense),
  * "install-dropping-segments" (an install that frees segments, a merge's,
  * is about to lock the metapage) and "keymap-install-metapage-lock" (an
- * install of keymap runs is about to lock the metapage).
+ * install of keymap runs is about to lock the metapage), "keymap-dir-read"
+ * (a keymap look-up has read the directory, not yet the chains or runs).
  */
 extern PGDLLIMPORT char *segvec_test_point;
 extern PGDLLIMPORT int segvec_test_point_action;

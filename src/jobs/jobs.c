@@ -212,11 +212,13 @@ SegvecJobsRunnable(void)
  */
 
 /*
- * Record that dboid needs a sweep for kind.  Caller holds the lock
- * exclusively.  False if the sweep list is full too.
+ * JobRequestSweepLocked: record that dboid needs a sweep for the job kinds
+ * in the mask kinds (1 << SegvecJobKind); startup when the launcher asks
+ * for it at a server start.  Caller holds the lock exclusively.  False if
+ * the sweep list is full.
  */
-static bool
-request_sweep(Oid dboid, SegvecJobKind kind, TimestampTz now)
+bool
+JobRequestSweepLocked(Oid dboid, uint32 kinds, bool startup, TimestampTz now)
 {
 	SegvecSweepSlot *free_slot = NULL;
 	int			i;
@@ -227,7 +229,8 @@ request_sweep(Oid dboid, SegvecJobKind kind, TimestampTz now)
 
 		if (s->dboid == dboid)
 		{
-			s->kinds |= 1 << kind;
+			s->kinds |= kinds;
+			s->startup = s->startup && startup;
 			return true;
 		}
 		if (s->dboid == InvalidOid && free_slot == NULL)
@@ -236,7 +239,8 @@ request_sweep(Oid dboid, SegvecJobKind kind, TimestampTz now)
 	if (free_slot == NULL)
 		return false;
 	free_slot->dboid = dboid;
-	free_slot->kinds = 1 << kind;
+	free_slot->kinds = kinds;
+	free_slot->startup = startup;
 	free_slot->requested_at = now;
 	return true;
 }
@@ -328,7 +332,7 @@ SegvecSubmitJobExt(Oid indexid, SegvecJobKind kind, bool force)
 	{
 		/* table full: a worker will sweep the whole database */
 		SegvecJobs->counters.overflowed[kind]++;
-		if (!request_sweep(MyDatabaseId, kind, now))
+		if (!JobRequestSweepLocked(MyDatabaseId, 1 << kind, false, now))
 		{
 			SegvecJobs->counters.dropped[kind]++;
 			recorded = false;

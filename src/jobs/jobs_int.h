@@ -95,6 +95,8 @@ typedef struct SegvecSweepSlot
 {
 	Oid			dboid;			/* InvalidOid: slot unused */
 	uint32		kinds;			/* 1 << SegvecJobKind */
+	bool		startup;		/* asked for by the launcher at a server
+								 * start, not by a full job table */
 	TimestampTz requested_at;
 } SegvecSweepSlot;
 
@@ -109,6 +111,9 @@ typedef struct SegvecJobsShared
 	SegvecSweepSlot *sweeps;	/* max_jobs entries, after jobs[] */
 	SegvecServedSlot *served;	/* max_jobs entries, after sweeps[] */
 	uint64		turns;			/* jobs taken so far (the round-robin clock) */
+	bool		startup_swept;	/* the launcher asked for this start's
+								 * sweeps (the job table starts empty at
+								 * every start, crash restarts included) */
 	SegvecJobSlot jobs[FLEXIBLE_ARRAY_MEMBER];
 } SegvecJobsShared;
 
@@ -126,6 +131,8 @@ extern PGDLLIMPORT SegvecJobsShared *SegvecJobs;
 extern PGDLLIMPORT int segvec_max_workers;
 extern PGDLLIMPORT int segvec_naptime;
 extern PGDLLIMPORT int segvec_job_time_limit;
+extern bool JobRequestSweepLocked(Oid dboid, uint32 kinds, bool startup,
+								  TimestampTz now);
 
 /* schedule.c: the caller holds SegvecJobs->lock exclusively */
 extern bool JobTwinRunning(const SegvecJobSlot *s);

@@ -4,6 +4,12 @@
  *	  The segvec launcher: a static background worker (shared memory only,
  *	  no database) that starts the per-database workers (worker.c).
  *
+ * At each server start (crash restarts included, when the job table in
+ * shared memory starts empty) it asks for a sweep of every database that
+ * takes connections, so that work submitted before the stop and not done
+ * (pending upserts, a mutable segment over its threshold, due merges) is
+ * found again: it connects to no database, to read pg_database.
+ *
  * It sleeps on its latch; every submit sets that latch, and so do workers
  * when they finish a job or exit.  When it wakes it starts dynamic workers
  * for databases whose runnable jobs outnumber the idle workers serving
@@ -20,6 +26,12 @@
 
 #include <signal.h>
 
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/pg_database.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -30,6 +42,7 @@
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "jobs/jobs_int.h"
@@ -53,7 +66,9 @@ SegvecRegisterLauncher(void)
 	BackgroundWorker bgw;
 
 	memset(&bgw, 0, sizeof(bgw));
-	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	/* a connection to no database, for pg_database (startup sweeps) */
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS |
+		BGWORKER_BACKEND_DATABASE_CONNECTION;
 	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
 	bgw.bgw_restart_time = 10;
 	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "segvec");
@@ -318,6 +333,67 @@ launch_workers(DbDemand *dbs)
 }
 
 /*
+ * Ask for a sweep of every kind of job in every database that takes
+ * connections (not templates: a worker connected to one would make CREATE
+ * DATABASE from it fail), once per server start: the job table starts
+ * empty, and what was submitted before the stop (a crash, or a shutdown
+ * before the jobs ran) would otherwise wait for the next submit.  A sweep
+ * compacts only mutable segments over their threshold and merges only
+ * where upserts are queued.
+ */
+static void
+request_startup_sweeps(void)
+{
+	List	   *dbs = NIL;
+	Relation	rel;
+	TableScanDesc scan;
+	HeapTuple	tup;
+	ListCell   *lc;
+	TimestampTz now;
+	int			n = 0;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	/* the list outlives the transaction: allocate it in the caller's context */
+	StartTransactionCommand();
+	(void) GetTransactionSnapshot();
+	rel = table_open(DatabaseRelationId, AccessShareLock);
+	scan = table_beginscan_catalog(rel, 0, NULL);
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		Form_pg_database db = (Form_pg_database) GETSTRUCT(tup);
+
+		/* datconnlimit -2: a database that a DROP DATABASE left invalid */
+		if (db->datallowconn && !db->datistemplate && db->datconnlimit != -2)
+		{
+			MemoryContext old = MemoryContextSwitchTo(cxt);
+
+			dbs = lappend_oid(dbs, db->oid);
+			MemoryContextSwitchTo(old);
+		}
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(cxt);
+
+	now = GetCurrentTimestamp();
+	LWLockAcquire(SegvecJobs->lock, LW_EXCLUSIVE);
+	foreach(lc, dbs)
+	{
+		if (JobRequestSweepLocked(lfirst_oid(lc),
+								  (1 << SEGVEC_NUM_JOB_KINDS) - 1, true, now))
+			n++;
+	}
+	SegvecJobs->startup_swept = true;
+	LWLockRelease(SegvecJobs->lock);
+	list_free(dbs);
+
+	ereport(DEBUG1,
+			(errmsg_internal("segvec launcher asked for the startup sweeps of %d database(s)",
+							 n)));
+}
+
+/*
  * SegvecLauncherMain: entry point of the launcher.
  */
 void
@@ -333,6 +409,7 @@ SegvecLauncherMain(Datum main_arg)
 
 	if (SegvecJobs == NULL)
 		proc_exit(0);
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 
 	dbs = MemoryContextAlloc(TopMemoryContext,
 							 sizeof(DbDemand) * 2 * SegvecJobs->max_jobs);
@@ -358,6 +435,9 @@ SegvecLauncherMain(Datum main_arg)
 	before_shmem_exit(launcher_detach, 0);
 
 	ereport(DEBUG1, (errmsg_internal("segvec launcher started")));
+
+	if (!SegvecJobs->startup_swept)
+		request_startup_sweeps();
 
 	for (;;)
 	{

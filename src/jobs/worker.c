@@ -265,13 +265,14 @@ look_up_owners(void)
  * pending job of its database whose turn it is (schedule.c: the owner,
  * then the index, served least recently; then the oldest) out of the table (it becomes
  * RUNNING, *job_idx its slot and *job a copy), or take its database's
- * sweep request (*sweep_kinds), or, if there is neither, mark itself
+ * sweep request (*sweep_kinds, *sweep_startup), or, if there is neither, mark itself
  * EXITING.  It also exits, after its first job, to make room when
  * segvec.max_workers was lowered, or when every worker is taken and
  * another database has work but no worker.
  */
 static WorkKind
-next_work(int *job_idx, SegvecJobSlot *job, uint32 *sweep_kinds, bool can_yield)
+next_work(int *job_idx, SegvecJobSlot *job, uint32 *sweep_kinds,
+		  bool *sweep_startup, bool can_yield)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	int			max_merges = JobsMergeLimit();
@@ -309,6 +310,7 @@ next_work(int *job_idx, SegvecJobSlot *job, uint32 *sweep_kinds, bool can_yield)
 	else if ((sw = JobSweepFor(MyDatabaseId)) != NULL)
 	{
 		*sweep_kinds = sw->kinds;
+		*sweep_startup = sw->startup;
 		sw->dboid = InvalidOid;
 		sw->kinds = 0;
 		w->busy = true;
@@ -420,12 +422,14 @@ sweep_index_list(MemoryContext ctx)
 }
 
 /*
- * A sweep: requests of this database did not fit in the job table, so
- * visit every segvec index of the database and do the kinds in the mask
- * (a compaction only where the mutable segment is over the threshold).
+ * A sweep: requests of this database did not fit in the job table, or
+ * (startup) the server started and the launcher asks every database for
+ * what was submitted before the stop, so visit every segvec index of the
+ * database and do the kinds in the mask (a compaction only where the
+ * mutable segment is over the threshold).
  */
 static void
-run_sweep(uint32 kinds)
+run_sweep(uint32 kinds, bool startup)
 {
 	List	   *indexes = sweep_index_list(CurrentMemoryContext);
 	ListCell   *lc;
@@ -457,9 +461,14 @@ run_sweep(uint32 kinds)
 	SegvecJobs->workers[my_worker].busy = false;
 	LWLockRelease(SegvecJobs->lock);
 
-	ereport(LOG,
-			(errmsg("segvec swept %d index(es) of database %u: the job table was full",
-					list_length(indexes), MyDatabaseId)));
+	if (startup)
+		ereport(list_length(indexes) > 0 ? LOG : DEBUG1,
+				(errmsg("segvec swept %d index(es) of database %u after the server started",
+						list_length(indexes), MyDatabaseId)));
+	else
+		ereport(LOG,
+				(errmsg("segvec swept %d index(es) of database %u: the job table was full",
+						list_length(indexes), MyDatabaseId)));
 }
 
 /*
@@ -522,6 +531,7 @@ SegvecWorkerMain(Datum main_arg)
 		SegvecJobSlot job;
 		int			idx = -1;
 		uint32		sweep_kinds = 0;
+		bool		sweep_startup = false;
 		WorkKind	what;
 
 		CHECK_FOR_INTERRUPTS();
@@ -533,12 +543,12 @@ SegvecWorkerMain(Datum main_arg)
 		MemoryContextReset(loop_ctx);
 
 		look_up_owners();
-		what = next_work(&idx, &job, &sweep_kinds, !first);
+		what = next_work(&idx, &job, &sweep_kinds, &sweep_startup, !first);
 		first = false;
 		if (what == WORK_JOB)
 			run_claimed_job(idx, &job);
 		else if (what == WORK_SWEEP)
-			run_sweep(sweep_kinds);
+			run_sweep(sweep_kinds, sweep_startup);
 		else
 			break;
 	}

@@ -301,6 +301,8 @@ delta_append(Relation index, const KeymapDelta *rec)
 			newbuf = new_change_page(index, meta);
 			page = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
 			SegvecInitPage(page, SEGVEC_PAGE_KEYMAP_DELTA);
+			SegvecPageGetOpaque(page)->seqno =
+				KEYMAP_CHAIN_ID(BufferGetBlockNumber(newbuf), meta->keymap_epoch);
 			if (PageAddItem(page, (Item) rec, sizeof(KeymapDelta),
 							InvalidOffsetNumber, false, false) == InvalidOffsetNumber)
 				elog(ERROR, "failed to add keymap change");
@@ -342,6 +344,8 @@ delta_append(Relation index, const KeymapDelta *rec)
 				GenericXLogRegisterBuffer(state, headbuf, 0);
 			page = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
 			SegvecInitPage(page, SEGVEC_PAGE_KEYMAP_DELTA);
+			/* the chain's identity, as its head carries it */
+			SegvecPageGetOpaque(page)->seqno = SegvecPageGetOpaque(headpage)->seqno;
 			if (PageAddItem(page, (Item) rec, sizeof(KeymapDelta),
 							InvalidOffsetNumber, false, false) == InvalidOffsetNumber)
 				elog(ERROR, "failed to add keymap change");
@@ -640,18 +644,30 @@ array_add(EntryArray *a, const KeymapEntry *e)
 }
 
 /*
- * Error unless page (share locked) is a keymap change page.  A change
- * chain a reader found in the directory is reused only once no snapshot
- * that could have read that directory is left, but a hot standby's queries
- * do not hold the primary's horizon back: there the query is cancelled
- * like a recovery conflict (as for run pages).
+ * Error unless page (share locked) is a page of the keymap change chain
+ * whose head is head, as a directory of keymap epoch epoch names it.  A
+ * change chain a reader found in the directory is reused only once no
+ * snapshot that could have read that directory is left, but a hot
+ * standby's queries do not hold the primary's horizon back: there the
+ * query is cancelled like a recovery conflict (as for run pages).
  */
 static void
-check_change_page(Relation index, Page page, BlockNumber blkno)
+check_change_page(Relation index, Page page, BlockNumber blkno,
+				  BlockNumber head, uint32 epoch)
 {
+	SegvecPageOpaque opaque = SegvecPageGetOpaque(page);
+
+	/*
+	 * A page marked deleted (its seqno now the xid it was freed at) is not
+	 * reused yet: its items are the chain's still.
+	 */
 	if (!PageIsNew(page) &&
-		SegvecPageGetOpaque(page)->page_id == SEGVEC_PAGE_ID &&
-		(SegvecPageGetOpaque(page)->flags & SEGVEC_PAGE_KEYMAP_DELTA) != 0)
+		opaque->page_id == SEGVEC_PAGE_ID &&
+		(opaque->flags & SEGVEC_PAGE_KEYMAP_DELTA) != 0 &&
+		((opaque->flags & SEGVEC_PAGE_DELETED) != 0 ||
+		 opaque->seqno == 0 ||
+		 ((BlockNumber) opaque->seqno == head &&
+		  (int32) (epoch - (uint32) (opaque->seqno >> 32)) >= 0)))
 		return;
 	if (RecoveryInProgress())
 		ereport(ERROR,
@@ -671,15 +687,15 @@ check_change_page(Relation index, Page page, BlockNumber blkno)
  * entry with KEYMAP_DOCID_REMOVED), optionally only those of one key;
  * counts its items into *nchanges.
  */
-static void read_chain_at(Relation index, BlockNumber blkno, bool onekey,
-						  uint64 key, EntryArray *out, uint32 *nchanges,
-						  KeymapDocLocation *loc);
+static void read_chain_at(Relation index, BlockNumber blkno, uint32 epoch,
+						  bool onekey, uint64 key, EntryArray *out,
+						  uint32 *nchanges, KeymapDocLocation *loc);
 
 static void
-read_chain(Relation index, BlockNumber blkno, bool onekey, uint64 key,
-		   EntryArray *out, uint32 *nchanges)
+read_chain(Relation index, BlockNumber blkno, uint32 epoch, bool onekey,
+		   uint64 key, EntryArray *out, uint32 *nchanges)
 {
-	read_chain_at(index, blkno, onekey, key, out, nchanges, NULL);
+	read_chain_at(index, blkno, epoch, onekey, key, out, nchanges, NULL);
 }
 
 /*
@@ -687,9 +703,12 @@ read_chain(Relation index, BlockNumber blkno, bool onekey, uint64 key,
  * that names its doc's page, in chain order (so the newest wins).
  */
 static void
-read_chain_at(Relation index, BlockNumber blkno, bool onekey, uint64 key,
-			  EntryArray *out, uint32 *nchanges, KeymapDocLocation *loc)
+read_chain_at(Relation index, BlockNumber blkno, uint32 epoch, bool onekey,
+			  uint64 key, EntryArray *out, uint32 *nchanges,
+			  KeymapDocLocation *loc)
 {
+	BlockNumber head = blkno;
+
 	while (blkno != InvalidBlockNumber)
 	{
 		Buffer		buf = ReadBuffer(index, blkno);
@@ -699,7 +718,7 @@ read_chain_at(Relation index, BlockNumber blkno, bool onekey, uint64 key,
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		check_change_page(index, page, blkno);
+		check_change_page(index, page, blkno, head, epoch);
 		maxoff = PageGetMaxOffsetNumber(page);
 		if (nchanges)
 			*nchanges += maxoff;
@@ -899,7 +918,7 @@ chain_cache_sync(Relation index, const KeymapDir *dir, BlockNumber head)
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		check_change_page(index, page, blkno);
+		check_change_page(index, page, blkno, head, dir->epoch);
 		maxoff = PageGetMaxOffsetNumber(page);
 		off = blkno == c->last ? c->nread + 1 : FirstOffsetNumber;
 		if (c->nitems + (maxoff - off + 1) > CHAIN_CACHE_MAX_ITEMS)
@@ -966,7 +985,7 @@ read_chain_key(Relation index, const KeymapDir *dir, BlockNumber head,
 	c = chain_cache_sync(index, dir, head);
 	if (c == NULL)
 	{
-		read_chain_at(index, head, true, key, out, NULL, loc);
+		read_chain_at(index, head, dir->epoch, true, key, out, NULL, loc);
 		return;
 	}
 	slot = chainkeys_lookup(c->bykey, key);
@@ -1513,6 +1532,7 @@ KeymapLookupAt(Relation index, uint64 key_hash, KeymapEntry **result,
 	bool		chains_read = false;	/* known to hold no change of the key */
 
 	read_dir(index, dir);
+	SegvecTestPoint("keymap-dir-read");
 
 	if (loc_only && loc)
 	{
@@ -1613,8 +1633,8 @@ KeymapForEach(Relation index,
 	read_dir(index, dir);
 	for (b = 0; b < SEGVEC_KEYMAP_BUCKETS; b++)
 	{
-		read_chain(index, dir->delta_head[b], false, 0, &head, NULL);
-		read_chain(index, dir->delta_frozen[b], false, 0, &frozen, NULL);
+		read_chain(index, dir->delta_head[b], dir->epoch, false, 0, &head, NULL);
+		read_chain(index, dir->delta_frozen[b], dir->epoch, false, 0, &frozen, NULL);
 	}
 	fold_changes(&head, false);
 	fold_changes(&frozen, false);
@@ -1664,9 +1684,9 @@ KeymapBucketStats(Relation index, KeymapBucketStat *stats, uint32 *epoch,
 	{
 		stats[b].snapshot_entries = 0;
 		stats[b].changes = 0;
-		read_chain(index, dir->delta_frozen[b], false, 0, NULL,
+		read_chain(index, dir->delta_frozen[b], dir->epoch, false, 0, NULL,
 				   &stats[b].changes);
-		read_chain(index, dir->delta_head[b], false, 0, NULL,
+		read_chain(index, dir->delta_head[b], dir->epoch, false, 0, NULL,
 				   &stats[b].changes);
 	}
 	if (count_entries && dir->nruns > 0)
@@ -2087,7 +2107,7 @@ SegvecKeymapSnapshot(Relation index)
 		{
 			CHECK_FOR_INTERRUPTS();
 			if (write[b])
-				read_chain(index, dir->delta_frozen[b], false, 0, &changes, NULL);
+				read_chain(index, dir->delta_frozen[b], dir->epoch, false, 0, &changes, NULL);
 		}
 		fold_changes(&changes, dir->nruns == 0);
 		for (i = 0; i < changes.n; i++)

@@ -416,6 +416,18 @@ typedef struct KeymapDelta
  */
 #define KEYMAP_CHAIN_LAST(page)	(SegvecPageGetOpaque(page)->stamp)
 
+/*
+ * Every page of a change chain carries the chain's identity in its opaque
+ * seqno: the chain's head block and the keymap epoch when the chain was
+ * started.  A chain's pages are freed only by a snapshot install, which
+ * advances the epoch, so a page reused for another chain names another
+ * head or a later epoch than any directory that named the old chain (a
+ * reader on a standby checks it, see "Standbys" in src/README.md).  0 on
+ * pages of chains that older builds started (not checked).
+ */
+#define KEYMAP_CHAIN_ID(head, epoch) \
+	(((uint64) (epoch) << 32) | (uint64) (head))
+
 #define KEYMAP_OP_ADD			1
 #define KEYMAP_OP_REMOVE		2
 
