@@ -1,4 +1,4 @@
-# 100_merge_unlogged.pl: a merge's output pages are written and changed
+# 101_merge_unlogged.pl: a merge's output pages are written and changed
 # without WAL until the merge logs them all at its end; an errored or
 # crashed merge leaves them unreachable, never logged, maybe torn.  VACUUM
 # takes such pages as free without an error, and marks them deleted in
