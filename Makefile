@@ -5,6 +5,9 @@
 #                             pgvector/, for pgvector's vector columns)
 #   make test                 (as root) install what is missing, build,
 #                             install, run every pg_regress suite and TAP test
+#   make test PG=17           the same against PostgreSQL 17 (or 18), in a
+#                             Debian tree that has it (test/pg-tree.sh, made
+#                             once under /var/cache/segvec-pg and kept)
 #   make torture ROUNDS=N     (as root) only the randomized torture test, N
 #                             rounds (SEED=S repeats a run)
 #   make demo                 (as root) load Fashion-MNIST, build an index,
@@ -59,13 +62,27 @@ PG_CFLAGS = $(OPTFLAGS) -ffp-contract=off -Wall -Wextra -Wno-unused-parameter \
 	-Wno-sign-compare -Wno-missing-field-initializers
 SHLIB_LINK = -lxxhash
 
-EXTRA_CLEAN = test/tmp_check tmp_check test/bench/kernels
+# SEGVEC_TEST_HOOKS=1: a test build, with the test points, the test-only
+# settings and SQL functions compiled in (src/hooks/testhooks.h); make test
+# builds so.  A change of the setting rebuilds every object.
+SEGVEC_TEST_HOOKS ?= 0
+ifeq ($(SEGVEC_TEST_HOOKS),1)
+PG_CPPFLAGS += -DSEGVEC_TEST_HOOKS
+endif
+BUILD_FLAGS = src/hooks/.build-flags
+
+EXTRA_CLEAN = test/tmp_check tmp_check test/bench/kernels $(BUILD_FLAGS)
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-$(OBJS): $(wildcard src/*/*.h)
+$(OBJS): $(wildcard src/*.h src/*/*.h) $(BUILD_FLAGS)
+
+.PHONY: build-flags-check
+$(BUILD_FLAGS): build-flags-check
+	@echo "SEGVEC_TEST_HOOKS=$(SEGVEC_TEST_HOOKS)" | cmp -s - $@ || \
+		echo "SEGVEC_TEST_HOOKS=$(SEGVEC_TEST_HOOKS)" > $@
 
 # The companion extension segvec_pgvector (pgvector/, its own PGXS
 # Makefile): segvec indexes on pgvector's vector and halfvec columns.  It is
@@ -92,7 +109,7 @@ all: sql/segvec--$(EXTVERSION).sql
 .PHONY: test torture demo bench bench-kernels bench-quant
 
 test:
-	bash test/run-tests.sh
+	SEGVEC_PG=$(PG) bash test/run-tests.sh
 
 # The randomized torture test alone (test/t/100_torture.pl), ROUNDS rounds
 # of concurrent churn and crash restarts (4 in make test); SEED=N repeats

@@ -4,6 +4,9 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
 RESET client_min_messages;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set plan_sql :abs_srcdir '/sql/include/plan.sql'
+\i :plan_sql
 -- a schema of its own, so no other suite's tables or functions collide
 CREATE SCHEMA segvec_cases_graph;
 SET search_path = segvec_cases_graph, public;
@@ -52,9 +55,9 @@ ANALYZE items;
 SELECT * FROM ft.compact('items_emb_idx');
 
 -- default settings; the plan uses the index
-EXPLAIN (COSTS OFF)
+SELECT * FROM pg_temp.plan($$
 SELECT id FROM items WHERE category = 7
-ORDER BY embedding <-> (SELECT v FROM q) LIMIT 10;
+ORDER BY embedding <-> (SELECT v FROM q) LIMIT 10$$);
 CREATE TABLE b01 AS
 SELECT ids_of('SELECT id FROM items WHERE category = 7
                ORDER BY embedding <-> (SELECT v FROM q) LIMIT 10') AS got,
@@ -91,9 +94,9 @@ CREATE TABLE rq AS
   ORDER BY 1 OFFSET 299 LIMIT 1;
 SELECT count(*) AS inside_r FROM items
 WHERE l2_distance(embedding, (SELECT v FROM q)) < (SELECT r FROM rq);
-EXPLAIN (COSTS OFF)
+SELECT * FROM pg_temp.plan($$
 SELECT id FROM items WHERE embedding <-> (SELECT v FROM q) < (SELECT r FROM rq)
-ORDER BY embedding <-> (SELECT v FROM q) LIMIT 50;
+ORDER BY embedding <-> (SELECT v FROM q) LIMIT 50$$);
 SELECT cardinality(got) AS nrows,
        recall(got, exact) >= 0.95 AS recall_ok
 FROM (SELECT ids_of('SELECT id FROM items
@@ -148,10 +151,10 @@ INSERT INTO b03u SELECT * FROM b03_src WHERE id > 15000;
 
 -- index queries go through the index
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF)
-SELECT id FROM b03 ORDER BY embedding <-> (SELECT v FROM q) LIMIT 10;
-EXPLAIN (COSTS OFF)
-SELECT id FROM b03u ORDER BY embedding <-> (SELECT v FROM q) LIMIT 10;
+SELECT * FROM pg_temp.plan($$
+SELECT id FROM b03 ORDER BY embedding <-> (SELECT v FROM q) LIMIT 10$$);
+SELECT * FROM pg_temp.plan($$
+SELECT id FROM b03u ORDER BY embedding <-> (SELECT v FROM q) LIMIT 10$$);
 
 CREATE VIEW b03_check AS
 SELECT t, cardinality(got) AS nrows, got = exact AS same_as_exact,

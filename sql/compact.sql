@@ -5,6 +5,9 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
 RESET client_min_messages;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set plan_sql :abs_srcdir '/sql/include/plan.sql'
+\i :plan_sql
 -- a schema of its own, so no other suite's tables or functions collide
 CREATE SCHEMA segvec_compact;
 SET search_path = segvec_compact, public;
@@ -80,8 +83,8 @@ CREATE FUNCTION exact_filtered10() RETURNS TABLE (op text, qid int, ids int[])
 SET enable_seqscan = off;
 SET jit = off;
 SET segvec.ef_search = 400;
-EXPLAIN (COSTS OFF) SELECT * FROM top10;
-EXPLAIN (COSTS OFF) SELECT * FROM filtered10 WHERE op = 'l2';
+SELECT * FROM pg_temp.plan($$SELECT * FROM top10$$);
+SELECT * FROM pg_temp.plan($$SELECT * FROM filtered10 WHERE op = 'l2'$$);
 
 -- per metric: all five top-10s have 10 rows and equal the exact answer
 SELECT t.op, min(cardinality(t.ids)) AS min_rows,

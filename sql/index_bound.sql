@@ -7,6 +7,9 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
 RESET client_min_messages;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set plan_sql :abs_srcdir '/sql/include/plan.sql'
+\i :plan_sql
 SET jit = off;
 
 -- element j of vector i is sin(i * sqrt(j + 1) + j): no random()
@@ -69,8 +72,8 @@ END
 $$;
 
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF)
-SELECT id FROM sb_items ORDER BY embedding <-> (SELECT v FROM sb_q WHERE qid = 1) LIMIT 10;
+SELECT * FROM pg_temp.plan($$
+SELECT id FROM sb_items ORDER BY embedding <-> (SELECT v FROM sb_q WHERE qid = 1) LIMIT 10$$);
 
 -- the index's buffer accesses of a query, bound on or off
 CREATE FUNCTION pg_temp.bufs(query text, mode text) RETURNS bigint

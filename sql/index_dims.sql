@@ -6,6 +6,9 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
 RESET client_min_messages;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set plan_sql :abs_srcdir '/sql/include/plan.sql'
+\i :plan_sql
 -- disabling a plan type makes it cost 1e10, which would JIT-compile these
 -- small queries
 SET jit = off;
@@ -42,8 +45,8 @@ INSERT INTO dim_items VALUES (4, '{1,2}');
 -- no index entry was left behind: the index returns the two rows, each
 -- once, whatever the query
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF)
-SELECT id FROM dim_items ORDER BY embedding <-> '{1,2,3}' LIMIT 10;
+SELECT * FROM pg_temp.plan($$
+SELECT id FROM dim_items ORDER BY embedding <-> '{1,2,3}' LIMIT 10$$);
 SELECT id, embedding <-> '{1,2,3}' AS dist
 FROM dim_items ORDER BY dist LIMIT 10;
 SELECT count(*) AS nrows, array_agg(id ORDER BY id) AS ids
@@ -92,8 +95,8 @@ CREATE TABLE dim_fixed (id bigint PRIMARY KEY, embedding real[]);
 CREATE INDEX dim_fixed_embedding_idx ON dim_fixed
     USING segvec (embedding) WITH (dimensions = 3);
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF)
-SELECT id FROM dim_fixed ORDER BY embedding <-> '{1,2}' LIMIT 10;
+SELECT * FROM pg_temp.plan($$
+SELECT id FROM dim_fixed ORDER BY embedding <-> '{1,2}' LIMIT 10$$);
 \set VERBOSITY terse
 SELECT id FROM dim_fixed ORDER BY embedding <-> '{1,2}' LIMIT 10;
 INSERT INTO dim_fixed VALUES (1, '{1,2}');

@@ -3,6 +3,9 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
 RESET client_min_messages;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set plan_sql :abs_srcdir '/sql/include/plan.sql'
+\i :plan_sql
 -- disabling a plan type makes it cost 1e10, which would JIT-compile these
 -- small queries
 SET jit = off;
@@ -15,8 +18,8 @@ CREATE INDEX emp_items_ip_idx ON emp_items USING segvec (embedding vector_ip_ops
 
 -- top-10 on an index that has never seen a vector, each operator class
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF)
-SELECT id FROM emp_items ORDER BY embedding <-> '{1,2,3}' LIMIT 10;
+SELECT * FROM pg_temp.plan($$
+SELECT id FROM emp_items ORDER BY embedding <-> '{1,2,3}' LIMIT 10$$);
 SELECT id FROM emp_items ORDER BY embedding <-> '{1,2,3}' LIMIT 10;
 SELECT id FROM emp_items ORDER BY embedding <=> '{1,2,3}' LIMIT 10;
 SELECT id FROM emp_items ORDER BY embedding <#> '{1,2,3}' LIMIT 10;
@@ -44,9 +47,9 @@ INSERT INTO emp_items VALUES (1, '{1,2,3}', 7);
 DELETE FROM emp_items WHERE id = 1;
 VACUUM emp_items;
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF)
+SELECT * FROM pg_temp.plan($$
 SELECT id FROM emp_items WHERE category = 7
-ORDER BY embedding <-> '{1,2,3}' LIMIT 10;
+ORDER BY embedding <-> '{1,2,3}' LIMIT 10$$);
 SELECT id FROM emp_items ORDER BY embedding <-> '{1,2,3}' LIMIT 10;
 SELECT id FROM emp_items ORDER BY embedding <=> '{1,2,3}' LIMIT 10;
 SELECT id FROM emp_items ORDER BY embedding <#> '{1,2,3}' LIMIT 10;

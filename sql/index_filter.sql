@@ -5,6 +5,9 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
 RESET client_min_messages;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set plan_sql :abs_srcdir '/sql/include/plan.sql'
+\i :plan_sql
 -- disabling a plan type makes it cost 1e10, which would JIT-compile these
 -- small queries
 SET jit = off;
@@ -74,9 +77,9 @@ SELECT nrows, ordered, same_as_exact FROM pg_temp.knn_check($$
 -- the same through the index: 30 rows qualify, the filter throws away
 -- about 99 of every 100 rows the scan returns
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF)
+SELECT * FROM pg_temp.plan($$
 SELECT id FROM filt_items WHERE category = 7
-ORDER BY embedding <-> (SELECT v FROM filt_q) LIMIT 10;
+ORDER BY embedding <-> (SELECT v FROM filt_q) LIMIT 10$$);
 SELECT k, c.*
 FROM (VALUES (1), (10), (29), (30), (31), (100)) k(k),
      LATERAL pg_temp.knn_check(format($$
@@ -107,10 +110,10 @@ SELECT embedding <-> (SELECT v FROM filt_q) AS r
 FROM filt_items ORDER BY 1 OFFSET 199 LIMIT 1;
 SELECT count(*) AS inside_r FROM filt_items
 WHERE embedding <-> (SELECT v FROM filt_q) < (SELECT r FROM filt_r);
-EXPLAIN (COSTS OFF)
+SELECT * FROM pg_temp.plan($$
 SELECT id FROM filt_items
 WHERE embedding <-> (SELECT v FROM filt_q) < (SELECT r FROM filt_r)
-ORDER BY embedding <-> (SELECT v FROM filt_q) LIMIT 50;
+ORDER BY embedding <-> (SELECT v FROM filt_q) LIMIT 50$$);
 SELECT k, c.*
 FROM (VALUES (50), (199), (200), (1000)) k(k),
      LATERAL pg_temp.knn_check(format($$
@@ -140,9 +143,9 @@ SELECT nrows, ordered, same_as_exact FROM pg_temp.knn_check($$
 CREATE INDEX filt_items_cat7_idx ON filt_items USING segvec (embedding)
     WHERE category = 7;
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF)
+SELECT * FROM pg_temp.plan($$
 SELECT id FROM filt_items WHERE category = 7
-ORDER BY embedding <-> (SELECT v FROM filt_q) LIMIT 10;
+ORDER BY embedding <-> (SELECT v FROM filt_q) LIMIT 10$$);
 SELECT k, c.*
 FROM (VALUES (10), (100)) k(k),
      LATERAL pg_temp.knn_check(format($$

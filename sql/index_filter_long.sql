@@ -7,6 +7,9 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
 RESET client_min_messages;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set plan_sql :abs_srcdir '/sql/include/plan.sql'
+\i :plan_sql
 SET jit = off;
 SET maintenance_work_mem = '32MB';
 
@@ -35,7 +38,9 @@ SET segvec.max_scan_tuples = 10000;
 SET enable_seqscan = off;
 
 -- the filtered top-k through the index and exactly (no index): the same
--- ids in the same order
+-- ids in the same order.  EXECUTE plans the query on each call, with the
+-- settings of that call (a plan cached by PL/pgSQL would keep the plan
+-- type of the call that made it)
 CREATE FUNCTION pg_temp.topk(cat int, k int, exact bool) RETURNS int[]
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -45,26 +50,28 @@ BEGIN
         PERFORM set_config('enable_indexscan', 'off', true);
         PERFORM set_config('enable_seqscan', 'on', true);
     END IF;
-    SELECT array_agg(id) INTO r FROM (
-        SELECT id FROM fl_items WHERE category = cat
-        ORDER BY embedding <-> (SELECT v FROM fl_q) LIMIT k) s;
+    EXECUTE 'SELECT array_agg(id) FROM (
+        SELECT id FROM fl_items WHERE category = $1
+        ORDER BY embedding <-> (SELECT v FROM fl_q) LIMIT $2) s'
+        INTO r USING cat, k;
     PERFORM set_config('enable_indexscan', 'on', true);
     PERFORM set_config('enable_seqscan', 'off', true);
     RETURN r;
 END
 $$;
 
-EXPLAIN (COSTS OFF)
+SELECT * FROM pg_temp.plan($$
 SELECT id FROM fl_items WHERE category = 7
-ORDER BY embedding <-> (SELECT v FROM fl_q) LIMIT 10;
+ORDER BY embedding <-> (SELECT v FROM fl_q) LIMIT 10$$);
 
 SELECT cat, cardinality(pg_temp.topk(cat, 10, false)) AS nrows,
        pg_temp.topk(cat, 10, false) = pg_temp.topk(cat, 10, true) AS same_as_exact
 FROM unnest(ARRAY[7, 42, 99]) cat;
 
--- ten more categories, k = 10 and 20: exactly k rows, the exact answer,
--- and (client_min_messages = debug1) no late find skipped: the reorder
--- stage returns each in its place
+-- ten more categories, k = 10 and 20: exactly k rows, the exact answer;
+-- each scan meets 2 late finds (client_min_messages = debug1 shows the
+-- scan's count), which the strict order skips: rows of other categories,
+-- as the answers are exact
 SET client_min_messages = debug1;
 SELECT count(*) AS queries,
        count(*) FILTER (WHERE cardinality(pg_temp.topk(cat, k, false)) = k) AS k_rows,

@@ -4,6 +4,9 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
 RESET client_min_messages;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set plan_sql :abs_srcdir '/sql/include/plan.sql'
+\i :plan_sql
 -- disabling a plan type makes it cost 1e10, which would JIT-compile these
 -- small queries
 SET jit = off;
@@ -84,9 +87,9 @@ INSERT INTO ip_queries VALUES
     (7, pg_temp.vec(2999, 16));
 
 -- top-10 uses the index with default settings
-EXPLAIN (COSTS OFF)
+SELECT * FROM pg_temp.plan($$
 SELECT id FROM ip_items
-ORDER BY embedding <#> (SELECT v FROM ip_queries WHERE qid = 1) LIMIT 10;
+ORDER BY embedding <#> (SELECT v FROM ip_queries WHERE qid = 1) LIMIT 10$$);
 
 -- the first row has the largest inner product
 SELECT (SELECT id FROM ip_items
@@ -121,16 +124,16 @@ FROM (SELECT id, embedding <#> array_fill(0::real, ARRAY[16]) AS dist
       FROM ip_items ORDER BY dist LIMIT 10) s;
 
 -- the cosine operator cannot use an inner product index
-EXPLAIN (COSTS OFF)
+SELECT * FROM pg_temp.plan($$
 SELECT id FROM ip_items
-ORDER BY embedding <=> (SELECT v FROM ip_queries WHERE qid = 1) LIMIT 10;
+ORDER BY embedding <=> (SELECT v FROM ip_queries WHERE qid = 1) LIMIT 10$$);
 
 -- LIMIT beyond the table: through the index, every non-NULL row once, in
 -- distance order
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF)
+SELECT * FROM pg_temp.plan($$
 SELECT id FROM ip_items
-ORDER BY embedding <#> (SELECT v FROM ip_queries WHERE qid = 2) LIMIT 5000;
+ORDER BY embedding <#> (SELECT v FROM ip_queries WHERE qid = 2) LIMIT 5000$$);
 SELECT count(*) AS nrows, count(DISTINCT id) AS distinct_ids,
        count(*) = (SELECT count(embedding) FROM ip_items) AS all_non_null,
        bool_and(dist >= prev) AS ordered

@@ -3,6 +3,9 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
 RESET client_min_messages;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set plan_sql :abs_srcdir '/sql/include/plan.sql'
+\i :plan_sql
 -- disabling a plan type makes it cost 1e10, which would JIT-compile these
 -- small queries
 SET jit = off;
@@ -79,9 +82,9 @@ INSERT INTO l2_queries VALUES
     (7, pg_temp.vec(2999, 16));
 
 -- top-10 uses the index with default settings
-EXPLAIN (COSTS OFF)
+SELECT * FROM pg_temp.plan($$
 SELECT id FROM l2_items
-ORDER BY embedding <-> (SELECT v FROM l2_queries WHERE qid = 1) LIMIT 10;
+ORDER BY embedding <-> (SELECT v FROM l2_queries WHERE qid = 1) LIMIT 10$$);
 
 -- a row's own vector finds the row first, at distance 0
 SELECT id, embedding <-> (SELECT v FROM l2_queries WHERE qid = 4) AS dist
@@ -109,9 +112,9 @@ SELECT * FROM pg_temp.knn_check($$
 -- LIMIT beyond the table: through the index, every non-NULL row once, in
 -- distance order
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF)
+SELECT * FROM pg_temp.plan($$
 SELECT id FROM l2_items
-ORDER BY embedding <-> (SELECT v FROM l2_queries WHERE qid = 2) LIMIT 5000;
+ORDER BY embedding <-> (SELECT v FROM l2_queries WHERE qid = 2) LIMIT 5000$$);
 SELECT count(*) AS nrows, count(DISTINCT id) AS distinct_ids,
        count(*) = (SELECT count(embedding) FROM l2_items) AS all_non_null,
        bool_and(dist >= prev) AS ordered

@@ -9,6 +9,9 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
 RESET client_min_messages;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set plan_sql :abs_srcdir '/sql/include/plan.sql'
+\i :plan_sql
 -- disabling a plan type makes it cost 1e10, which would JIT-compile these
 -- small queries
 SET jit = off;
@@ -23,8 +26,8 @@ INSERT INTO nul_items VALUES (5, '{1,2,4}');
 ANALYZE nul_items;
 
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF)
-SELECT id FROM nul_items ORDER BY embedding <=> '{1,1,1}' LIMIT 10;
+SELECT * FROM pg_temp.plan($$
+SELECT id FROM nul_items ORDER BY embedding <=> '{1,1,1}' LIMIT 10$$);
 -- the zero vector (NaN) comes last, the NULL vector not at all
 SELECT id, embedding <=> '{1,1,1}' AS dist
 FROM nul_items ORDER BY dist LIMIT 10;
@@ -51,9 +54,9 @@ FROM (SELECT id FROM nul_items
 
 -- NULL query vector (a parameter, so the planner cannot fold it away):
 -- every indexed row, each time
-EXPLAIN (COSTS OFF)
+SELECT * FROM pg_temp.plan($$
 SELECT id FROM nul_items
-ORDER BY embedding <=> (SELECT NULL::real[]) LIMIT 10;
+ORDER BY embedding <=> (SELECT NULL::real[]) LIMIT 10$$);
 SELECT count(*) AS nrows, array_agg(id ORDER BY id) AS ids
 FROM (SELECT id FROM nul_items
       ORDER BY embedding <=> (SELECT NULL::real[]) LIMIT 10) s;
@@ -66,9 +69,11 @@ FROM (SELECT id FROM nul_items
 -- a prepared statement with a NULL parameter, generic plan (index scan)
 SET plan_cache_mode = force_generic_plan;
 PREPARE nul_knn(real[]) AS
-    SELECT count(*) AS nrows, array_agg(id ORDER BY id) AS ids
-    FROM (SELECT id FROM nul_items ORDER BY embedding <=> $1 LIMIT 10) s;
-EXPLAIN (COSTS OFF) EXECUTE nul_knn(NULL);
+    SELECT count(*) AS nrows, array_agg(id) AS ids
+    FROM (SELECT id FROM (SELECT id FROM nul_items
+                          ORDER BY embedding <=> $1 LIMIT 10) s
+          ORDER BY id) s2;
+SELECT * FROM pg_temp.plan($$EXECUTE nul_knn(NULL)$$);
 EXECUTE nul_knn(NULL);
 EXECUTE nul_knn(NULL);
 EXECUTE nul_knn('{1,1,1}');
@@ -173,11 +178,11 @@ ANALYZE nul_lat;
 -- each row's two nearest neighbours, through the index (a SubPlan
 -- rescanned once per row) and exactly
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF)
+SELECT * FROM pg_temp.plan($$
 SELECT a.id, (SELECT array_agg(id) FROM (SELECT b.id FROM nul_lat b
                                          ORDER BY b.embedding <=> a.embedding
                                          LIMIT 2) s) AS nn
-FROM nul_lat a;
+FROM nul_lat a$$);
 CREATE TEMP TABLE nul_lat_index AS
 SELECT a.id, a.embedding IS NULL AS null_query,
        (SELECT array_agg(id) FROM (SELECT b.id FROM nul_lat b
@@ -200,11 +205,11 @@ RESET enable_bitmapscan;
 -- Memoize
 SET enable_seqscan = off;
 SET enable_memoize = off;
-EXPLAIN (COSTS OFF)
+SELECT * FROM pg_temp.plan($$
 SELECT a.id, nn.id
 FROM nul_lat a
      CROSS JOIN LATERAL (SELECT b.id FROM nul_lat b
-                         ORDER BY b.embedding <=> a.embedding LIMIT 2) nn;
+                         ORDER BY b.embedding <=> a.embedding LIMIT 2) nn$$);
 SELECT count(*) AS pairs, count(DISTINCT a.id) AS queries
 FROM nul_lat a
      CROSS JOIN LATERAL (SELECT b.id FROM nul_lat b

@@ -4,6 +4,9 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
 RESET client_min_messages;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set plan_sql :abs_srcdir '/sql/include/plan.sql'
+\i :plan_sql
 -- disabling a plan type makes it cost 1e10, which would JIT-compile these
 -- small queries
 SET jit = off;
@@ -78,8 +81,8 @@ REINDEX INDEX opt_idx;
 ALTER INDEX opt_idx RESET (dimensions);
 REINDEX INDEX opt_idx;
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF)
-SELECT id FROM opt_items ORDER BY embedding <-> '{50,1,2}' LIMIT 3;
+SELECT * FROM pg_temp.plan($$
+SELECT id FROM opt_items ORDER BY embedding <-> '{50,1,2}' LIMIT 3$$);
 SELECT id FROM opt_items ORDER BY embedding <-> '{50,1,2}' LIMIT 3;
 RESET enable_seqscan;
 DROP INDEX opt_idx;
@@ -102,8 +105,8 @@ CREATE INDEX ON opt_items USING segvec (embedding) INCLUDE (id, other);
 -- an expression index is fine
 CREATE INDEX opt_expr_idx ON opt_items USING segvec ((other || embedding));
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF)
-SELECT id FROM opt_items ORDER BY other || embedding <-> '{1,2,50,1,2}' LIMIT 3;
+SELECT * FROM pg_temp.plan($$
+SELECT id FROM opt_items ORDER BY other || embedding <-> '{1,2,50,1,2}' LIMIT 3$$);
 SELECT id FROM opt_items ORDER BY other || embedding <-> '{1,2,50,1,2}' LIMIT 3;
 RESET enable_seqscan;
 

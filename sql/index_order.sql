@@ -8,6 +8,9 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
 RESET client_min_messages;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set plan_sql :abs_srcdir '/sql/include/plan.sql'
+\i :plan_sql
 SET jit = off;
 
 -- element j of vector i is sin(i * sqrt(j + 1) + j): no random()
@@ -45,8 +48,8 @@ INSERT INTO so_q SELECT g, pg_temp.vec(500000 + 7 * g, 16)
     FROM generate_series(1, 50) g;
 
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF)
-SELECT id FROM so_items ORDER BY embedding <-> (SELECT v FROM so_q WHERE qid = 1) LIMIT 10;
+SELECT * FROM pg_temp.plan($$
+SELECT id FROM so_items ORDER BY embedding <-> (SELECT v FROM so_q WHERE qid = 1) LIMIT 10$$);
 
 -- how many times the output of one index scan goes back in distance
 -- (a row nearer than the row before it), the LIMIT k nearest to q

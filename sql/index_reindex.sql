@@ -4,6 +4,9 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
 RESET client_min_messages;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set plan_sql :abs_srcdir '/sql/include/plan.sql'
+\i :plan_sql
 -- disabling a plan type makes it cost 1e10, which would JIT-compile these
 -- small queries
 SET jit = off;
@@ -80,13 +83,13 @@ LANGUAGE sql AS $$
     FROM rei_q
 $$;
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF)
+SELECT * FROM pg_temp.plan($$
 SELECT qid,
        (SELECT array_agg(id) FROM (SELECT id FROM rei_items
                                    ORDER BY embedding <-> v LIMIT 10) s),
        (SELECT array_agg(id) FROM (SELECT id FROM rei_items
                                    ORDER BY embedding <=> v LIMIT 10) s)
-FROM rei_q;
+FROM rei_q$$);
 CREATE TEMP TABLE rei_before AS SELECT * FROM pg_temp.answers();
 RESET enable_seqscan;
 

@@ -3,6 +3,9 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
 RESET client_min_messages;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set plan_sql :abs_srcdir '/sql/include/plan.sql'
+\i :plan_sql
 -- disabling a plan type makes it cost 1e10, which would JIT-compile these
 -- small queries
 SET jit = off;
@@ -16,8 +19,8 @@ INSERT INTO trunc_items SELECT i, ARRAY[i, 1, 1] FROM generate_series(1, 20) i;
 
 -- the distance to {1,1,1} is id - 1: ids 1 to 20 in order, each once
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF)
-SELECT id FROM trunc_items ORDER BY embedding <-> '{1,1,1}' LIMIT 100;
+SELECT * FROM pg_temp.plan($$
+SELECT id FROM trunc_items ORDER BY embedding <-> '{1,1,1}' LIMIT 100$$);
 SELECT count(*) AS nrows, count(DISTINCT id) AS distinct_ids,
        array_agg(id) AS ids
 FROM (SELECT id FROM trunc_items ORDER BY embedding <-> '{1,1,1}' LIMIT 100) s;

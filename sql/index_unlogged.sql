@@ -5,6 +5,9 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
 RESET client_min_messages;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set plan_sql :abs_srcdir '/sql/include/plan.sql'
+\i :plan_sql
 -- disabling a plan type makes it cost 1e10, which would JIT-compile these
 -- small queries
 SET jit = off;
@@ -69,8 +72,8 @@ SELECT id FROM unl_items ORDER BY embedding <-> '{1,2,3}' LIMIT 5;
 
 -- inserts and searches
 INSERT INTO unl_items SELECT i, pg_temp.vec(i, 8) FROM generate_series(1, 1000) i;
-EXPLAIN (COSTS OFF)
-SELECT id FROM unl_items ORDER BY embedding <-> (SELECT v FROM unl_q) LIMIT 10;
+SELECT * FROM pg_temp.plan($$
+SELECT id FROM unl_items ORDER BY embedding <-> (SELECT v FROM unl_q) LIMIT 10$$);
 SELECT * FROM pg_temp.knn_check($$
     SELECT id, embedding <-> (SELECT v FROM unl_q) AS dist
     FROM unl_items ORDER BY dist LIMIT 10$$);
@@ -122,8 +125,8 @@ CREATE TEMP TABLE unl_temp (id bigint, embedding real[]);
 CREATE INDEX unl_temp_idx ON unl_temp USING segvec (embedding vector_ip_ops);
 INSERT INTO unl_temp SELECT i, pg_temp.vec(i, 8) FROM generate_series(1, 1000) i;
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF)
-SELECT id FROM unl_temp ORDER BY embedding <#> (SELECT v FROM unl_q) LIMIT 10;
+SELECT * FROM pg_temp.plan($$
+SELECT id FROM unl_temp ORDER BY embedding <#> (SELECT v FROM unl_q) LIMIT 10$$);
 SELECT * FROM pg_temp.knn_check($$
     SELECT id, embedding <#> (SELECT v FROM unl_q) AS dist
     FROM unl_temp ORDER BY dist LIMIT 10$$);

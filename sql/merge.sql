@@ -65,9 +65,10 @@ SELECT count(*) AS indexes FROM pg_index
 -- statements included: the MERGE, then the counters' upsert).  The log
 -- line carries the duration and the plan the costs, which pg_regress
 -- cannot mask, so these commands run in a child psql whose output goes
--- through sed.
+-- through sed (which also drops the line of the statement's parameters
+-- that auto_explain logs from PostgreSQL 16 on).
 \setenv PGDATABASE :DBNAME
-\! psql -X -q -c "LOAD 'auto_explain'" -c "SET auto_explain.log_min_duration = 0" -c "SET auto_explain.log_nested_statements = on" -c "SET auto_explain.log_level = notice" -c "SET client_min_messages = notice" -c "SET jit = off" -c "SELECT * FROM ft.merge('merge_items_emb', 'merge_batch')" 2>&1 | sed -E -e 's/duration: [0-9.]+ ms/duration: N ms/' -e 's/  \(cost=[^)]*\)//'
+\! psql -X -q -c "LOAD 'auto_explain'" -c "SET auto_explain.log_min_duration = 0" -c "SET auto_explain.log_nested_statements = on" -c "SET auto_explain.log_level = notice" -c "SET client_min_messages = notice" -c "SET jit = off" -c "SELECT * FROM ft.merge('merge_items_emb', 'merge_batch')" 2>&1 | sed -E -e 's/duration: [0-9.]+ ms/duration: N ms/' -e 's/  \(cost=[^)]*\)//' -e '/^Query Parameters: /d'
 
 -- the rows: 50 updated, 50 inserted, the rest as they were
 SELECT category, count(*), min(embedding::text), max(embedding::text)

@@ -26,6 +26,12 @@
 #                                   several checkouts can test at the same
 #                                   time; the regression suites then run in
 #                                   pg_regress's own temporary instance
+#
+# SEGVEC_PG=17 (make test PG=17; or 18) runs all of the above against that
+# PostgreSQL version instead of the machine's own: in a Debian tree that has
+# it and Debian's pgvector package (test/pg-tree.sh makes it once and keeps
+# it), chrooted, on a copy of this checkout; the variables above apply
+# there as well (SEGVEC_PG_PREFIX a path inside the tree).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -46,17 +52,68 @@ summary() {
 	echo "$passed passed, $failed failed"
 }
 
-bash test/setup.sh
+# --- another PostgreSQL version: the same, in a Debian tree that has it -----
+if [ -n "${SEGVEC_PG:-}" ] && [ -z "${SEGVEC_IN_TREE:-}" ] &&
+	[ "$SEGVEC_PG" != "$(pg_config --version 2>/dev/null | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')" ]; then
+	root=$(bash test/pg-tree.sh "$SEGVEC_PG")
+	src=$(mktemp -d "$root/tmp/segvec-src.XXXXXX")
+	trap 'rm -rf "$src"' EXIT
+	mkdir "$src/segvec"
+	tar -C "$here" --exclude=./.git --exclude=./results --exclude=./tmp_check \
+		--exclude=./test/tmp_check --exclude=./log --exclude=./regression.diffs \
+		--exclude=./regression.out --exclude='*.o' --exclude='*.bc' --exclude='*.so' \
+		--exclude='./sql/segvec--*.sql' -cf - . | tar -C "$src/segvec" -xf -
+	# The previous release's tree (the tree has no git history of this
+	# checkout), for the upgrade test
+	prev_commit=${SEGVEC_PREV_COMMIT:-$(awk '!/^#/ && NF == 2 { c = $2 } END { print c }' test/upgrade-from)}
+	prev_tree=""
+	if [ -n "$prev_commit" ] && git -C "$here" rev-parse -q --verify "$prev_commit^{commit}" >/dev/null 2>&1; then
+		mkdir "$src/prev-release"
+		git -C "$here" archive "$prev_commit" | tar -C "$src/prev-release" -xf -
+		prev_tree=${src#"$root"}/prev-release
+	fi
+	# The tree gets a clean environment, and the variables above that are set
+	pass=()
+	for v in SEGVEC_REGRESS SEGVEC_TAP SEGVEC_KERNELS SEGVEC_PG_PREFIX SEGVEC_KEEP_TMP \
+		SEGVEC_TORTURE_ROUNDS SEGVEC_TORTURE_SEED SEGVEC_PREV_COMMIT; do
+		[ -z "${!v+set}" ] || pass+=("$v=${!v}")
+	done
+	echo "=== PostgreSQL $SEGVEC_PG: in $root"
+	set +e
+	bash test/pg-tree.sh "$SEGVEC_PG" -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		HOME=/root LANG=C.UTF-8 LC_ALL=C.UTF-8 SEGVEC_IN_TREE=1 SEGVEC_PG="$SEGVEC_PG" \
+		SEGVEC_PREV_TREE="$prev_tree" "${pass[@]}" \
+		bash "${src#"$root"}/segvec/test/run-tests.sh"
+	exit $?
+fi
+
+if [ -n "${SEGVEC_IN_TREE:-}" ]; then
+	# test/pg-tree.sh installed what the tests need, for this version
+	export PG_CONFIG=/usr/lib/postgresql/$SEGVEC_PG/bin/pg_config
+else
+	bash test/setup.sh
+fi
+# The server's major version (pg_virtualenv -v)
+pg_major=$(${PG_CONFIG:-pg_config} --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
 
 # SEGVEC_PG_PREFIX: a private installation (test/pg-prefix.sh)
 . test/pg-prefix.sh
 
-echo "=== build and install"
+echo "=== build and install (a test build: test hooks compiled in)"
+export SEGVEC_TEST_HOOKS=1
 if ! { make -j"$(nproc)" && make install; }; then
 	echo "run-tests.sh: build or install failed" >&2
 	failed=1
 	summary
 	exit 1
+fi
+
+echo "=== versions: PG_VERSION_NUM only in src/compat.h"
+if grep -rln --include='*.[ch]' PG_VERSION_NUM src pgvector | grep -vx src/compat.h; then
+	echo "run-tests.sh: the files above test PG_VERSION_NUM; put the difference into src/compat.h" >&2
+	failed=$((failed + 1))
+else
+	passed=$((passed + 1))
 fi
 
 echo "=== portability: no AVX outside the kernels (test/check-portable.sh)"
@@ -85,8 +142,13 @@ tar -C "$here" --exclude=./.git --exclude=./results --exclude=./tmp_check \
 # it): the commit test/upgrade-from names, archived from git history.
 # SEGVEC_PREV_COMMIT overrides; without git history the test skips.
 prev_src=""
+if [ -n "${SEGVEC_PREV_TREE:-}" ] && [ -e "$SEGVEC_PREV_TREE/segvec.control" ]; then
+	cp -a "$SEGVEC_PREV_TREE" "$work/prev-release"
+	prev_src="$work/prev-release"
+	echo "=== previous release for the upgrade test: $(awk '!/^#/ && NF == 2 { c = $2 } END { print c }' test/upgrade-from)"
+fi
 prev_commit=${SEGVEC_PREV_COMMIT:-$(awk '!/^#/ && NF == 2 { c = $2 } END { print c }' test/upgrade-from)}
-if [ -n "$prev_commit" ] && git -C "$here" rev-parse -q --verify "$prev_commit^{commit}" >/dev/null 2>&1; then
+if [ -z "$prev_src" ] && [ -n "$prev_commit" ] && git -C "$here" rev-parse -q --verify "$prev_commit^{commit}" >/dev/null 2>&1; then
 	mkdir "$work/prev-release"
 	if git -C "$here" archive "$prev_commit" | tar -C "$work/prev-release" -xf -; then
 		prev_src="$work/prev-release"
@@ -149,16 +211,17 @@ if [ ${#suites[@]} -gt 0 ]; then
 				EXTRA_REGRESS_OPTS="--temp-instance=$work/tmp_regress --temp-config=$work/regress.conf" \
 				2>&1 | tee regress.out.log
 		else
-			as_postgres pg_virtualenv -v 15 -o shared_preload_libraries=segvec \
+			as_postgres pg_virtualenv -v "$pg_major" -o shared_preload_libraries=segvec \
 				-o segvec.kernel="$kernel" \
 				make installcheck TAP_TESTS= REGRESS="${names[*]}" 2>&1 |
 				tee regress.out.log
 		fi
 		regress_rc=${PIPESTATUS[0]}
 		set -e
-		# pg_regress prints "test NAME ... ok" (or FAILED) for each suite.
-		r_ok=$(grep -cE '^[[:space:]]*(test[[:space:]]+)?[^[:space:]]+[[:space:]]+\.\.\. (ok|failed \(ignored\))' regress.out.log || true)
-		r_bad=$(grep -cE '^[[:space:]]*(test[[:space:]]+)?[^[:space:]]+[[:space:]]+\.\.\. FAILED' regress.out.log || true)
+		# pg_regress prints "test NAME ... ok" (or FAILED) for each suite
+		# (15), or "ok N - NAME" ("not ok N - NAME") from 16 on.
+		r_ok=$(grep -cE '^[[:space:]]*(test[[:space:]]+)?[^[:space:]]+[[:space:]]+\.\.\. (ok|failed \(ignored\))|^ok [0-9]+ ' regress.out.log || true)
+		r_bad=$(grep -cE '^[[:space:]]*(test[[:space:]]+)?[^[:space:]]+[[:space:]]+\.\.\. FAILED|^not ok [0-9]+ ' regress.out.log || true)
 		if [ "$regress_rc" -ne 0 ] && [ "$r_bad" -eq 0 ]; then
 			# pg_regress or the cluster broke before judging the suites
 			r_bad=$((${#suites[@]} - r_ok))
@@ -200,7 +263,7 @@ if [ "$run_companion" = 1 ]; then
 				EXTRA_REGRESS_OPTS="--temp-instance=$work/tmp_regress --temp-config=$work/regress.conf" \
 				2>&1 | tee regress.out.log
 		else
-			as_postgres pg_virtualenv -v 15 -o shared_preload_libraries=segvec \
+			as_postgres pg_virtualenv -v "$pg_major" -o shared_preload_libraries=segvec \
 				make -C pgvector installcheck 2>&1 | tee regress.out.log
 		fi
 		regress_rc=${PIPESTATUS[0]}

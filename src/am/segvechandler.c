@@ -18,6 +18,7 @@
 #include "fmgr.h"
 #include "utils/guc.h"
 
+#include "compat.h"
 #include "am/am.h"
 #include "graph/graph.h"
 #include "store/store.h"
@@ -194,12 +195,7 @@ segvechandler(PG_FUNCTION_ARGS)
 	amroutine->amcanparallel = false;
 	amroutine->amcaninclude = true;	/* INCLUDE (id): the doc's id key */
 	amroutine->amusemaintenanceworkmem = false;
-#if PG_VERSION_NUM >= 160000
-	amroutine->amsummarizing = false;
-#endif
-#if PG_VERSION_NUM >= 170000
-	amroutine->amcanbuildparallel = false;
-#endif
+	SegvecAmRoutineLaterFields(amroutine);
 	amroutine->amparallelvacuumoptions =
 		VACUUM_OPTION_PARALLEL_BULKDEL | VACUUM_OPTION_PARALLEL_CLEANUP;
 	amroutine->amkeytype = InvalidOid;
@@ -215,9 +211,7 @@ segvechandler(PG_FUNCTION_ARGS)
 	amroutine->amproperty = NULL;
 	amroutine->ambuildphasename = segvecbuildphasename;
 	amroutine->amvalidate = segvecvalidate;
-#if PG_VERSION_NUM >= 140000
 	amroutine->amadjustmembers = NULL;
-#endif
 	amroutine->ambeginscan = segvecbeginscan;
 	amroutine->amrescan = segvecrescan;
 	amroutine->amgettuple = segvecgettuple;

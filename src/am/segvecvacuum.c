@@ -25,6 +25,7 @@
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
 
+#include "compat.h"
 #include "am/am.h"
 #include "compact/compact.h"
 #include "graph/graph.h"
@@ -55,7 +56,7 @@ tombstone_segment(Relation index, SegvecSegment *seg,
 		uint32		ndead = 0;
 		uint32		i;
 
-		vacuum_delay_point();
+		SegvecVacuumDelayPoint();
 		GraphReadDocs(index, seg, first, count, docs);
 		for (i = 0; i < count; i++)
 		{
@@ -493,7 +494,7 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		Page		page;
 		bool		is_known = BLOCK_BIT_IS_SET(known, blkno);
 
-		vacuum_delay_point();
+		SegvecVacuumDelayPoint();
 
 		if (SegvecBlockIsFree(meta->free, meta->nfree, blkno))
 			continue;			/* on the free-extent list: neither live nor

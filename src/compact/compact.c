@@ -74,7 +74,7 @@
 #define SEGVEC_MERGE_FACTOR		4
 
 int			segvec_compact_threshold = -1;
-int			segvec_max_merge_docs = -1;
+static int	segvec_max_merge_docs = -1;
 int			segvec_compact_threshold_kb = 1024;
 int			segvec_merge_ratio = 16;
 int			segvec_merge_deletes_pct = 20;

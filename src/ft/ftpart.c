@@ -33,6 +33,7 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
+#include "compat.h"
 #include "ft/ftquery.h"
 #include "merge/merge.h"
 #include "store/store.h"
@@ -49,11 +50,7 @@ FtCheckPartitionedOwner(Oid indexoid, bool stats)
 {
 	Oid			heapoid = IndexGetRelation(indexoid, false);
 
-#if PG_VERSION_NUM >= 160000
-	if (object_ownercheck(RelationRelationId, heapoid, GetUserId()))
-#else
-	if (pg_class_ownercheck(heapoid, GetUserId()))
-#endif
+	if (SegvecOwnsRelation(heapoid, GetUserId()))
 		return;
 	if (stats && has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS))
 		return;

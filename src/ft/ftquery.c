@@ -65,6 +65,7 @@
 #include "mb/pg_wchar.h"
 #include "utils/guc.h"
 
+#include "compat.h"
 #include "ft/ftquery.h"
 
 /* ---------------------------------------------------------------------
@@ -191,8 +192,7 @@ found_at(FtParser *p, int off)
  * syntax_error: report a syntax error at byte offset off, saying what was
  * expected there and what was found.
  */
-static void
-pg_attribute_noreturn()
+static SegvecNoReturn void
 syntax_error(FtParser *p, int off, const char *expected)
 {
 	ereport(ERROR,
@@ -203,8 +203,7 @@ syntax_error(FtParser *p, int off, const char *expected)
 }
 
 /* Report a construct that is valid RediSearch but not supported here */
-static void
-pg_attribute_noreturn()
+static SegvecNoReturn void
 not_supported(FtParser *p, int off, const char *what, const char *hint)
 {
 	ereport(ERROR,

@@ -48,6 +48,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+#include "compat.h"
 #include "am/am.h"
 #include "ft/ftquery.h"
 #include "graph/graph.h"
@@ -547,7 +548,7 @@ ft_verify(PG_FUNCTION_ARGS)
 	if (vs.ndocs > 1)
 		qsort(vs.bytid, vs.ndocs, sizeof(VerifyDoc *), tid_cmp);
 
-	vs.scan = index_beginscan(vs.heap, vs.index, snapshot, 0, 1);
+	vs.scan = SegvecIndexBeginScan(vs.heap, vs.index, snapshot, 0, 1);
 	/* the subtype says how the scan reads the heap's vector datums */
 	ScanKeyEntryInitialize(&vs.orderby, 0, 1, SEGVEC_ORDERBY_STRATEGY,
 						   SegvecIndexVectorType(vs.index), InvalidOid,
@@ -621,11 +622,7 @@ ft_stage_phantom(PG_FUNCTION_ARGS)
 	int			s;
 	SegvecSavedIdentity saved;
 
-	if (!segvec_enable_test_hooks)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("ft._stage_phantom is a test hook"),
-				 errhint("Set segvec.enable_test_hooks to use it.")));
+	SegvecCheckTestHooks("ft._stage_phantom");
 
 	/* a partitioned index: the partition whose index holds the id */
 	if (SegvecRelidIsPartitionedIndex(relid))

@@ -1323,13 +1323,13 @@ GraphRepairConnectivity(HnswBuilder *b, GraphCand *eps)
 			for (i = 0; i < nfound && i < 8; i++)
 			{
 				int			rc,
-							rmax;
+							rcmax;
 
 				if (b->found[i].id == (uint32) u || !b->reach[b->found[i].id])
 					continue;
 				if (best < 0)
 					best = i;
-				(void) neighbors(b, b->found[i].id, 0, &rc, &rmax, 1);
+				(void) neighbors(b, b->found[i].id, 0, &rc, &rcmax, 1);
 				if (rc < b->m0)
 				{
 					best = i;

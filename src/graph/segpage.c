@@ -22,6 +22,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "compat.h"
 #include "graph/graph.h"
 
 /*
@@ -134,7 +135,7 @@ GraphCheckPage(Relation index, const SegvecSegment *seg, Buffer buf,
 
 typedef struct HintRel
 {
-	RelFileNode node;			/* hash key */
+	SegvecRelFileId node;			/* hash key */
 	uint32		nchunks;		/* length of chunks */
 	Buffer	  **chunks;			/* [blkno >> HINT_CHUNK_BITS], or NULL */
 } HintRel;
@@ -151,7 +152,7 @@ hint_slot(Relation index, BlockNumber blkno)
 	uint32		c = blkno >> HINT_CHUNK_BITS;
 	HintRel    *h = hint_last;
 
-	if (h == NULL || !RelFileNodeEquals(h->node, index->rd_node))
+	if (h == NULL || !SegvecRelFileIdEquals(h->node, SegvecRelFileIdOf(index)))
 	{
 		bool		found;
 
@@ -163,13 +164,13 @@ hint_slot(Relation index, BlockNumber blkno)
 				hint_cxt = AllocSetContextCreate(TopMemoryContext,
 												 "segvec buffer hints",
 												 ALLOCSET_DEFAULT_SIZES);
-			ctl.keysize = sizeof(RelFileNode);
+			ctl.keysize = sizeof(SegvecRelFileId);
 			ctl.entrysize = sizeof(HintRel);
 			ctl.hcxt = hint_cxt;
 			hint_rels = hash_create("segvec buffer hints", 16, &ctl,
 									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 		}
-		h = hash_search(hint_rels, &index->rd_node, HASH_ENTER, &found);
+		h = hash_search(hint_rels, &SegvecRelFileIdOf(index), HASH_ENTER, &found);
 		if (!found)
 		{
 			h->nchunks = 0;
@@ -227,7 +228,7 @@ GraphPinPage(Relation index, BlockNumber blkno)
 	}
 	slot = hint_slot(index, blkno);
 	if (*slot != InvalidBuffer &&
-		ReadRecentBuffer(index->rd_node, MAIN_FORKNUM, blkno, *slot))
+		ReadRecentBuffer(SegvecRelFileIdOf(index), MAIN_FORKNUM, blkno, *slot))
 	{
 		pgstat_count_buffer_read(index);
 		pgstat_count_buffer_hit(index);
@@ -255,7 +256,7 @@ GraphPrefetchPage(Relation index, BlockNumber blkno, Size offset, Size len)
 	const char *p;
 	Size		i;
 
-	if (h == NULL || !RelFileNodeEquals(h->node, index->rd_node) ||
+	if (h == NULL || !SegvecRelFileIdEquals(h->node, SegvecRelFileIdOf(index)) ||
 		c >= h->nchunks || h->chunks[c] == NULL)
 		return;
 	buf = h->chunks[c][blkno & (HINT_CHUNK - 1)];

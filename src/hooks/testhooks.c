@@ -20,6 +20,8 @@
 
 #include "hooks/testhooks.h"
 
+#ifdef SEGVEC_TEST_HOOKS
+
 bool		segvec_enable_test_hooks = false;
 int			segvec_job_delay_ms = 0;
 char	   *segvec_test_point = NULL;
@@ -143,3 +145,18 @@ SegvecTestPoint(const char *name)
 					 errmsg("segvec test point \"%s\" reached", name)));
 	}
 }
+
+/*
+ * SegvecCheckTestHooks: see testhooks.h.
+ */
+void
+SegvecCheckTestHooks(const char *what)
+{
+	if (!segvec_enable_test_hooks)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("%s is a test hook", what),
+				 errhint("Set segvec.enable_test_hooks to use it.")));
+}
+
+#endif							/* SEGVEC_TEST_HOOKS */

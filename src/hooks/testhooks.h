@@ -6,6 +6,13 @@
  *	  points (error, crash or wait there), and the switch for the test-only
  *	  functions that break an index on purpose.
  *
+ * They exist only in a test build (SEGVEC_TEST_HOOKS defined: `make
+ * SEGVEC_TEST_HOOKS=1`, which `make test` uses), as PostgreSQL's injection
+ * points exist only in builds configured for them.  In a user's build the
+ * points compile to nothing, the settings segvec.enable_test_hooks,
+ * segvec.test_point, segvec.test_point_action and segvec.job_delay_ms do
+ * not exist, and the test-only SQL functions raise an error.
+ *
  * Calls nothing of segvec; everything may call it.
  *
  * src/hooks/testhooks.h
@@ -16,6 +23,8 @@
 #define SEGVEC_TESTHOOKS_H
 
 #include "postgres.h"
+
+#ifdef SEGVEC_TEST_HOOKS
 
 /* segvec.enable_test_hooks: allows ft._stage_phantom and the like */
 extern PGDLLIMPORT bool segvec_enable_test_hooks;
@@ -69,5 +78,28 @@ extern PGDLLIMPORT int segvec_test_point_action;
 #define SEGVEC_TEST_WAIT_KEY	21334
 
 extern void SegvecTestPoint(const char *name);
+
+/*
+ * SegvecCheckTestHooks: error unless segvec.enable_test_hooks is on; what
+ * names the test-only function.
+ */
+extern void SegvecCheckTestHooks(const char *what);
+
+#else							/* !SEGVEC_TEST_HOOKS: a user's build */
+
+#define segvec_enable_test_hooks	false
+#define segvec_test_point			""
+#define SegvecTestHooksInit()		((void) 0)
+#define SegvecSetInBackgroundJob(in_job) ((void) (in_job))
+#define SegvecInBackgroundJob()		false
+#define SegvecDelayPoint()			((void) 0)
+#define SegvecTestPoint(name)		((void) 0)
+#define SegvecCheckTestHooks(what) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED), \
+			 errmsg("%s exists only in test builds of segvec", (what)), \
+			 errhint("Build segvec with \"make SEGVEC_TEST_HOOKS=1\".")))
+
+#endif							/* SEGVEC_TEST_HOOKS */
 
 #endif							/* SEGVEC_TESTHOOKS_H */

@@ -41,6 +41,7 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
+#include "compat.h"
 #include "hooks/testhooks.h"
 #include "jobs/jobs_int.h"
 #include "store/store.h"
@@ -49,14 +50,13 @@
 static int	segvec_max_jobs = 256;
 int			segvec_max_workers = 2;
 int			segvec_naptime = 10;
-int			segvec_job_time_limit = 0;
+int			segvec_job_time_limit = 300000;
+int			segvec_job_long_after = 5000;
 
 /* The shared state; NULL unless the library was preloaded */
 SegvecJobsShared *SegvecJobs = NULL;
 
-#if PG_VERSION_NUM >= 150000
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
-#endif
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 static const char *const job_kind_names[SEGVEC_NUM_JOB_KINDS] = {
@@ -100,10 +100,8 @@ jobs_shmem_size(void)
 static void
 jobs_shmem_request(void)
 {
-#if PG_VERSION_NUM >= 150000
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-#endif
 	RequestAddinShmemSpace(jobs_shmem_size());
 	RequestNamedLWLockTranche("segvec_jobs", 1);
 }
@@ -167,19 +165,23 @@ SegvecJobsInit(void)
 							&segvec_naptime, 10, 1, 3600,
 							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
 	DefineCustomIntVariable("segvec.job_time_limit",
-							"Longest a background job may run; 0 means no limit.",
-							"A job that runs longer (waits for locks included) is canceled, "
-							"logged and retried later, so one index's slow work cannot hold "
-							"a worker or a merge slot without bound.",
-							&segvec_job_time_limit, 0, 0, INT_MAX,
+							"Longest a background merge of queued upserts may run; 0 means no limit.",
+							"A merge runs the table's triggers, defaults and checks. One that runs "
+							"longer (waits for locks included) is canceled and logged; the index's "
+							"next merges apply half as many rows and are retried with a back-off. "
+							"Compactions and keymap snapshots are not limited.",
+							&segvec_job_time_limit, 300000, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("segvec.job_long_after",
+							"Run time after which a background job stops holding up other owners' jobs; 0 means never.",
+							"A job running this long no longer counts against segvec.merge_concurrency "
+							"for other table owners' merges, and the launcher may start up to "
+							"segvec.max_workers more workers for owners with no such job.",
+							&segvec_job_long_after, 5000, 0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 
-#if PG_VERSION_NUM >= 150000
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = jobs_shmem_request;
-#else
-	jobs_shmem_request();
-#endif
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = jobs_shmem_startup;
 
@@ -278,11 +280,7 @@ SegvecSubmitJobExt(Oid indexid, SegvecJobKind kind, bool force)
 		LOCKTAG		tag;
 
 		SET_LOCKTAG_PAGE(tag, MyDatabaseId, indexid, SEGVEC_METAPAGE_BLKNO);
-#if PG_VERSION_NUM >= 170000
-		if (LockHeldByMe(&tag, ExclusiveLock, false))
-#else
-		if (LockHeldByMe(&tag, ExclusiveLock))
-#endif
+		if (SegvecLockHeldByMe(&tag, ExclusiveLock))
 			return true;
 	}
 

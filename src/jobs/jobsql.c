@@ -24,6 +24,7 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
+#include "compat.h"
 #include "jobs/jobs_int.h"
 #include "store/store.h"
 
@@ -251,12 +252,7 @@ ft_submit_job(PG_FUNCTION_ARGS)
 	if (SegvecRelidIsPartitionedIndex(relid))
 	{
 		index = relation_open(relid, AccessShareLock);
-#if PG_VERSION_NUM >= 160000
-		if (!object_ownercheck(RelationRelationId, index->rd_index->indrelid,
-							   GetUserId()))
-#else
-		if (!pg_class_ownercheck(index->rd_index->indrelid, GetUserId()))
-#endif
+		if (!SegvecOwnsRelation(index->rd_index->indrelid, GetUserId()))
 			aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE,
 						   get_rel_name(index->rd_index->indrelid));
 	}

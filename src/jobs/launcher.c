@@ -144,12 +144,13 @@ typedef struct DbDemand
 {
 	Oid			dboid;
 	int			demand;			/* runnable jobs, plus 1 for a sweep */
+	int			fresh;			/* runnable jobs of owners with no long job */
 	int			supply;			/* starting or idle workers */
 	TimestampTz oldest;			/* oldest runnable request */
 } DbDemand;
 
 static int
-add_demand(DbDemand *dbs, int ndbs, Oid dboid, TimestampTz when)
+add_demand(DbDemand *dbs, int ndbs, Oid dboid, TimestampTz when, bool fresh)
 {
 	int			i;
 
@@ -158,12 +159,14 @@ add_demand(DbDemand *dbs, int ndbs, Oid dboid, TimestampTz when)
 		if (dbs[i].dboid == dboid)
 		{
 			dbs[i].demand++;
+			dbs[i].fresh += fresh ? 1 : 0;
 			dbs[i].oldest = Min(dbs[i].oldest, when);
 			return ndbs;
 		}
 	}
 	dbs[ndbs].dboid = dboid;
 	dbs[ndbs].demand = 1;
+	dbs[ndbs].fresh = fresh ? 1 : 0;
 	dbs[ndbs].supply = 0;
 	dbs[ndbs].oldest = when;
 	return ndbs + 1;
@@ -172,8 +175,11 @@ add_demand(DbDemand *dbs, int ndbs, Oid dboid, TimestampTz when)
 /*
  * Start workers where needed: for each database, oldest request first,
  * while its runnable jobs (and sweep) outnumber its idle workers and fewer
- * than segvec.max_workers run.  Returns how long to sleep, in ms: until
- * the next retry of a failed job, at most segvec.naptime.
+ * than segvec.max_workers run.  Workers running long jobs (schedule.c) do
+ * not count against segvec.max_workers for the jobs of owners with no
+ * long job: for those up to segvec.max_workers more workers may run.
+ * Returns how long to sleep, in ms: until the next retry of a failed job
+ * or the moment a running job becomes long, at most segvec.naptime.
  */
 static long
 launch_workers(DbDemand *dbs)
@@ -190,45 +196,62 @@ launch_workers(DbDemand *dbs)
 	int			i;
 	long		secs;
 	int			usecs;
-
-	int			merge_room = JobsMergeLimit();
+	int			max_merges = JobsMergeLimit();
+	int			merges_counted = 0;
+	int			nlong;
 
 	LWLockAcquire(SegvecJobs->lock, LW_EXCLUSIVE);
-	/* merges beyond segvec.merge_concurrency wait: not a demand */
-	if (merge_room < INT_MAX)
-		merge_room -= JobsRunning(SEGVEC_JOB_MERGE);
 	for (i = 0; i < SegvecJobs->max_jobs; i++)
 	{
 		SegvecJobSlot *s = &SegvecJobs->jobs[i];
 
+		if (s->state == SEGVEC_JOB_RUNNING && segvec_job_long_after > 0 &&
+			!JobIsLong(s, now))
+			wake = Min(wake, TimestampTzPlusMilliseconds(s->started_at,
+														 segvec_job_long_after));
 		if (s->state != SEGVEC_JOB_PENDING)
 			continue;
 		if (s->not_before > now)
 			wake = Min(wake, s->not_before);
-		else if (!JobTwinRunning(s) &&
-				 (s->kind != SEGVEC_JOB_MERGE || merge_room-- > 0))
-			ndbs = add_demand(dbs, ndbs, s->dboid, s->submitted_at);
+		else if (!JobTwinRunning(s))
+		{
+			/* merges beyond segvec.merge_concurrency wait: not a demand */
+			if (s->kind == SEGVEC_JOB_MERGE)
+			{
+				if (JobMergesAgainst(s, now) + merges_counted >= max_merges)
+					continue;
+				merges_counted++;
+			}
+			ndbs = add_demand(dbs, ndbs, s->dboid, s->submitted_at,
+							  !JobOwnerHasLong(s, now));
+		}
 	}
 	for (i = 0; i < SegvecJobs->max_jobs; i++)
 	{
 		SegvecSweepSlot *s = &SegvecJobs->sweeps[i];
 
 		if (s->dboid != InvalidOid)
-			ndbs = add_demand(dbs, ndbs, s->dboid, s->requested_at);
+			ndbs = add_demand(dbs, ndbs, s->dboid, s->requested_at, false);
 	}
 	for (i = 0; i < ndbs; i++)
 		JobIdleWorkerFor(dbs[i].dboid, &dbs[i].supply);
 
 	nworkers = JobsLiveWorkers();
-	while (nworkers < segvec_max_workers)
+	nlong = JobsLongWorkers(now);
+	for (;;)
 	{
 		DbDemand   *best = NULL;
 		SegvecWorkerSlot *w = NULL;
 		int			slot;
+		bool		beyond = nworkers >= segvec_max_workers;
 
+		/* beyond segvec.max_workers: only beside long jobs, at most twice */
+		if (beyond && (nworkers - nlong >= segvec_max_workers ||
+					   nworkers >= 2 * segvec_max_workers))
+			break;
 		for (i = 0; i < ndbs; i++)
 		{
-			if (dbs[i].demand > dbs[i].supply &&
+			if ((beyond ? dbs[i].fresh : dbs[i].demand) > dbs[i].supply &&
 				(best == NULL || dbs[i].oldest < best->oldest))
 				best = &dbs[i];
 		}

@@ -81,6 +81,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "compat.h"
 #include "hooks/testhooks.h"
 #include "keymap/keymap.h"
 #include "store/store.h"
@@ -788,7 +789,7 @@ typedef struct KeymapDir
 
 typedef struct ChainCacheKey
 {
-	RelFileNode node;
+	SegvecRelFileId node;
 	uint32		build;
 	BlockNumber head;
 	uint32		epoch;
@@ -874,7 +875,7 @@ chain_cache_sync(Relation index, const KeymapDir *dir, BlockNumber head)
 	}
 
 	memset(&key, 0, sizeof(key));
-	key.node = index->rd_node;
+	key.node = SegvecRelFileIdOf(index);
 	key.build = dir->build;
 	key.head = head;
 	key.epoch = dir->epoch;
@@ -1367,7 +1368,7 @@ run_page_lookup(Relation index, const SegvecKeymapRun *run, uint32 p,
 
 typedef struct RunFenceKey
 {
-	RelFileNode node;
+	SegvecRelFileId node;
 	uint32		build;
 	uint32		runno;
 	uint32		stamp;
@@ -1417,7 +1418,7 @@ run_fences_of(Relation index, const KeymapDir *dir, const SegvecKeymapRun *run)
 								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
 	memset(&key, 0, sizeof(key));
-	key.node = index->rd_node;
+	key.node = SegvecRelFileIdOf(index);
 	key.build = dir->build;
 	key.runno = run->runno;
 	key.stamp = run->stamp;

@@ -27,6 +27,7 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_depend.h"
 #include "catalog/pg_inherits.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
@@ -41,6 +42,7 @@
 #include "utils/syscache.h"
 #include "storage/lmgr.h"
 
+#include "compat.h"
 #include "store/store.h"
 
 /* the distance functions of the operator classes, from kernels/distance.c */
@@ -119,6 +121,27 @@ input_proc(Oid opfamily, Oid type)
 }
 
 /*
+ * The name of type typid for a message: schema-qualified unless it is a
+ * pg_catalog type.  CREATE INDEX runs with a search_path of pg_catalog
+ * alone from PostgreSQL 17 on, where format_type_be would qualify a type
+ * of another schema anyway; qualifying it always says the same on every
+ * version.
+ */
+static char *
+type_name(Oid typid)
+{
+	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
+	Oid			nsp;
+
+	if (!HeapTupleIsValid(tup))
+		return format_type_be(typid);
+	nsp = ((Form_pg_type) GETSTRUCT(tup))->typnamespace;
+	ReleaseSysCache(tup);
+	return nsp == PG_CATALOG_NAMESPACE ? format_type_be(typid) :
+		format_type_be_qualified(typid);
+}
+
+/*
  * SegvecIsVectorType: is type real[] (or a domain over it), the type segvec
  * reads without a support function?
  */
@@ -143,7 +166,7 @@ get_relcache(Relation index)
 		metric = metric_of_family(index, opfamily, index->rd_opcintype[0]);
 		if (!SegvecIsVectorType(vectype))
 		{
-			char	   *typname = format_type_be(vectype);
+			char	   *typname = type_name(vectype);
 			char	   *bare = strrchr(typname, '.');	/* unqualified */
 
 			bare = bare ? bare + 1 : typname;
@@ -527,11 +550,7 @@ SegvecOpenIndex(Oid relid, LOCKMODE lockmode, bool owner)
 	{
 		Oid			heapid = index->rd_index->indrelid;
 
-#if PG_VERSION_NUM >= 160000
-		if (!object_ownercheck(RelationRelationId, heapid, GetUserId()))
-#else
-		if (!pg_class_ownercheck(heapid, GetUserId()))
-#endif
+		if (!SegvecOwnsRelation(heapid, GetUserId()))
 			aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE,
 						   get_rel_name(heapid));
 	}
@@ -550,11 +569,7 @@ SegvecCheckStatsPrivilege(Relation index)
 {
 	Oid			heapid = index->rd_index->indrelid;
 
-#if PG_VERSION_NUM >= 160000
-	if (object_ownercheck(RelationRelationId, heapid, GetUserId()))
-#else
-	if (pg_class_ownercheck(heapid, GetUserId()))
-#endif
+	if (SegvecOwnsRelation(heapid, GetUserId()))
 		return;
 	if (has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS))
 		return;

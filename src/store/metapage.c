@@ -26,6 +26,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
+#include "compat.h"
 #include "store/store.h"
 
 /*
@@ -136,7 +137,7 @@ SegvecDimensionsXidCommitted(TransactionId xid)
 	if (!TransactionIdIsNormal(xid))
 		return true;
 	LWLockAcquire(XactTruncationLock, LW_SHARED);
-	truncated = TransactionIdPrecedes(xid, ShmemVariableCache->oldestClogXid);
+	truncated = TransactionIdPrecedes(xid, SegvecOldestClogXid());
 	LWLockRelease(XactTruncationLock);
 	if (truncated)
 		return true;
@@ -237,19 +238,19 @@ read_manifest_chain(Relation index, BlockNumber blkno, uint32 gen,
 Buffer
 SegvecReadMetaBuffer(Relation index)
 {
-	static RelFileNode hint_node;
+	static SegvecRelFileId hint_node;
 	static Buffer hint_buf = InvalidBuffer;
 	Buffer		buf;
 
 	if (RelationUsesLocalBuffers(index))
 		return ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
 	if (hint_buf != InvalidBuffer &&
-		RelFileNodeEquals(hint_node, index->rd_node) &&
-		ReadRecentBuffer(index->rd_node, MAIN_FORKNUM, SEGVEC_METAPAGE_BLKNO,
+		SegvecRelFileIdEquals(hint_node, SegvecRelFileIdOf(index)) &&
+		ReadRecentBuffer(SegvecRelFileIdOf(index), MAIN_FORKNUM, SEGVEC_METAPAGE_BLKNO,
 						 hint_buf))
 		return hint_buf;
 	buf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
-	hint_node = index->rd_node;
+	hint_node = SegvecRelFileIdOf(index);
 	hint_buf = buf;
 	return buf;
 }

@@ -26,6 +26,7 @@
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 
+#include "compat.h"
 #include "store/store.h"
 
 /* What a standby scan's walk checks (SegvecMutableScanDocs) */
@@ -733,7 +734,7 @@ SegvecMutableBulkDelete(Relation index, IndexBulkDeleteResult *stats,
 		int			ndeletable = 0;
 		BlockNumber next;
 
-		vacuum_delay_point();
+		SegvecVacuumDelayPoint();
 
 		buf = ReadBuffer(index, blkno);
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);

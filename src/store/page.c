@@ -32,6 +32,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+#include "compat.h"
 #include "store/store.h"
 
 /*
@@ -43,7 +44,7 @@
 
 typedef struct SegvecBufferHint
 {
-	RelFileNode node;
+	SegvecRelFileId node;
 	BlockNumber blkno;
 	Buffer		buf;
 } SegvecBufferHint;
@@ -70,8 +71,8 @@ SegvecReadBufferHinted(Relation rel, BlockNumber blkno)
 		return ReadBuffer(rel, blkno);
 	h = &buffer_hints[blkno % SEGVEC_BUFFER_HINTS];
 	if (h->buf != InvalidBuffer && h->blkno == blkno &&
-		RelFileNodeEquals(h->node, rel->rd_node) &&
-		ReadRecentBuffer(rel->rd_node, MAIN_FORKNUM, blkno, h->buf))
+		SegvecRelFileIdEquals(h->node, SegvecRelFileIdOf(rel)) &&
+		ReadRecentBuffer(SegvecRelFileIdOf(rel), MAIN_FORKNUM, blkno, h->buf))
 	{
 		/* as ReadBuffer counts a hit */
 		pgstat_count_buffer_read(rel);
@@ -79,7 +80,7 @@ SegvecReadBufferHinted(Relation rel, BlockNumber blkno)
 		return h->buf;
 	}
 	buf = ReadBuffer(rel, blkno);
-	h->node = rel->rd_node;
+	h->node = SegvecRelFileIdOf(rel);
 	h->blkno = blkno;
 	h->buf = buf;
 	return buf;

@@ -167,6 +167,9 @@ is( sq(q{SELECT count(*) FROM pg_stat_activity
 		WHERE backend_type = 'segvec worker' AND wait_event = 'PgSleep'}),
 	'1', 'the merge is sleeping inside the MERGE');
 $node->stop('immediate');
+# no workers at first, so that the state the crash left can be looked at
+# before the startup sweep applies the queue
+$node->append_conf('postgresql.conf', "segvec.max_workers = 0\n");
 $node->start;
 $node->safe_psql('postgres', 'DROP TRIGGER slow_1002 ON items',
 	extra_params => [ '-U', 'app' ]);
@@ -178,9 +181,10 @@ is(sq('SELECT count(*) FROM items WHERE id > 1000'), '0',
 is(sq('SELECT pending_applied_total FROM ft.merge_stats(\'items_emb\')'),
 	$applied_before, 'the crashed merge counted nothing');
 
-# the job table is in shared memory: after a restart a submit (here the
-# ops function; in production the next ft.add) starts the merges again
-sq(q{SELECT ft.submit_job('items_emb', 'merge')});
+# the job table is in shared memory and starts empty: the launcher's
+# startup sweep finds the queue and merges it once workers may run
+$node->append_conf('postgresql.conf', "segvec.max_workers = 4\n");
+$node->reload;
 wait_drained('after the crash');
 is( sq(q{SELECT count(*) FROM (
 		(SELECT * FROM expected EXCEPT ALL SELECT * FROM actual)

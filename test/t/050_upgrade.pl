@@ -20,7 +20,8 @@
 #   gives an error naming REINDEX INDEX, for queries and inserts alike, and
 #   REINDEX makes it usable again.
 #
-# Without SEGVEC_PREV_SRC (no git history) the first two parts are skipped.
+# Without SEGVEC_PREV_SRC (no git history), or on a PostgreSQL version the
+# previous release does not build against, the first two parts are skipped.
 use strict;
 use warnings;
 
@@ -33,6 +34,11 @@ use Test::More;
 
 my $prev_src = $ENV{SEGVEC_PREV_SRC} // '';
 my $have_prev = $prev_src ne '' && -e "$prev_src/segvec.control";
+# A release without src/compat.h builds against PostgreSQL 15 only: on
+# another version there is no installation of it to upgrade from.
+my ($server_major) = `pg_config --version` =~ /PostgreSQL (\d+)/;
+my $prev_builds_here =
+  !$have_prev || -e "$prev_src/src/compat.h" || ($server_major // 0) == 15;
 my $tmp = PostgreSQL::Test::Utils::tempdir();
 
 # SEGVEC_VERSION of the tree in dir (either layout)
@@ -161,6 +167,8 @@ SKIP:
 {
 	skip 'no previous release tree (SEGVEC_PREV_SRC is set by test/run-tests.sh from git history)', 13
 	  unless $have_prev;
+	skip "the previous release builds against PostgreSQL 15 only, this is $server_major", 13
+	  unless $prev_builds_here;
 
 	# --- the previous release ------------------------------------------------
 	my $src = "$tmp/prev-src";
@@ -283,11 +291,20 @@ my $file = $node->data_dir . '/'
   . $node->safe_psql('postgres', q{SELECT pg_relation_filepath('items_idx')});
 
 # write a format version into the metapage: magic and version are the first
-# two uint32 of the page contents, after the 24-byte page header
+# two uint32 of the page contents, after the 24-byte page header.  With data
+# checksums (initdb's default from PostgreSQL 18 on) pg_checksums then
+# writes the page's checksum again, as the build that wrote that format
+# would have.
+my $checksums =
+  $node->safe_psql('postgres', 'SHOW data_checksums') eq 'on';
 sub set_format_version
 {
 	my ($version) = @_;
 	$node->stop;
+	if ($checksums)
+	{
+		system_or_bail('pg_checksums', '--disable', '-D', $node->data_dir);
+	}
 	open(my $fh, '+<:raw', $file) or die "open $file: $!";
 	seek($fh, 24, 0);
 	read($fh, my $buf, 8) == 8 or die "read $file: $!";
@@ -296,6 +313,10 @@ sub set_format_version
 	seek($fh, 28, 0);
 	print $fh pack('L<', $version);
 	close($fh);
+	if ($checksums)
+	{
+		system_or_bail('pg_checksums', '--enable', '-D', $node->data_dir);
+	}
 	$node->start;
 	return $old;
 }
