@@ -110,8 +110,6 @@
  * ---------------------------------------------------------------------
  */
 
-
-
 static char *find_alias(CompileState *st, const char *name);
 
 /* Name a distance expression (AS, $YIELD_DISTANCE_AS, the default name) */

@@ -42,7 +42,6 @@
 #include "merge/merge.h"
 #include "store/store.h"
 
-
 /* ---------------------------------------------------------------------
  * Full-text terms
  *
@@ -146,7 +145,6 @@ append_lexeme(StringInfo buf, const char *w, bool prefix)
 	if (prefix)
 		appendStringInfoString(buf, ":*");
 }
-
 
 /*
  * Is n a prefix term of fewer than 2 characters ("t*")?  RediSearch
