@@ -50,6 +50,7 @@
 static int	segvec_max_jobs = 256;
 int			segvec_max_workers = 2;
 int			segvec_naptime = 10;
+int			segvec_sweep_interval = 600;
 int			segvec_job_time_limit = 300000;
 int			segvec_job_long_after = 5000;
 
@@ -163,6 +164,11 @@ SegvecJobsInit(void)
 							"Longest sleep of the segvec launcher between checks.",
 							"Submits wake it at once; the naptime paces retries of failed jobs.",
 							&segvec_naptime, 10, 1, 3600,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("segvec.sweep_interval",
+							"How often the segvec launcher asks every database for a sweep; 0 means only at server start.",
+							"A sweep does the background work that no request names, such as the upserts a prepared transaction queued.",
+							&segvec_sweep_interval, 600, 0, 7 * 24 * 3600,
 							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
 	DefineCustomIntVariable("segvec.job_time_limit",
 							"Longest a background merge of queued upserts may run; 0 means no limit.",

@@ -106,8 +106,9 @@ typedef struct SegvecSweepSlot
 {
 	Oid			dboid;			/* InvalidOid: slot unused */
 	uint32		kinds;			/* 1 << SegvecJobKind */
-	bool		startup;		/* asked for by the launcher at a server
-								 * start, not by a full job table */
+	bool		startup;		/* asked for by the launcher (at a server
+								 * start, or periodically), not by a full
+								 * job table */
 	TimestampTz requested_at;
 } SegvecSweepSlot;
 
@@ -142,6 +143,7 @@ typedef enum JobOutcome
 extern PGDLLIMPORT SegvecJobsShared *SegvecJobs;
 extern PGDLLIMPORT int segvec_max_workers;
 extern PGDLLIMPORT int segvec_naptime;
+extern PGDLLIMPORT int segvec_sweep_interval;
 extern PGDLLIMPORT int segvec_job_time_limit;
 extern PGDLLIMPORT int segvec_job_long_after;
 extern bool JobRequestSweepLocked(Oid dboid, uint32 kinds, bool startup,

@@ -358,14 +358,14 @@ launch_workers(DbDemand *dbs)
 /*
  * Ask for a sweep of every kind of job in every database that takes
  * connections (not templates: a worker connected to one would make CREATE
- * DATABASE from it fail), once per server start: the job table starts
- * empty, and what was submitted before the stop (a crash, or a shutdown
- * before the jobs ran) would otherwise wait for the next submit.  A sweep
- * compacts only mutable segments over their threshold and merges only
- * where upserts are queued.
+ * DATABASE from it fail): once per server start, as the job table starts
+ * empty and what was submitted before the stop (a crash, or a shutdown
+ * before the jobs ran) would otherwise wait for the next submit; and every
+ * segvec.sweep_interval.  A sweep compacts only mutable segments over
+ * their threshold and merges only where upserts are queued.
  */
 static void
-request_startup_sweeps(void)
+request_sweeps(void)
 {
 	List	   *dbs = NIL;
 	Relation	rel;
@@ -424,6 +424,7 @@ SegvecLauncherMain(Datum main_arg)
 {
 	DbDemand   *dbs;
 	int			i;
+	TimestampTz last_sweep;
 
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -460,7 +461,8 @@ SegvecLauncherMain(Datum main_arg)
 	ereport(DEBUG1, (errmsg_internal("segvec launcher started")));
 
 	if (!SegvecJobs->startup_swept)
-		request_startup_sweeps();
+		request_sweeps();
+	last_sweep = GetCurrentTimestamp();
 
 	for (;;)
 	{
@@ -480,8 +482,24 @@ SegvecLauncherMain(Datum main_arg)
 			ProcessConfigFile(PGC_SIGHUP);
 		}
 
+		/*
+		 * The periodic sweeps: what no request names (a prepared
+		 * transaction's queued upserts, whose COMMIT PREPARED submits
+		 * nothing; a request dropped when the job table and the sweep list
+		 * were full) waits at most segvec.sweep_interval.
+		 */
+		if (segvec_sweep_interval > 0 &&
+			TimestampDifferenceExceeds(last_sweep, GetCurrentTimestamp(),
+									   segvec_sweep_interval * 1000))
+		{
+			request_sweeps();
+			last_sweep = GetCurrentTimestamp();
+		}
+
 		reap_workers();
 		timeout = launch_workers(dbs);
+		if (segvec_sweep_interval > 0)
+			timeout = Min(timeout, (long) segvec_sweep_interval * 1000L);
 
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

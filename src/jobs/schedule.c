@@ -268,6 +268,8 @@ served_entry(Oid dboid, Oid indexid)
 		if (c->turn < e->turn)
 			e = c;
 	}
+	if (e == NULL)
+		elog(ERROR, "segvec job table has no served entries");
 	memset(e, 0, sizeof(SegvecServedSlot));
 	e->dboid = dboid;
 	e->indexid = indexid;

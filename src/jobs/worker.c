@@ -480,9 +480,9 @@ run_sweep(uint32 kinds, bool startup)
 	LWLockRelease(SegvecJobs->lock);
 
 	if (startup)
-		ereport(list_length(indexes) > 0 ? LOG : DEBUG1,
-				(errmsg("segvec swept %d index(es) of database %u after the server started",
-						list_length(indexes), MyDatabaseId)));
+		ereport(DEBUG1,
+				(errmsg_internal("segvec swept %d index(es) of database %u (a start or periodic sweep)",
+								 list_length(indexes), MyDatabaseId)));
 	else
 		ereport(LOG,
 				(errmsg("segvec swept %d index(es) of database %u: the job table was full",
