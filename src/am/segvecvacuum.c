@@ -15,6 +15,7 @@
 #include "access/relation.h"
 #include "access/transam.h"
 #include "access/xact.h"
+#include "access/xloginsert.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -204,6 +205,62 @@ reachable(Page page, BlockNumber blkno, SegvecMetaInfo *meta, List *delta)
 	return true;				/* unknown: leave it alone */
 }
 
+/* bit blkno of a bitmap of blocks */
+#define BLOCK_BIT_SET(bits, b)	((bits)[(b) / 8] |= (uint8) (1 << ((b) % 8)))
+#define BLOCK_BIT_IS_SET(bits, b)	(((bits)[(b) / 8] & (1 << ((b) % 8))) != 0)
+
+/*
+ * The blocks below npages that the metapage reaches by where they are,
+ * whatever they hold: the metapage, the live segments' extents and keymap
+ * runs, the change and manifest chains (delta) and the mutable chain from
+ * its head (read here).  A bitmap of npages bits.  The cleanup scan reads
+ * every other block with RBM_ZERO_ON_ERROR: only a page that nothing
+ * reaches may be taken as free when it cannot be read (see
+ * segvecvacuumcleanup); a page that something reaches and cannot be read
+ * is an error.  Pages appended after this (a mutable or change page an
+ * insert adds) were written in this server's run, so they read.
+ */
+static uint8 *
+known_blocks(Relation index, SegvecMetaInfo *meta, List *delta,
+			 BlockNumber npages)
+{
+	uint8	   *bits = palloc0(npages / 8 + 1);
+	BlockNumber blkno;
+	ListCell   *lc;
+	int			i;
+
+	if (npages > SEGVEC_METAPAGE_BLKNO)
+		BLOCK_BIT_SET(bits, SEGVEC_METAPAGE_BLKNO);
+	for (i = 0; i < meta->nsegments; i++)
+		for (blkno = meta->segments[i].start;
+			 blkno < meta->segments[i].start + meta->segments[i].npages &&
+			 blkno < npages; blkno++)
+			BLOCK_BIT_SET(bits, blkno);
+	for (i = 0; i < meta->keymap_nruns; i++)
+		for (blkno = meta->keymap_runs[i].start;
+			 blkno < meta->keymap_runs[i].start + meta->keymap_runs[i].npages &&
+			 blkno < npages; blkno++)
+			BLOCK_BIT_SET(bits, blkno);
+	foreach(lc, delta)
+	{
+		blkno = (BlockNumber) lfirst_int(lc);
+		if (blkno < npages)
+			BLOCK_BIT_SET(bits, blkno);
+	}
+	blkno = meta->mutable_head;
+	while (blkno != InvalidBlockNumber && blkno < npages &&
+		   !BLOCK_BIT_IS_SET(bits, blkno))
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+
+		BLOCK_BIT_SET(bits, blkno);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		blkno = SegvecPageGetOpaque(BufferGetPage(buf))->nextblkno;
+		UnlockReleaseBuffer(buf);
+	}
+	return bits;
+}
+
 /*
  * Run a compaction (or, merge_only, just the merges that are due) for
  * VACUUM's cleanup in a subtransaction, turning its
@@ -346,6 +403,8 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	int			i;
 	List	   *delta_before;
 	List	   *unreachable = NIL;
+	List	   *zeroed = NIL;
+	uint8	   *known;
 	bool		no_merge;
 	bool		submit_rewrite = false;
 
@@ -427,30 +486,42 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		UnlockRelationForExtension(index, ExclusiveLock);
 
 	delta_before = delta_pages(index);
+	known = known_blocks(index, meta, delta_before, npages);
 	stats->pages_deleted = 0;
 	for (blkno = SEGVEC_METAPAGE_BLKNO + 1; blkno < npages; blkno++)
 	{
 		Buffer		buf;
 		Page		page;
+		bool		is_known = BLOCK_BIT_IS_SET(known, blkno);
 
 		SegvecVacuumDelayPoint();
 
-		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
+		if (SegvecBlockIsFree(meta->free, meta->nfree, blkno))
+			continue;			/* on the free-extent list: neither live nor
+								 * for the FSM */
+
+		/*
+		 * A block nothing reaches may hold a page that fails its checksum:
+		 * a merge's output page, which the merge writes and changes
+		 * without WAL until its end, torn by an OS crash during the merge.
+		 * Such a page is read as zeros (with a WARNING) and becomes free
+		 * below, through a logged image, not an error in every VACUUM.
+		 */
+		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno,
+								 is_known ? RBM_NORMAL : RBM_ZERO_ON_ERROR,
 								 info->strategy);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 
-		if (SegvecBlockIsFree(meta->free, meta->nfree, blkno))
+		if (PageIsNew(page))
 		{
-			/* on the free-extent list: neither live nor for the FSM */
-		}
-		else if (PageIsNew(page))
-		{
-			if (no_merge)
+			if (no_merge && is_known)
 			{
 				RecordFreeIndexPage(index, blkno);
 				nfree++;
 			}
+			else if (no_merge)
+				zeroed = lappend_int(zeroed, (int) blkno);
 		}
 		else if (SegvecPageIsDeleted(page))
 		{
@@ -468,10 +539,47 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	}
 
 	/*
+	 * Never-initialised pages nothing reaches (a crash after an extension;
+	 * or a page that failed its checksum, zeroed only in its buffer by the
+	 * read above): each is written as a logged zero page first, so that
+	 * its block holds zeros on disk, after recovery and on standbys too,
+	 * before the free space map hands it to an insert, which reads it
+	 * normally.
+	 */
+	if (zeroed != NIL)
+	{
+		ListCell   *lc;
+
+		foreach(lc, zeroed)
+		{
+			BlockNumber b = (BlockNumber) lfirst_int(lc);
+			Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, b,
+												 RBM_ZERO_ON_ERROR, NULL);
+
+			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			if (PageIsNew(BufferGetPage(buf)))
+			{
+				START_CRIT_SECTION();
+				MarkBufferDirty(buf);
+				if (RelationNeedsWAL(index))
+					log_newpage_buffer(buf, false);
+				END_CRIT_SECTION();
+				RecordFreeIndexPage(index, b);
+				nfree++;
+			}
+			UnlockReleaseBuffer(buf);
+		}
+	}
+
+	/*
 	 * Pages nothing points at: what a crash between an install and the
-	 * marking of what it replaced leaves.  A delta page is linked in the
-	 * same WAL record that initialises it, so one that is linked now was in
-	 * a chain when we saw it; look again before marking.
+	 * marking of what it replaced leaves, and what an errored merge built.
+	 * A delta page is linked in the same WAL record that initialises it,
+	 * so one that is linked now was in a chain when we saw it; look again
+	 * before marking.  Each is marked deleted in a full page image: an
+	 * errored merge's pages were never WAL-logged, so after a crash or on
+	 * a standby the block holds zeros (or nothing), and a delta record
+	 * would patch a few bytes into them.
 	 */
 	if (unreachable != NIL)
 	{
@@ -482,13 +590,14 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		foreach(lc, unreachable)
 		{
 			BlockNumber b = (BlockNumber) lfirst_int(lc);
-			Buffer		buf = ReadBuffer(index, b);
+			Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, b,
+												 RBM_ZERO_ON_ERROR, NULL);
 			Page		page;
 
 			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 			page = BufferGetPage(buf);
 			if (!PageIsNew(page) && !reachable(page, b, meta, delta_after) &&
-				SegvecMarkPageDeleted(index, buf, xid))
+				SegvecMarkPageDeletedImage(index, buf, xid))
 			{
 				stats->pages_newly_deleted++;
 				stats->pages_deleted++;

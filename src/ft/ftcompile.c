@@ -3,7 +3,8 @@
  * ftcompile.c
  *	  The ft query compiler: turns a parsed query (ftquery.c) into one SQL
  *	  statement and its parameters, for ft.search, ft.query and ft.explain
- *	  (ftsearch.c) to run.
+ *	  (ftsearch.c) to run.  Its values and columns are in ftvalue.c, its
+ *	  full-text terms in fttextq.c (ftcompile_int.h).
  *
  * Field names are checked against the table's columns and quoted with
  * quote_identifier(); every value (tag, number, vector, radius, limit, key
@@ -42,6 +43,7 @@
 #include "utils/varlena.h"
 
 #include "am/am.h"
+#include "ft/ftcompile_int.h"
 #include "ft/ftquery.h"
 #include "merge/merge.h"
 #include "store/store.h"
@@ -108,477 +110,6 @@
  * ---------------------------------------------------------------------
  */
 
-/* A name for a distance: KNN's AS / a VECTOR_RANGE's $YIELD_DISTANCE_AS */
-typedef struct FtAlias
-{
-	char	   *name;
-	char	   *expr;
-} FtAlias;
-
-typedef struct CompileState
-{
-	FtIndexInfo *info;
-	FtQuery    *q;
-	Jsonb	   *params;			/* NULL or an object */
-	FtCompiled *c;
-	char	   *vecop;			/* OPERATOR(schema.<->) */
-	char	   *veccol;			/* "t." || quoted vector column */
-	char	   *idcol;			/* "t." || quoted id column */
-	List	   *aliases;		/* FtAlias * */
-	FtNode	   *stop_node;		/* top-level VECTOR_RANGE: the early stop */
-	bool		squared;		/* report RediSearch's distances (L2
-								 * squared, IP as 1 - dot) */
-	char	   *cfg;			/* the TEXT configuration as SQL */
-	bool		has_text;		/* the filter has a full-text term */
-	StringInfoData rankq;		/* tsquery text of the scored terms */
-	bool		weighted;		/* some node has a $weight: rank_groups */
-	List	   *rank_groups;	/* RankGroup *s */
-	char	   *stop_raw;		/* the last VECTOR_RANGE's operator
-								 * expression */
-} CompileState;
-
-/* Add a parameter; returns its number */
-static int
-add_param(FtCompiled *c, Oid type, Datum value)
-{
-	if (c->nparams == c->maxparams)
-	{
-		c->maxparams = Max(16, c->maxparams * 2);
-		if (c->types == NULL)
-		{
-			c->types = palloc(sizeof(Oid) * c->maxparams);
-			c->values = palloc(sizeof(Datum) * c->maxparams);
-		}
-		else
-		{
-			c->types = repalloc(c->types, sizeof(Oid) * c->maxparams);
-			c->values = repalloc(c->values, sizeof(Datum) * c->maxparams);
-		}
-	}
-	c->types[c->nparams] = type;
-	c->values[c->nparams] = value;
-	return ++c->nparams;
-}
-
-/* " at character N", or nothing for a value that is not in a query text */
-static char *
-at_char(int location)
-{
-	return location > 0 ? psprintf(" at character %d", location) : "";
-}
-
-/* The value of $name in params; error if it has none */
-static JsonbValue *
-lookup_param(CompileState *st, FtValue *v)
-{
-	JsonbValue *jv = NULL;
-
-	if (st->params != NULL)
-		jv = getKeyJsonValueFromContainer(&st->params->root, v->param,
-										  strlen(v->param), NULL);
-	if (jv == NULL || jv->type == jbvNull)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_PARAMETER),
-				 errmsg("no value for parameter $%s%s", v->param,
-						at_char(v->location)),
-				 errhint("Give it in params, for example '{\"%s\": ...}'.",
-						 v->param)));
-	return jv;
-}
-
-/* A JSON scalar as text; NULL if jv is not a string, number or boolean */
-static char *
-jsonb_scalar_text(JsonbValue *jv)
-{
-	switch (jv->type)
-	{
-		case jbvString:
-			return pnstrdup(jv->val.string.val, jv->val.string.len);
-		case jbvNumeric:
-			return DatumGetCString(DirectFunctionCall1(numeric_out,
-													   NumericGetDatum(jv->val.numeric)));
-		case jbvBool:
-			return pstrdup(jv->val.boolean ? "true" : "false");
-		default:
-			return NULL;
-	}
-}
-
-/* The elements of a JSON array (jbvBinary), as a List of JsonbValue * */
-static List *
-jsonb_array_elements_list(JsonbValue *jv)
-{
-	List	   *elems = NIL;
-	JsonbIterator *it;
-	JsonbValue	v;
-	JsonbIteratorToken tok;
-
-	if (jv->type != jbvBinary || !JsonContainerIsArray(jv->val.binary.data))
-		return NULL;
-	it = JsonbIteratorInit(jv->val.binary.data);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-	{
-		if (tok == WJB_ELEM)
-		{
-			JsonbValue *copy = palloc(sizeof(JsonbValue));
-
-			*copy = v;
-			elems = lappend(elems, copy);
-		}
-	}
-	return elems;
-}
-
-/* The text of a literal, or of a scalar parameter */
-static char *
-value_text(CompileState *st, FtValue *v, const char *what)
-{
-	JsonbValue *jv;
-	char	   *s;
-
-	if (v->param == NULL)
-		return v->literal;
-	jv = lookup_param(st, v);
-	s = jsonb_scalar_text(jv);
-	if (s == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("parameter $%s%s must be %s", v->param,
-						at_char(v->location), what)));
-	if (v->negate)
-	{
-		/* -$p: the value with its sign flipped */
-		if (*s == '-')
-			s = s + 1;
-		else if (*s == '+')
-			s = psprintf("-%s", s + 1);
-		else
-			s = psprintf("-%s", s);
-	}
-	return s;
-}
-
-/* The word of a text term: never empty (to_tsquery cannot say '') */
-static char *
-term_text(CompileState *st, FtValue *v)
-{
-	char	   *s = value_text(st, v, "a string");
-
-	if (*s == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("parameter $%s%s is empty: a text term needs a word",
-						v->param ? v->param : "", at_char(v->location))));
-	return s;
-}
-
-/* A non-negative integer (KNN's k, EF_RUNTIME, LIMIT) */
-static int64
-value_int64(CompileState *st, FtValue *v, const char *what)
-{
-	char	   *s = value_text(st, v, "a non-negative integer");
-	char	   *end;
-	int64		n;
-
-	errno = 0;
-	n = strtoi64(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || n < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s%s must be a non-negative integer, not \"%s\"",
-						what, at_char(v->location), s)));
-	return n;
-}
-
-/* Is s a number strtod takes whole (no inf, no nan)? Sets *d. */
-static bool
-parse_finite(const char *s, double *d)
-{
-	char	   *end;
-
-	errno = 0;
-	*d = strtod(s, &end);
-	return end != s && *end == '\0' && errno != ERANGE && isfinite(*d);
-}
-
-/* -1, +1 if s says -inf or +inf (inf, infinity, any case), else 0 */
-static int
-inf_word(const char *s)
-{
-	int			sign = 1;
-
-	if (*s == '-' || *s == '+')
-		sign = (*s++ == '-') ? -1 : 1;
-	if (pg_strcasecmp(s, "inf") == 0 || pg_strcasecmp(s, "infinity") == 0)
-		return sign;
-	return 0;
-}
-
-/* A finite float8 (VECTOR_RANGE's radius) */
-static double
-value_float8(CompileState *st, FtValue *v, const char *what)
-{
-	char	   *s = value_text(st, v, "a number");
-	double		d;
-
-	if (!parse_finite(s, &d))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s%s must be a finite number, not \"%s\"",
-						what, at_char(v->location), s)));
-	return d;
-}
-
-/*
- * Decode base64 (RFC 4648, '+/' or URL-safe '-_', '=' padding optional,
- * white space ignored).  Returns false on a malformed string.
- */
-static bool
-decode_base64(const char *src, int len, char **out, int *outlen)
-{
-	char	   *dst = palloc(len / 4 * 3 + 3);
-	uint32		acc = 0;
-	int			bits = 0;
-	int			n = 0;
-	int			pad = 0;
-	int			i;
-
-	for (i = 0; i < len; i++)
-	{
-		unsigned char ch = src[i];
-		int			val;
-
-		if (isspace(ch))
-			continue;
-		if (ch == '=')
-		{
-			pad++;
-			continue;
-		}
-		if (pad > 0)
-			return false;		/* data after padding */
-		if (ch >= 'A' && ch <= 'Z')
-			val = ch - 'A';
-		else if (ch >= 'a' && ch <= 'z')
-			val = ch - 'a' + 26;
-		else if (ch >= '0' && ch <= '9')
-			val = ch - '0' + 52;
-		else if (ch == '+' || ch == '-')
-			val = 62;
-		else if (ch == '/' || ch == '_')
-			val = 63;
-		else
-			return false;
-		acc = (acc << 6) | val;
-		bits += 6;
-		if (bits >= 8)
-		{
-			bits -= 8;
-			dst[n++] = (char) ((acc >> bits) & 0xFF);
-		}
-	}
-	/* leftover bits must be zero padding of a final partial group */
-	if (bits >= 6 || (acc & ((1 << bits) - 1)) != 0 || pad > 2)
-		return false;
-	*out = dst;
-	*outlen = n;
-	return true;
-}
-
-/*
- * A query vector: a JSON array of numbers, or a string of base64 of
- * little-endian float32 values (Redis' FLOAT32 blob).  Checked like any
- * vector, and against the index's dimension.  Returns a real[] datum.
- */
-static Datum
-value_vector(CompileState *st, FtValue *v)
-{
-	JsonbValue *jv = lookup_param(st, v);
-	Datum	   *elems;
-	int			n = 0;
-	ArrayType  *arr;
-	int			dim;
-	List	   *list;
-	ListCell   *lc;
-
-	if (jv->type == jbvString)
-	{
-		char	   *bytes;
-		int			nbytes;
-		int			i;
-
-		if (!decode_base64(jv->val.string.val, jv->val.string.len,
-						   &bytes, &nbytes) || nbytes == 0 || nbytes % 4 != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("parameter $%s%s is not a vector: a string must be base64 of little-endian float32 values",
-							v->param, at_char(v->location)),
-					 (jv->val.string.len > 0 && jv->val.string.val[0] == '[') ?
-					 errhint("Give the vector as a JSON array of numbers, not as a string: {\"%s\": [1, 2, 3]}.",
-							 v->param) : 0));
-		n = nbytes / 4;
-		elems = palloc(sizeof(Datum) * n);
-		for (i = 0; i < n; i++)
-		{
-			const unsigned char *b = (const unsigned char *) bytes + i * 4;
-			uint32		u = (uint32) b[0] | ((uint32) b[1] << 8) |
-				((uint32) b[2] << 16) | ((uint32) b[3] << 24);
-			float4		f;
-
-			memcpy(&f, &u, sizeof(f));
-			elems[i] = Float4GetDatum(f);
-		}
-	}
-	else if ((list = jsonb_array_elements_list(jv)) != NIL)
-	{
-		elems = palloc(sizeof(Datum) * list_length(list));
-		foreach(lc, list)
-		{
-			JsonbValue *e = lfirst(lc);
-			double		d;
-
-			if (e->type != jbvNumeric)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("parameter $%s%s is not a vector: element %d is not a number",
-								v->param, at_char(v->location), n + 1)));
-			d = DatumGetFloat8(DirectFunctionCall1(numeric_float8,
-												   NumericGetDatum(e->val.numeric)));
-			if (!isfinite(d) || fabs(d) > FLT_MAX)
-				ereport(ERROR,
-						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-						 errmsg("parameter $%s%s is not a vector: element %d is out of range for type real",
-								v->param, at_char(v->location), n + 1)));
-			elems[n++] = Float4GetDatum((float4) d);
-		}
-	}
-	else
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("parameter $%s%s is not a vector", v->param,
-						at_char(v->location)),
-				 errhint("Give a JSON array of numbers, or a base64 string of little-endian float32 values.")));
-
-	arr = construct_array(elems, n, FLOAT4OID, sizeof(float4),
-						  true, TYPALIGN_INT);
-	(void) SegvecArrayGetVector(arr, &dim);
-	if (st->info->dimensions > 0 && dim != st->info->dimensions)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("query vector has %d dimensions, index \"%s\" has %d",
-						dim, st->info->indexname, st->info->dimensions)));
-	return PointerGetDatum(arr);
-}
-
-/* The tags of one FtValue: a literal, or a scalar or array parameter */
-static List *
-value_tags(CompileState *st, FtValue *v)
-{
-	JsonbValue *jv;
-	List	   *elems;
-	List	   *tags = NIL;
-	ListCell   *lc;
-
-	if (v->parts != NIL)
-	{
-		StringInfoData buf;
-
-		initStringInfo(&buf);
-		foreach(lc, v->parts)
-			appendStringInfoString(&buf,
-								   value_text(st, lfirst(lc), "a string or a number"));
-		return list_make1(buf.data);
-	}
-	if (v->param == NULL)
-		return list_make1(v->literal);
-	jv = lookup_param(st, v);
-	if ((elems = jsonb_array_elements_list(jv)) != NIL)
-	{
-		foreach(lc, elems)
-		{
-			char	   *s = jsonb_scalar_text(lfirst(lc));
-
-			if (s == NULL)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("parameter $%s%s must hold strings or numbers",
-								v->param, at_char(v->location))));
-			tags = lappend(tags, s);
-		}
-		return tags;
-	}
-	return list_make1(value_text(st, v, "a string, a number or an array of them"));
-}
-
-/* The column named name, or an "unknown field" error */
-static AttrNumber
-find_column(CompileState *st, const char *name, int location)
-{
-	TupleDesc	td = st->info->tupdesc;
-	int			i;
-
-	for (i = 0; i < td->natts; i++)
-	{
-		Form_pg_attribute attr = TupleDescAttr(td, i);
-
-		if (!attr->attisdropped && strcmp(NameStr(attr->attname), name) == 0)
-			return i + 1;
-	}
-	ereport(ERROR,
-			(errcode(ERRCODE_UNDEFINED_COLUMN),
-			 errmsg("unknown field \"%s\"%s", name, at_char(location)),
-			 errdetail("Table \"%s\" has no column \"%s\".",
-					   st->info->relname, name)));
-	return InvalidAttrNumber;	/* keep compiler quiet */
-}
-
-static char *
-column_name(CompileState *st, AttrNumber attno)
-{
-	return NameStr(TupleDescAttr(st->info->tupdesc, attno - 1)->attname);
-}
-
-/* "t." and the quoted column */
-static char *
-column_ref(CompileState *st, AttrNumber attno)
-{
-	return psprintf("t.%s", quote_identifier(column_name(st, attno)));
-}
-
-static Oid
-column_base_type(CompileState *st, AttrNumber attno)
-{
-	return getBaseType(TupleDescAttr(st->info->tupdesc, attno - 1)->atttypid);
-}
-
-/* Check that field is the index's vector column */
-static void
-check_vector_field(CompileState *st, const char *field, int location)
-{
-	AttrNumber	attno = find_column(st, field, location);
-
-	if (attno != st->info->vecattno)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("field \"%s\"%s is not the vector field of index \"%s\"",
-						field, at_char(location), st->info->indexname),
-				 errhint("The vector field of the index is \"%s\".",
-						 column_name(st, st->info->vecattno))));
-}
-
-/* The distance expression "(t.vec OP $n)" for a new vector parameter */
-static char *
-distance_expr(CompileState *st, Datum vector)
-{
-	int			n = add_param(st->c, FLOAT4ARRAYOID, vector);
-
-	/* a column of another type (pgvector's) is compared with its own type */
-	if (st->info->vectypname != NULL)
-		return psprintf("(%s %s CAST($%d AS %s))", st->veccol, st->vecop, n,
-						st->info->vectypname);
-	return psprintf("(%s %s $%d)", st->veccol, st->vecop, n);
-}
-
 static char *find_alias(CompileState *st, const char *name);
 
 /* Name a distance expression (AS, $YIELD_DISTANCE_AS, the default name) */
@@ -639,7 +170,7 @@ report_expr(CompileState *st, char *raw)
 static char *
 distance_name(CompileState *st, FtValue *v)
 {
-	char	   *name = value_text(st, v, "a name");
+	char	   *name = FtcValueText(st, v, "a name");
 	TupleDesc	td = st->info->tupdesc;
 	int			i;
 
@@ -651,7 +182,7 @@ distance_name(CompileState *st, FtValue *v)
 			ereport(ERROR,
 					(errcode(ERRCODE_DUPLICATE_COLUMN),
 					 errmsg("distance name \"%s\"%s is already a field of table \"%s\"",
-							name, at_char(v->location), st->info->relname),
+							name, FtcAtChar(v->location), st->info->relname),
 					 errhint("Give the distance another name.")));
 	}
 	return name;
@@ -669,24 +200,24 @@ compile_vecrange(CompileState *st, FtNode *n, int *radius_pno)
 	char	   *raw;
 	char	   *expr;
 
-	check_vector_field(st, n->field, n->field_location);
-	radius = value_float8(st, &n->radius, "the radius of VECTOR_RANGE");
+	FtcCheckVectorField(st, n->field, n->field_location);
+	radius = FtcValueFloat8(st, &n->radius, "the radius of VECTOR_RANGE");
 	if (radius < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the radius of VECTOR_RANGE%s must not be negative",
-						at_char(n->radius.location))));
+						FtcAtChar(n->radius.location))));
 	if (n->has_epsilon &&
-		!(value_float8(st, &n->epsilon, "EPSILON") > 0))
+		!(FtcValueFloat8(st, &n->epsilon, "EPSILON") > 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("EPSILON%s must be greater than 0",
-						at_char(n->epsilon.location))));
-	raw = distance_expr(st, value_vector(st, &n->vector));
+						FtcAtChar(n->epsilon.location))));
+	raw = FtcDistanceExpr(st, FtcValueVector(st, &n->vector));
 	expr = report_expr(st, raw);
 	if (n->yield_as.literal || n->yield_as.param)
 		add_alias(st, distance_name(st, &n->yield_as), expr);
-	*radius_pno = add_param(st->c, FLOAT8OID, Float8GetDatum(radius));
+	*radius_pno = FtcAddParam(st->c, FLOAT8OID, Float8GetDatum(radius));
 	st->stop_raw = raw;
 	return expr;
 }
@@ -704,13 +235,13 @@ compile_bound(CompileState *st, FtNode *n, FtBound *b, bool lower,
 
 	if (inf == 0)
 	{
-		s = value_text(st, &b->value, "a number");
-		inf = inf_word(s);
+		s = FtcValueText(st, &b->value, "a number");
+		inf = FtcInfWord(s);
 		if (inf < 0 && !lower)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("the upper bound of field \"%s\"%s cannot be -inf",
-							n->field, at_char(b->value.location))));
+							n->field, FtcAtChar(b->value.location))));
 	}
 	if (inf != 0)
 	{
@@ -723,12 +254,12 @@ compile_bound(CompileState *st, FtNode *n, FtBound *b, bool lower,
 			int			hi_inf = n->hi.inf;
 
 			if (hi_inf == 0)
-				hi_inf = inf_word(value_text(st, &n->hi.value, "a number"));
+				hi_inf = FtcInfWord(FtcValueText(st, &n->hi.value, "a number"));
 			if (hi_inf <= 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("the lower bound of field \"%s\"%s cannot be +inf when the upper bound is finite",
-								n->field, at_char(n->location))));
+								n->field, FtcAtChar(n->location))));
 			*never = true;
 			return NULL;
 		}
@@ -739,11 +270,11 @@ compile_bound(CompileState *st, FtNode *n, FtBound *b, bool lower,
 		if (!b->exclusive || !(isfloat || typid == NUMERICOID))
 			return NULL;
 		if (isfloat)
-			pno = add_param(st->c, FLOAT8OID,
+			pno = FtcAddParam(st->c, FLOAT8OID,
 							Float8GetDatum(inf > 0 ? get_float8_infinity() :
 										   -get_float8_infinity()));
 		else
-			pno = add_param(st->c, NUMERICOID,
+			pno = FtcAddParam(st->c, NUMERICOID,
 							DirectFunctionCall3(numeric_in,
 												CStringGetDatum(inf > 0 ? "Infinity" : "-Infinity"),
 												ObjectIdGetDatum(InvalidOid),
@@ -751,139 +282,21 @@ compile_bound(CompileState *st, FtNode *n, FtBound *b, bool lower,
 		return psprintf("%s OPERATOR(pg_catalog.%s) $%d", col,
 						lower ? ">" : "<", pno);
 	}
-	if (!parse_finite(s, &d))
+	if (!FtcParseFinite(s, &d))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("bound of field \"%s\"%s must be a number, not \"%s\"",
-						n->field, at_char(b->value.location), s)));
+						n->field, FtcAtChar(b->value.location), s)));
 	if (isfloat)
-		pno = add_param(st->c, FLOAT8OID, Float8GetDatum(d));
+		pno = FtcAddParam(st->c, FLOAT8OID, Float8GetDatum(d));
 	else
-		pno = add_param(st->c, NUMERICOID,
+		pno = FtcAddParam(st->c, NUMERICOID,
 						DirectFunctionCall3(numeric_in, CStringGetDatum(s),
 											ObjectIdGetDatum(InvalidOid),
 											Int32GetDatum(-1)));
 	return psprintf("%s OPERATOR(pg_catalog.%s) $%d", col,
 					lower ? (b->exclusive ? ">" : ">=") :
 					(b->exclusive ? "<" : "<="), pno);
-}
-
-/* Is the name in the list of names? */
-static bool
-name_in_list(List *names, const char *name)
-{
-	ListCell   *lc;
-
-	foreach(lc, names)
-		if (strcmp(lfirst(lc), name) == 0)
-			return true;
-	return false;
-}
-
-/* s with LIKE's special characters escaped (backslash is the escape) */
-static void
-append_like_literal(StringInfo buf, const char *s)
-{
-	for (; *s; s++)
-	{
-		if (*s == '%' || *s == '_' || *s == '\\')
-			appendStringInfoChar(buf, '\\');
-		appendStringInfoChar(buf, *s);
-	}
-}
-
-/*
- * The LIKE pattern of a wildcard tag or term: FT_WILD_PREFIX (abc*),
- * FT_WILD_SUFFIX (*abc), both (*abc*), or FT_WILD_PATTERN (w'a?c*': '*'
- * any characters, '?' one, '\' escapes).
- */
-static char *
-like_pattern(const char *s, int wild)
-{
-	StringInfoData buf;
-
-	initStringInfo(&buf);
-	if (wild & FT_WILD_PATTERN)
-	{
-		for (; *s; s++)
-		{
-			if (*s == '\\' && s[1] != '\0')
-			{
-				s++;
-				append_like_literal(&buf, pnstrdup(s, 1));
-			}
-			else if (*s == '*')
-				appendStringInfoChar(&buf, '%');
-			else if (*s == '?')
-				appendStringInfoChar(&buf, '_');
-			else if (*s == '%' || *s == '_')
-			{
-				appendStringInfoChar(&buf, '\\');
-				appendStringInfoChar(&buf, *s);
-			}
-			else
-				appendStringInfoChar(&buf, *s);
-		}
-		return buf.data;
-	}
-	if (wild & FT_WILD_SUFFIX)
-		appendStringInfoChar(&buf, '%');
-	append_like_literal(&buf, s);
-	if (wild & FT_WILD_PREFIX)
-		appendStringInfoChar(&buf, '%');
-	return buf.data;
-}
-
-static char *
-lower_text(const char *s)
-{
-	return str_tolower(s, strlen(s), DEFAULT_COLLATION_OID);
-}
-
-/* A text[] parameter of the strings in list; returns its number */
-static int
-add_text_array_param(CompileState *st, List *list)
-{
-	Datum	   *elems = palloc(sizeof(Datum) * Max(list_length(list), 1));
-	ListCell   *lc;
-	int			i = 0;
-
-	foreach(lc, list)
-		elems[i++] = CStringGetTextDatum(lfirst(lc));
-	return add_param(st->c, TEXTARRAYOID,
-					 PointerGetDatum(construct_array(elems, i, TEXTOID, -1,
-													 false, TYPALIGN_INT)));
-}
-
-/* Is t a decimal number: [+-]digits[.digits][e[+-]digits]? */
-static bool
-is_decimal_literal(const char *t)
-{
-	const char *p = t;
-	bool		digits = false;
-
-	if (*p == '+' || *p == '-')
-		p++;
-	for (; isdigit((unsigned char) *p); p++)
-		digits = true;
-	if (*p == '.')
-	{
-		for (p++; isdigit((unsigned char) *p); p++)
-			digits = true;
-	}
-	if (!digits)
-		return false;
-	if (*p == 'e' || *p == 'E')
-	{
-		p++;
-		if (*p == '+' || *p == '-')
-			p++;
-		if (!isdigit((unsigned char) *p))
-			return false;
-		while (isdigit((unsigned char) *p))
-			p++;
-	}
-	return *p == '\0';
 }
 
 /*
@@ -902,21 +315,21 @@ compile_numeric_tag(CompileState *st, FtNode *n, AttrNumber attno,
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("field \"%s\"%s is numeric: a tag pattern cannot match it",
-						n->field, at_char(n->field_location)),
+						n->field, FtcAtChar(n->field_location)),
 				 errhint("Use a range such as @%s:[10 20].", n->field)));
 	foreach(lc, exact)
 	{
 		char	   *t = lfirst(lc);
 
-		if (!is_decimal_literal(t))
+		if (!FtcIsDecimalLiteral(t))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("tag \"%s\" of numeric field \"%s\"%s is not a number",
-							t, n->field, at_char(n->field_location))));
+							t, n->field, FtcAtChar(n->field_location))));
 	}
 	appendStringInfo(buf,
 					 "(CAST(%s AS pg_catalog.numeric) OPERATOR(pg_catalog.=) ANY (CAST($%d AS pg_catalog.numeric[])))",
-					 column_ref(st, attno), add_text_array_param(st, exact));
+					 FtcColumnRef(st, attno), FtcAddTextArrayParam(st, exact));
 }
 
 /*
@@ -926,8 +339,8 @@ compile_numeric_tag(CompileState *st, FtNode *n, AttrNumber attno,
 static void
 compile_tag(CompileState *st, FtNode *n, StringInfo buf)
 {
-	AttrNumber	attno = find_column(st, n->field, n->field_location);
-	bool		cs = name_in_list(st->info->casesensitive, n->field);
+	AttrNumber	attno = FtcFindColumn(st, n->field, n->field_location);
+	bool		cs = FtcNameInList(st->info->casesensitive, n->field);
 	List	   *exact = NIL;
 	List	   *patterns = NIL;
 	ListCell   *lc;
@@ -940,21 +353,21 @@ compile_tag(CompileState *st, FtNode *n, StringInfo buf)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("field \"%s\"%s is the vector field: it takes KNN or VECTOR_RANGE, not a tag filter",
-						n->field, at_char(n->field_location))));
-	typid = column_base_type(st, attno);
+						n->field, FtcAtChar(n->field_location))));
+	typid = FtcColumnBaseType(st, attno);
 	foreach(lc, n->tags)
 	{
 		FtValue    *v = lfirst(lc);
 		ListCell   *lc2;
 
-		foreach(lc2, value_tags(st, v))
+		foreach(lc2, FtcValueTags(st, v))
 		{
 			char	   *t = lfirst(lc2);
 
 			if (!cs)
-				t = lower_text(t);
+				t = FtcLowerText(t);
 			if (v->wild)
-				patterns = lappend(patterns, like_pattern(t, v->wild));
+				patterns = lappend(patterns, FtcLikePattern(t, v->wild));
 			else
 				exact = lappend(exact, t);
 		}
@@ -970,502 +383,27 @@ compile_tag(CompileState *st, FtNode *n, StringInfo buf)
 	{
 		appendStringInfo(buf,
 						 "(CAST(%s AS pg_catalog.text[]) OPERATOR(pg_catalog.&&) $%d)",
-						 column_ref(st, attno), add_text_array_param(st, exact));
+						 FtcColumnRef(st, attno), FtcAddTextArrayParam(st, exact));
 		return;
 	}
 	elem = isarray ? "e.v" : psprintf("CAST(%s AS pg_catalog.text)",
-									  column_ref(st, attno));
+									  FtcColumnRef(st, attno));
 	if (!cs)
 		elem = psprintf("pg_catalog.lower(%s)", elem);
 	initStringInfo(&cond);
 	if (exact != NIL)
 		appendStringInfo(&cond, "%s OPERATOR(pg_catalog.=) ANY ($%d)", elem,
-						 add_text_array_param(st, exact));
+						 FtcAddTextArrayParam(st, exact));
 	if (patterns != NIL)
 		appendStringInfo(&cond, "%s%s OPERATOR(pg_catalog.~~) ANY ($%d)",
 						 exact != NIL ? " OR " : "", elem,
-						 add_text_array_param(st, patterns));
+						 FtcAddTextArrayParam(st, patterns));
 	if (isarray)
 		appendStringInfo(buf,
 						 "(EXISTS (SELECT FROM pg_catalog.unnest(CAST(%s AS pg_catalog.text[])) e(v) WHERE %s))",
-						 column_ref(st, attno), cond.data);
+						 FtcColumnRef(st, attno), cond.data);
 	else
 		appendStringInfo(buf, "(%s)", cond.data);
-}
-
-/* ---------------------------------------------------------------------
- * Full-text terms
- *
- * The TEXT fields of an index (FtLoadFieldOptions) are searched through
- *   pg_catalog.to_tsvector(<language>, COALESCE(CAST(t.f1 AS text), '')
- *							  || ' ' || COALESCE(CAST(t.f2 AS text), ''))
- * over all of them (the expression of the GIN index ft.create builds), or
- * over the fields a term names.  Words, phrases and prefixes become one
- * tsquery a subtree (to_tsquery normalises them like the documents);
- * suffix, infix, pattern and fuzzy terms match the lexemes of the
- * 'simple' configuration (lower-cased, not stemmed) one by one.
- * ---------------------------------------------------------------------
- */
-
-/* The TEXT fields a term searches, in the index's order; checked */
-static List *
-text_fields_of(CompileState *st, FtNode *n)
-{
-	ListCell   *lc;
-	List	   *result = NIL;
-
-	if (st->info->text_fields == NIL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("full-text term%s needs TEXT fields, and index \"%s\" has none",
-						at_char(n->location), st->info->indexname),
-				 errhint("Give them with ft.create(..., text_fields => '{title, body}') or ft.alter.")));
-	if (n->text_fields == NIL)
-		return st->info->text_fields;
-	foreach(lc, n->text_fields)
-	{
-		char	   *f = lfirst(lc);
-
-		if (!name_in_list(st->info->text_fields, f))
-		{
-			(void) find_column(st, f, n->location);
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("field \"%s\"%s is not a TEXT field of index \"%s\"",
-							f, at_char(n->location), st->info->indexname),
-					 errhint("A text term needs a TEXT field; a tag filter is written @%s:{...}.", f)));
-		}
-	}
-	foreach(lc, st->info->text_fields)
-		if (name_in_list(n->text_fields, lfirst(lc)))
-			result = lappend(result, lfirst(lc));
-	return result;
-}
-
-/* The text of fields, as one string: COALESCE(...) || ' ' || ... */
-static char *
-text_source(CompileState *st, List *fields)
-{
-	StringInfoData buf;
-	ListCell   *lc;
-
-	initStringInfo(&buf);
-	foreach(lc, fields)
-	{
-		if (lc != list_head(fields))
-			appendStringInfoString(&buf, " OPERATOR(pg_catalog.||) ' ' OPERATOR(pg_catalog.||) ");
-		appendStringInfo(&buf, "COALESCE(CAST(%s AS pg_catalog.text), '')",
-						 column_ref(st, find_column(st, lfirst(lc), 0)));
-	}
-	return buf.data;
-}
-
-static char *
-tsvector_expr(CompileState *st, List *fields)
-{
-	return psprintf("pg_catalog.to_tsvector(%s, %s)", st->cfg,
-					text_source(st, fields));
-}
-
-static bool
-same_fields(List *a, List *b)
-{
-	ListCell   *la;
-	ListCell   *lb;
-
-	if (list_length(a) != list_length(b))
-		return false;
-	forboth(la, a, lb, b)
-		if (strcmp(lfirst(la), lfirst(lb)) != 0)
-			return false;
-	return true;
-}
-
-/* A lexeme in tsquery syntax: 'word' ('' and \\ doubled), :* for prefix */
-static void
-append_lexeme(StringInfo buf, const char *w, bool prefix)
-{
-	appendStringInfoChar(buf, '\'');
-	for (; *w; w++)
-	{
-		if (*w == '\'' || *w == '\\')
-			appendStringInfoChar(buf, *w);
-		appendStringInfoChar(buf, *w);
-	}
-	appendStringInfoChar(buf, '\'');
-	if (prefix)
-		appendStringInfoString(buf, ":*");
-}
-
-static bool has_text_term(FtNode *n);
-static char *text_tsquery(CompileState *st, FtNode *n, List **fields);
-
-/*
- * Is n a prefix term of fewer than 2 characters ("t*")?  RediSearch
- * expands no prefix shorter than its MINPREFIX (2): the term matches
- * nothing.
- */
-static bool
-short_prefix(CompileState *st, FtNode *n)
-{
-	return n->kind == FT_NODE_TEXT && n->text_kind == FT_TEXT_WORD &&
-		n->term.wild == FT_WILD_PREFIX &&
-		pg_mbstrlen(term_text(st, &n->term)) < 2;
-}
-
-/* Is n a word or prefix, or an OR of them (what SLOP / INORDER place)? */
-static bool
-near_placeable(FtNode *n)
-{
-	ListCell   *lc;
-
-	if (n->kind == FT_NODE_TEXT)
-		return n->text_kind == FT_TEXT_WORD &&
-			(n->term.wild & ~FT_WILD_PREFIX) == 0;
-	if (n->kind != FT_NODE_OR)
-		return false;
-	foreach(lc, n->args)
-	{
-		if (!near_placeable(lfirst(lc)))
-			return false;
-	}
-	return true;
-}
-
-/*
- * SLOP / INORDER (the query's, or an AND's $slop / $inorder) on the AND n:
- * the condition that its text terms occur within slop words of each
- * other (and in query order with inorder), ft._text_near over their
- * tsvector positions; NULL when n has fewer than two text terms.  As in
- * RediSearch, tags, ranges, negations and optional terms are not placed,
- * and a nested group is placed by its own condition; a phrase, fuzzy,
- * suffix, infix or pattern term, or terms over different TEXT fields,
- * cannot be placed and are refused.
- */
-static char *
-near_condition(CompileState *st, FtNode *n)
-{
-	bool		has_near = n->has_near || st->q->has_near;
-	int			slop = n->has_near ? n->slop : st->q->slop;
-	bool		inorder = n->has_near ? n->inorder : st->q->inorder;
-	List	   *fields = NIL;
-	StringInfoData arr;
-	int			nterms = 0;
-	ListCell   *lc;
-
-	if (!has_near || n->kind != FT_NODE_AND)
-		return NULL;
-	initStringInfo(&arr);
-	foreach(lc, n->args)
-	{
-		FtNode	   *c = lfirst(lc);
-		char	   *tq;
-		int			pno;
-
-		if (c->optional || c->kind == FT_NODE_NOT || c->kind == FT_NODE_AND ||
-			!has_text_term(c) || c == st->stop_node)
-			continue;
-		if (!near_placeable(c))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("SLOP / INORDER cannot place the term at character %d",
-							c->location),
-					 errdetail("They place words and prefixes, and ORs of them; not phrases, fuzzy, suffix, infix or pattern terms.")));
-		tq = text_tsquery(st, c, &fields);
-		if (tq == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("SLOP / INORDER cannot place the term at character %d",
-							c->location),
-					 errdetail("The terms they place must be over the same TEXT fields.")));
-		pno = add_param(st->c, TEXTOID, CStringGetTextDatum(tq));
-		appendStringInfo(&arr, "%spg_catalog.to_tsquery(%s, $%d)",
-						 nterms > 0 ? ", " : "", st->cfg, pno);
-		nterms++;
-	}
-	if (nterms < 2)
-		return NULL;
-	return psprintf("ft._text_near(%s, ARRAY[%s], %d, %s)",
-					tsvector_expr(st, fields), arr.data, slop,
-					inorder ? "true" : "false");
-}
-
-/*
- * The tsquery text of n if the whole subtree is words, phrases and
- * prefixes over one set of fields (returned through *fields), combined
- * with AND, OR and NOT, none optional; NULL otherwise.
- */
-static char *
-text_tsquery(CompileState *st, FtNode *n, List **fields)
-{
-	StringInfoData buf;
-	ListCell   *lc;
-
-	check_stack_depth();
-	CHECK_FOR_INTERRUPTS();
-	if (n->optional)
-		return NULL;
-	switch (n->kind)
-	{
-		case FT_NODE_TEXT:
-			{
-				List	   *f = text_fields_of(st, n);
-
-				if (*fields != NIL && !same_fields(*fields, f))
-					return NULL;
-				if (short_prefix(st, n))
-					return NULL;
-				if (n->text_kind == FT_TEXT_WORD &&
-					(n->term.wild & ~FT_WILD_PREFIX) == 0)
-				{
-					initStringInfo(&buf);
-					append_lexeme(&buf, term_text(st, &n->term),
-								  (n->term.wild & FT_WILD_PREFIX) != 0);
-				}
-				else if (n->text_kind == FT_TEXT_PHRASE)
-				{
-					initStringInfo(&buf);
-					appendStringInfoChar(&buf, '(');
-					foreach(lc, n->words)
-					{
-						FtValue    *w = lfirst(lc);
-
-						if (lc != list_head(n->words))
-							appendStringInfoString(&buf, " <-> ");
-						append_lexeme(&buf, w->literal,
-									  (w->wild & FT_WILD_PREFIX) != 0);
-					}
-					appendStringInfoChar(&buf, ')');
-				}
-				else
-					return NULL;
-				*fields = f;
-				return buf.data;
-			}
-		case FT_NODE_AND:
-		case FT_NODE_OR:
-			initStringInfo(&buf);
-			appendStringInfoChar(&buf, '(');
-			foreach(lc, n->args)
-			{
-				char	   *sub = text_tsquery(st, lfirst(lc), fields);
-
-				if (sub == NULL)
-					return NULL;
-				if (lc != list_head(n->args))
-					appendStringInfoString(&buf, n->kind == FT_NODE_AND ? " & " : " | ");
-				appendStringInfoString(&buf, sub);
-			}
-			appendStringInfoChar(&buf, ')');
-			return buf.data;
-		case FT_NODE_NOT:
-			{
-				char	   *sub = text_tsquery(st, linitial(n->args), fields);
-
-				return sub ? psprintf("!%s", sub) : NULL;
-			}
-		default:
-			return NULL;
-	}
-}
-
-/*
- * With $weight: the scored terms of one weight over one set of fields
- * (the score is the sum over the groups of weight times the rank of the
- * group's terms in those fields).
- */
-typedef struct RankGroup
-{
-	List	   *fields;
-	double		weight;
-	StringInfoData q;
-} RankGroup;
-
-/* Does the subtree carry a $weight? */
-static bool
-has_weight(FtNode *n)
-{
-	ListCell   *lc;
-
-	check_stack_depth();
-	if (n->has_weight)
-		return true;
-	foreach(lc, n->args)
-	{
-		if (has_weight(lfirst(lc)))
-			return true;
-	}
-	return false;
-}
-
-/* With $weight: add the term tq over fields, of weight w, to its group */
-static void
-add_rank_group_term(CompileState *st, const char *tq, List *fields, double w)
-{
-	ListCell   *lc;
-	RankGroup  *g = NULL;
-
-	foreach(lc, st->rank_groups)
-	{
-		RankGroup  *c = lfirst(lc);
-
-		if (c->weight == w && same_fields(c->fields, fields))
-		{
-			g = c;
-			break;
-		}
-	}
-	if (g == NULL)
-	{
-		g = palloc0(sizeof(RankGroup));
-		g->fields = fields;
-		g->weight = w;
-		initStringInfo(&g->q);
-		st->rank_groups = lappend(st->rank_groups, g);
-	}
-	if (g->q.len > 0)
-		appendStringInfoString(&g->q, " | ");
-	appendStringInfoString(&g->q, tq);
-}
-
-/*
- * Add the positive text terms of n to the tsquery the score ranks by; w
- * is the product of the $weights of n's ancestors (used when the query
- * has weights: st->weighted).
- */
-static void
-collect_rank_terms(CompileState *st, FtNode *n, double w)
-{
-	ListCell   *lc;
-	char	   *tq;
-	List	   *fields = NIL;
-
-	check_stack_depth();
-	if (n->has_weight)
-	{
-		double		nw = value_float8(st, &n->weight, "a weight");
-
-		if (nw < 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("$weight%s must not be negative", at_char(n->location))));
-		w *= nw;
-	}
-	switch (n->kind)
-	{
-		case FT_NODE_AND:
-		case FT_NODE_OR:
-			foreach(lc, n->args)
-				collect_rank_terms(st, lfirst(lc), w);
-			break;
-		case FT_NODE_TEXT:
-			{
-				bool		opt = n->optional;
-
-				n->optional = false;
-				tq = text_tsquery(st, n, &fields);
-				n->optional = opt;
-				if (tq == NULL)
-					break;
-				if (st->weighted)
-				{
-					add_rank_group_term(st, tq, fields, w);
-					break;
-				}
-				if (st->rankq.len > 0)
-					appendStringInfoString(&st->rankq, " | ");
-				appendStringInfoString(&st->rankq, tq);
-				break;
-			}
-		default:
-			break;
-	}
-}
-
-/* Does the subtree have a full-text term? */
-static bool
-has_text_term(FtNode *n)
-{
-	ListCell   *lc;
-
-	check_stack_depth();
-	if (n->kind == FT_NODE_TEXT)
-		return true;
-	foreach(lc, n->args)
-		if (has_text_term(lfirst(lc)))
-			return true;
-	return false;
-}
-
-/* The schema of an installed extension, or NULL */
-static char *
-extension_schema(const char *extname)
-{
-	Oid			extoid = get_extension_oid(extname, true);
-	Relation	rel;
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	Oid			nsp = InvalidOid;
-
-	if (!OidIsValid(extoid))
-		return NULL;
-	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber,
-				F_OIDEQ, ObjectIdGetDatum(extoid));
-	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
-	tup = systable_getnext(scan);
-	if (HeapTupleIsValid(tup))
-		nsp = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return OidIsValid(nsp) ? get_namespace_name(nsp) : NULL;
-}
-
-/* A text term that tsquery cannot say: suffix, infix, pattern, fuzzy */
-static void
-compile_lexeme_match(CompileState *st, FtNode *n, StringInfo buf)
-{
-	List	   *fields = text_fields_of(st, n);
-	char	   *lexemes;
-	char	   *term = lower_text(term_text(st, &n->term));
-
-	if (short_prefix(st, n))
-	{
-		appendStringInfoString(buf, "false");
-		return;
-	}
-	lexemes = psprintf("pg_catalog.unnest(pg_catalog.tsvector_to_array(pg_catalog.to_tsvector('pg_catalog.simple', %s))) l(w)",
-					   text_source(st, fields));
-	if (n->text_kind == FT_TEXT_FUZZY)
-	{
-		char	   *fsm = extension_schema("fuzzystrmatch");
-		char	   *trgm = extension_schema("pg_trgm");
-
-		if (fsm != NULL)
-			appendStringInfo(buf,
-							 "(EXISTS (SELECT FROM %s WHERE %s.levenshtein(l.w, $%d) OPERATOR(pg_catalog.<=) %d))",
-							 lexemes, quote_identifier(fsm),
-							 add_param(st->c, TEXTOID, CStringGetTextDatum(term)),
-							 n->fuzzy);
-		else if (trgm != NULL)
-			appendStringInfo(buf,
-							 "(EXISTS (SELECT FROM %s WHERE l.w OPERATOR(%s.%%) $%d))",
-							 lexemes, quote_identifier(trgm),
-							 add_param(st->c, TEXTOID, CStringGetTextDatum(term)));
-		else
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("fuzzy term%s needs the fuzzystrmatch or pg_trgm extension",
-							at_char(n->location)),
-					 errhint("Run CREATE EXTENSION fuzzystrmatch (Levenshtein distance, as RediSearch) or CREATE EXTENSION pg_trgm (trigram similarity).")));
-		return;
-	}
-	appendStringInfo(buf,
-					 "(EXISTS (SELECT FROM %s WHERE l.w OPERATOR(pg_catalog.~~) $%d))",
-					 lexemes,
-					 add_param(st->c, TEXTOID,
-							   CStringGetTextDatum(like_pattern(term, n->term.wild))));
 }
 
 /*
@@ -1479,7 +417,7 @@ static void compile_node_body(CompileState *st, FtNode *n, StringInfo buf);
 static void
 compile_node(CompileState *st, FtNode *n, StringInfo buf)
 {
-	char	   *near = near_condition(st, n);
+	char	   *near = FtcNearCondition(st, n);
 
 	if (near == NULL)
 	{
@@ -1508,24 +446,24 @@ compile_node_body(CompileState *st, FtNode *n, StringInfo buf)
 	/* a subtree of words and phrases: one tsquery */
 	if (n->kind != FT_NODE_ALL && n->kind != FT_NODE_TAG &&
 		n->kind != FT_NODE_NUMERIC && n->kind != FT_NODE_VECRANGE &&
-		!n->optional && (tq = text_tsquery(st, n, &fields)) != NULL)
+		!n->optional && (tq = FtcTextTsquery(st, n, &fields)) != NULL)
 	{
-		int			pno = add_param(st->c, TEXTOID, CStringGetTextDatum(tq));
+		int			pno = FtcAddParam(st->c, TEXTOID, CStringGetTextDatum(tq));
 
 		/*
 		 * Restricted to some of the TEXT fields: a match there is a match
 		 * over all of them too when the tsquery has no negation, and that
 		 * test the GIN index can answer first.
 		 */
-		if (!same_fields(fields, st->info->text_fields) &&
+		if (!FtcSameFields(fields, st->info->text_fields) &&
 			strchr(tq, '!') == NULL)
 			appendStringInfo(buf, "(%s OPERATOR(pg_catalog.@@) pg_catalog.to_tsquery(%s, $%d) AND ",
-							 tsvector_expr(st, st->info->text_fields), st->cfg,
+							 FtcTsvectorExpr(st, st->info->text_fields), st->cfg,
 							 pno);
 		else
 			appendStringInfoChar(buf, '(');
 		appendStringInfo(buf, "%s OPERATOR(pg_catalog.@@) pg_catalog.to_tsquery(%s, $%d))",
-						 tsvector_expr(st, fields), st->cfg, pno);
+						 FtcTsvectorExpr(st, fields), st->cfg, pno);
 		return;
 	}
 
@@ -1571,7 +509,7 @@ compile_node_body(CompileState *st, FtNode *n, StringInfo buf)
 			if (n->optional)
 				appendStringInfoString(buf, "true");
 			else
-				compile_lexeme_match(st, n, buf);
+				FtcCompileLexemeMatch(st, n, buf);
 			break;
 
 		case FT_NODE_NUMERIC:
@@ -1581,17 +519,17 @@ compile_node_body(CompileState *st, FtNode *n, StringInfo buf)
 				char	   *hi;
 				bool		never = false;
 
-				attno = find_column(st, n->field, n->field_location);
-				typid = column_base_type(st, attno);
+				attno = FtcFindColumn(st, n->field, n->field_location);
+				typid = FtcColumnBaseType(st, attno);
 				if (typid != INT2OID && typid != INT4OID && typid != INT8OID &&
 					typid != FLOAT4OID && typid != FLOAT8OID &&
 					typid != NUMERICOID)
 					ereport(ERROR,
 							(errcode(ERRCODE_DATATYPE_MISMATCH),
 							 errmsg("field \"%s\"%s is not numeric: a range needs smallint, integer, bigint, real, double precision or numeric, not %s",
-									n->field, at_char(n->field_location),
+									n->field, FtcAtChar(n->field_location),
 									format_type_be(typid))));
-				col = column_ref(st, attno);
+				col = FtcColumnRef(st, attno);
 				lo = compile_bound(st, n, &n->lo, true, col, typid, &never);
 				hi = compile_bound(st, n, &n->hi, false, col, typid, &never);
 				if (never)
@@ -1662,8 +600,8 @@ fields_expr(CompileState *st, const char *score)
 				pg_attribute_aclcheck(st->info->heapoid, i + 1, GetUserId(),
 									  ACL_SELECT) != ACLCHECK_OK)
 				continue;
-			keys = lappend(keys, column_name(st, i + 1));
-			exprs = lappend(exprs, column_ref(st, i + 1));
+			keys = lappend(keys, FtcColumnName(st, i + 1));
+			exprs = lappend(exprs, FtcColumnRef(st, i + 1));
 		}
 	}
 	else
@@ -1677,7 +615,7 @@ fields_expr(CompileState *st, const char *score)
 			if (expr != NULL)
 				expr = psprintf("CAST(%s AS pg_catalog.float4)", expr);
 			else
-				expr = column_ref(st, find_column(st, f->field, f->location));
+				expr = FtcColumnRef(st, FtcFindColumn(st, f->field, f->location));
 			keys = lappend(keys, f->alias ? f->alias : f->field);
 			exprs = lappend(exprs, expr);
 		}
@@ -1691,7 +629,7 @@ fields_expr(CompileState *st, const char *score)
 	i = 0;
 	foreach(lc, keys)
 		elems[i++] = CStringGetTextDatum(lfirst(lc));
-	pno = add_param(st->c, TEXTARRAYOID,
+	pno = FtcAddParam(st->c, TEXTARRAYOID,
 					PointerGetDatum(construct_array(elems, i, TEXTOID, -1,
 													false, TYPALIGN_INT)));
 
@@ -1738,10 +676,10 @@ apply_param_options(CompileState *st)
 
 		if (q->has_limit)
 			BOTH_ERROR("LIMIT");
-		elems = jsonb_array_elements_list(jv);
+		elems = FtcJsonbArrayElementsList(jv);
 		if (list_length(elems) != 2 ||
-			(off = jsonb_scalar_text(linitial(elems))) == NULL ||
-			(num = jsonb_scalar_text(lsecond(elems))) == NULL)
+			(off = FtcJsonbScalarText(linitial(elems))) == NULL ||
+			(num = FtcJsonbScalarText(lsecond(elems))) == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("LIMIT in params must be an array [offset, num]")));
@@ -1754,7 +692,7 @@ apply_param_options(CompileState *st)
 		if (q->has_return)
 			BOTH_ERROR("RETURN");
 		q->has_return = true;
-		elems = jsonb_array_elements_list(jv);
+		elems = FtcJsonbArrayElementsList(jv);
 		if (elems == NIL && !(jv->type == jbvBinary &&
 							  JsonContainerIsArray(jv->val.binary.data)))
 			ereport(ERROR,
@@ -1781,14 +719,14 @@ apply_param_options(CompileState *st)
 		if (q->has_sortby)
 			BOTH_ERROR("SORTBY");
 		if (jv->type == jbvString)
-			field = jsonb_scalar_text(jv);
-		else if ((elems = jsonb_array_elements_list(jv)) != NIL &&
+			field = FtcJsonbScalarText(jv);
+		else if ((elems = FtcJsonbArrayElementsList(jv)) != NIL &&
 				 list_length(elems) <= 2 &&
 				 ((JsonbValue *) linitial(elems))->type == jbvString)
 		{
-			field = jsonb_scalar_text(linitial(elems));
+			field = FtcJsonbScalarText(linitial(elems));
 			if (list_length(elems) == 2)
-				dir = jsonb_scalar_text(lsecond(elems));
+				dir = FtcJsonbScalarText(lsecond(elems));
 		}
 		if (field == NULL ||
 			(dir != NULL && pg_strcasecmp(dir, "ASC") != 0 &&
@@ -1818,11 +756,11 @@ apply_param_options(CompileState *st)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("SCORER in params must be a scorer name")));
-		q->scorer = jsonb_scalar_text(jv);
+		q->scorer = FtcJsonbScalarText(jv);
 	}
 	if ((jv = PARAM_OPTION("DIALECT")) != NULL)
 	{
-		char	   *s = jsonb_scalar_text(jv);
+		char	   *s = FtcJsonbScalarText(jv);
 
 		if (s == NULL || strcmp(s, "2") != 0)
 			ereport(ERROR,
@@ -1873,7 +811,7 @@ pending_row(CompileState *st, const char *idtype, char **from)
 			Oid			typid = SegvecUncheckedType(att->atttypid);
 			int32		typmod = att->atttypmod;
 
-			keys = lappend(keys, column_name(st, i + 1));
+			keys = lappend(keys, FtcColumnName(st, i + 1));
 			if (OidIsValid(typid) && typid != att->atttypid)
 			{
 				typmod = -1;
@@ -1894,7 +832,7 @@ pending_row(CompileState *st, const char *idtype, char **from)
 		i = 0;
 		foreach(lc, keys)
 			elems[i++] = CStringGetTextDatum(lfirst(lc));
-		pno = add_param(st->c, TEXTARRAYOID,
+		pno = FtcAddParam(st->c, TEXTARRAYOID,
 						PointerGetDatum(construct_array(elems, i, TEXTOID, -1,
 														false, TYPALIGN_INT)));
 	}
@@ -1902,8 +840,8 @@ pending_row(CompileState *st, const char *idtype, char **from)
 	initStringInfo(&buf);
 	initStringInfo(&deflist);
 	appendStringInfo(&buf, "CAST(p.id AS %s) AS %s, p.vector AS %s", idtype,
-					 quote_identifier(column_name(st, st->info->idattno)),
-					 quote_identifier(column_name(st, st->info->vecattno)));
+					 quote_identifier(FtcColumnName(st, st->info->idattno)),
+					 quote_identifier(FtcColumnName(st, st->info->vecattno)));
 	i = 0;
 	forboth(lc, keys, lt, types)
 	{
@@ -1955,7 +893,7 @@ score_expr(CompileState *st)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("SCORER %s%s is not supported", q->scorer,
-							at_char(q->scorer_location)),
+							FtcAtChar(q->scorer_location)),
 					 errhint("Use BM25, BM25STD (ts_rank_cd), TFIDF or TFIDF.DOCNORM (ts_rank).")));
 	}
 	if (st->has_text && st->weighted && st->rank_groups != NIL)
@@ -1970,14 +908,14 @@ score_expr(CompileState *st)
 		{
 			RankGroup  *g = lfirst(lc);
 
-			int			qno = add_param(st->c, TEXTOID,
+			int			qno = FtcAddParam(st->c, TEXTOID,
 										CStringGetTextDatum(g->q.data));
-			int			wno = add_param(st->c, FLOAT4OID,
+			int			wno = FtcAddParam(st->c, FLOAT4OID,
 										Float4GetDatum((float4) g->weight));
 
 			appendStringInfo(&sum, "%s%s(%s, pg_catalog.to_tsquery(%s, $%d)%s) OPERATOR(pg_catalog.*) $%d",
 							 lc == list_head(st->rank_groups) ? "" : " OPERATOR(pg_catalog.+) ",
-							 fn, tsvector_expr(st, g->fields), st->cfg, qno,
+							 fn, FtcTsvectorExpr(st, g->fields), st->cfg, qno,
 							 norm, wno);
 		}
 		appendStringInfoString(&sum, " AS pg_catalog.float4)");
@@ -1986,8 +924,8 @@ score_expr(CompileState *st)
 	if (!st->has_text || st->rankq.len == 0)
 		return "CAST(0 AS pg_catalog.float4)";
 	return psprintf("%s(%s, pg_catalog.to_tsquery(%s, $%d)%s)", fn,
-					tsvector_expr(st, st->info->text_fields), st->cfg,
-					add_param(st->c, TEXTOID, CStringGetTextDatum(st->rankq.data)),
+					FtcTsvectorExpr(st, st->info->text_fields), st->cfg,
+					FtcAddParam(st->c, TEXTOID, CStringGetTextDatum(st->rankq.data)),
 					norm);
 }
 
@@ -2079,8 +1017,8 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 	st.c = c;
 	st.vecop = psprintf("OPERATOR(%s.%s)", quote_identifier(info->opnspname),
 						info->opname);
-	st.veccol = column_ref(&st, info->vecattno);
-	st.idcol = column_ref(&st, info->idattno);
+	st.veccol = FtcColumnRef(&st, info->vecattno);
+	st.idcol = FtcColumnRef(&st, info->idattno);
 	st.squared = q->squared_l2;
 	st.cfg = psprintf("CAST(%s AS pg_catalog.regconfig)",
 					  quote_literal_cstr(info->language ? info->language :
@@ -2093,8 +1031,8 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 
 	if (q->has_limit)
 	{
-		offset = value_int64(&st, &q->offset, "the offset of LIMIT");
-		num = value_int64(&st, &q->num, "the count of LIMIT");
+		offset = FtcValueInt64(&st, &q->offset, "the offset of LIMIT");
+		num = FtcValueInt64(&st, &q->num, "the count of LIMIT");
 	}
 
 	/* KNN: the distance, its name, k, EF_RUNTIME, the hybrid policy */
@@ -2102,37 +1040,37 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 	{
 		FtKnn	   *knn = q->knn;
 
-		check_vector_field(&st, knn->field, knn->field_location);
-		raw = distance_expr(&st, knn->vector_datum != (Datum) 0 ?
-							knn->vector_datum : value_vector(&st, &knn->vector));
+		FtcCheckVectorField(&st, knn->field, knn->field_location);
+		raw = FtcDistanceExpr(&st, knn->vector_datum != (Datum) 0 ?
+							knn->vector_datum : FtcValueVector(&st, &knn->vector));
 		dist = report_expr(&st, raw);
 		lim = knn->vector_datum != (Datum) 0 ? knn->k_value :
-			value_int64(&st, &knn->k, "the k of KNN");
+			FtcValueInt64(&st, &knn->k, "the k of KNN");
 		/* RediSearch's MAX_KNN_K */
 		if (lim > (INT64CONST(1) << 58))
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("the k of KNN%s is too large",
-							at_char(knn->k.location)),
+							FtcAtChar(knn->k.location)),
 					 errdetail("k may be at most 2^58, as in RediSearch.")));
 		if (knn->has_ef)
 		{
-			int64		ef = value_int64(&st, &knn->ef, "EF_RUNTIME");
+			int64		ef = FtcValueInt64(&st, &knn->ef, "EF_RUNTIME");
 
 			if (ef < 1 || ef > SEGVEC_MAX_EF_SEARCH)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("EF_RUNTIME%s must be between 1 and %d",
-								at_char(knn->ef.location),
+								FtcAtChar(knn->ef.location),
 								SEGVEC_MAX_EF_SEARCH)));
 			c->ef_search = (int) ef;
 		}
 		if (knn->has_batch_size &&
-			value_int64(&st, &knn->batch_size, "BATCH_SIZE") < 1)
+			FtcValueInt64(&st, &knn->batch_size, "BATCH_SIZE") < 1)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("BATCH_SIZE%s must be at least 1",
-							at_char(knn->batch_size.location))));
+							FtcAtChar(knn->batch_size.location))));
 		add_alias(&st, (knn->alias.literal || knn->alias.param) ?
 				  distance_name(&st, &knn->alias) :
 				  psprintf("__%s_score", knn->field), dist);
@@ -2176,11 +1114,11 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 	}
 
 	/* the full-text terms: they score the docs */
-	if (q->filter && has_text_term(q->filter))
+	if (q->filter && FtcHasTextTerm(q->filter))
 	{
 		st.has_text = true;
-		st.weighted = has_weight(q->filter);
-		collect_rank_terms(&st, q->filter, 1.0);
+		st.weighted = FtcHasWeight(q->filter);
+		FtcCollectRankTerms(&st, q->filter, 1.0);
 	}
 
 	/* the filter (shared by both branches: same alias t, same $n) */
@@ -2195,7 +1133,7 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 	if (q->has_inkeys)
 		appendStringInfo(&where,
 						 " AND CAST(%s AS pg_catalog.text) OPERATOR(pg_catalog.=) ANY ($%d)",
-						 st.idcol, add_text_array_param(&st, q->inkeys));
+						 st.idcol, FtcAddTextArrayParam(&st, q->inkeys));
 	initStringInfo(&pwhere);
 	appendStringInfoString(&pwhere, where.data);
 	if (st.stop_node)
@@ -2211,7 +1149,7 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 		if (sortkey == NULL && strcmp(q->sortby, "__score") == 0)
 			sortkey = score;
 		if (sortkey == NULL)
-			sortkey = column_ref(&st, find_column(&st, q->sortby,
+			sortkey = FtcColumnRef(&st, FtcFindColumn(&st, q->sortby,
 												   q->sortby_location));
 	}
 	dir = q->sort_desc ? "DESC" : "ASC";
@@ -2272,7 +1210,7 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 		final_order = "s.ik";
 	}
 
-	lim_p = add_param(c, INT8OID, Int64GetDatum(lim));
+	lim_p = FtcAddParam(c, INT8OID, Int64GetDatum(lim));
 	branch_limit = q->knn ?
 		psprintf("FETCH FIRST ($%d) ROWS WITH TIES", lim_p) :
 		psprintf("LIMIT $%d", lim_p);
@@ -2347,7 +1285,7 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 						 "  ORDER BY %s\n  %s)\n"
 						 ") u\nORDER BY %s\nLIMIT $%d",
 						 cols, table,
-						 quote_identifier(column_name(&st, info->idattno)),
+						 quote_identifier(FtcColumnName(&st, info->idattno)),
 						 idtype,
 						 from ? "    CROSS JOIN LATERAL " : "",
 						 from ? from : "", from ? "\n" : "",
@@ -2357,7 +1295,7 @@ FtCompile(FtIndexInfo *info, FtQuery *q, Jsonb *params, FtPending *pending)
 
 	appendStringInfo(&c->sql, ") s\nORDER BY %s\nLIMIT $%d OFFSET $%d",
 					 final_order,
-					 add_param(c, INT8OID, Int64GetDatum(num)),
-					 add_param(c, INT8OID, Int64GetDatum(offset)));
+					 FtcAddParam(c, INT8OID, Int64GetDatum(num)),
+					 FtcAddParam(c, INT8OID, Int64GetDatum(offset)));
 	return c;
 }

@@ -63,6 +63,7 @@
 
 #include "graph/graph_int.h"
 #include "graph/quant.h"
+#include "hooks/testhooks.h"
 
 #define NO_NODE		PG_UINT32_MAX
 
@@ -1033,6 +1034,9 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	GraphRepairConnectivity(b, eps);
 	GraphNotePeak(b);
 	paged_release(b);
+
+	/* the pages are written, none logged yet */
+	SegvecTestPoint("merge-linked");
 
 	/* 5. the lists kept in memory, the upper-layer pages, then every page
 	 * as a full image */

@@ -54,7 +54,8 @@ extern void SegvecDelayPoint(void);
  * segvec.test_point set to that name, do segvec.test_point_action: raise
  * an error (as a cancel would), PANIC (a crash, after flushing the WAL
  * written so far), or wait until pg_advisory_lock(SEGVEC_TEST_WAIT_KEY) is
- * free.  Points: "compact-installed" and "merge-installed" (after an
+ * free.  Points: "merge-linked" (a merge's output pages are built and
+ * not yet WAL-logged), "compact-installed" and "merge-installed" (after an
  * install, before its garbage is marked), "scan-manifest-read" (a scan
  * has read the manifest, not yet the mutable segment), "vacuum-cleanup-scan"
  * (VACUUM's cleanup holds the compaction lock and the merge lock, share,

@@ -23,11 +23,13 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/lmgr.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/timeout.h"
+#include "utils/timestamp.h"
 
 #include "compact/compact.h"
 #include "hooks/testhooks.h"
@@ -39,6 +41,15 @@
 static const char *job_index_name = NULL;
 static SegvecJobKind job_kind;
 static Oid	job_indexid;
+
+/* The running merge's batch cap and slot rule, rows taken (jobs.h) */
+static int	job_batch_rows = 0;
+static bool job_past_long = false;
+static int64 job_rows_taken = 0;
+
+/* Names for the log line of a job that ran out of time (outlive the xact) */
+static NameData job_index_nd;
+static NameData job_owner_nd;
 
 /* Runners registered by other subsystems, by job kind */
 static SegvecJobRunner job_runners[SEGVEC_NUM_JOB_KINDS];
@@ -54,6 +65,24 @@ SegvecRegisterJobRunner(SegvecJobKind kind, SegvecJobRunner runner)
 {
 	Assert(kind >= 0 && kind < SEGVEC_NUM_JOB_KINDS);
 	job_runners[kind] = runner;
+}
+
+int
+SegvecJobBatchRows(void)
+{
+	return job_batch_rows;
+}
+
+bool
+SegvecJobPastLongMerges(void)
+{
+	return job_past_long;
+}
+
+void
+SegvecJobNoteBatch(int64 rows)
+{
+	job_rows_taken = rows;
 }
 
 static void
@@ -165,6 +194,12 @@ run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 	}
 
 	job_index_name = pstrdup(RelationGetRelationName(index));
+	namestrcpy(&job_index_nd, job_index_name);
+	{
+		char	   *ownername = GetUserNameFromId(owner, true);
+
+		namestrcpy(&job_owner_nd, ownername ? ownername : "?");
+	}
 	pgstat_report_activity(STATE_RUNNING,
 						   psprintf("segvec %s of index %s",
 									SegvecJobKindName(kind), job_index_name));
@@ -258,22 +293,41 @@ run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 
 /*
  * Run one job in its own transaction.  An error is caught here: logged,
- * the transaction aborted, and JOB_FAILED returned; a FATAL (shutdown,
+ * the transaction aborted, and JOB_FAILED returned (JOB_TIMED_OUT when
+ * segvec.job_time_limit cancelled a merge); a FATAL (shutdown,
  * pg_terminate_backend) ends the process and worker_onexit cleans up.
+ * batch_rows and past_long are the merge's (JobNoteTakenLocked); *rows:
+ * the queued rows a merge took.
+ *
+ * The time limit applies to merges only: they run the table's code
+ * (triggers, defaults, domain and check constraints), which can take any
+ * time.  Compactions and snapshots run no user code but index expressions,
+ * and their length follows the index's size: a legitimately long
+ * compaction cancelled at a fixed limit would be cancelled again at every
+ * retry while the mutable segment grows.  Long jobs of any kind stop
+ * holding up other owners' jobs after segvec.job_long_after (schedule.c).
  */
 JobOutcome
-JobRun(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
+JobRun(Oid indexid, SegvecJobKind kind, bool force, int batch_rows,
+	   bool past_long, bool *changed, int *rows)
 {
 	volatile JobOutcome outcome = JOB_SKIPPED;
 	MemoryContext oldctx = CurrentMemoryContext;
 	ErrorContextCallback errcb;
 	bool		needs_snapshot = kind != SEGVEC_JOB_COMPACT &&
 		kind != SEGVEC_JOB_SNAPSHOT;
+	int			limit = kind == SEGVEC_JOB_MERGE ? segvec_job_time_limit : 0;
+	TimestampTz started = GetCurrentTimestamp();
 
 	*changed = false;
 	job_kind = kind;
 	job_indexid = indexid;
 	job_index_name = NULL;
+	job_batch_rows = kind == SEGVEC_JOB_MERGE ? batch_rows : 0;
+	job_past_long = kind == SEGVEC_JOB_MERGE && past_long;
+	job_rows_taken = 0;
+	snprintf(NameStr(job_index_nd), NAMEDATALEN, "%u", indexid);
+	namestrcpy(&job_owner_nd, "?");
 	errcb.callback = job_error_context;
 	errcb.arg = NULL;
 	errcb.previous = error_context_stack;
@@ -294,11 +348,11 @@ JobRun(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 		if (needs_snapshot)
 			PushActiveSnapshot(GetTransactionSnapshot());
 		SegvecSetInBackgroundJob(true);
-		/* segvec.job_time_limit: the statement timeout of the whole job */
-		if (segvec_job_time_limit > 0)
-			enable_timeout_after(STATEMENT_TIMEOUT, segvec_job_time_limit);
+		/* segvec.job_time_limit: the statement timeout of the whole merge */
+		if (limit > 0)
+			enable_timeout_after(STATEMENT_TIMEOUT, limit);
 		outcome = run_job_in_xact(indexid, kind, force, changed);
-		if (segvec_job_time_limit > 0)
+		if (limit > 0)
 			disable_timeout(STATEMENT_TIMEOUT, false);
 		SegvecSetInBackgroundJob(false);
 		if (needs_snapshot)
@@ -307,19 +361,48 @@ JobRun(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 	}
 	PG_CATCH();
 	{
+		bool		timed_out;
+		ErrorData  *edata;
+
+		/*
+		 * ProcessInterrupts resets the timeout's indicator when it reports
+		 * the cancel: a cancel after the limit is the limit's.
+		 */
 		disable_timeout(STATEMENT_TIMEOUT, false);
+		timed_out = limit > 0 &&
+			TimestampDifferenceExceeds(started, GetCurrentTimestamp(), limit);
 		SegvecSetInBackgroundJob(false);
+		MemoryContextSwitchTo(oldctx);
+		edata = CopyErrorData();
+		timed_out = timed_out && edata->sqlerrcode == ERRCODE_QUERY_CANCELED;
+		FreeErrorData(edata);
 		HOLD_INTERRUPTS();
 		EmitErrorReport();
 		AbortOutOfAnyTransaction();
 		FlushErrorState();
 		RESUME_INTERRUPTS();
-		outcome = JOB_FAILED;
+		outcome = timed_out ? JOB_TIMED_OUT : JOB_FAILED;
 	}
 	PG_END_TRY();
 
 	error_context_stack = errcb.previous;
+	*rows = (int) Min(job_rows_taken, INT_MAX);
+	if (outcome == JOB_TIMED_OUT)
+	{
+		int			next = JobNextBatchRows(batch_rows, *rows);
+
+		ereport(LOG,
+				(errmsg("segvec merge job for index \"%s\" of role \"%s\" canceled after segvec.job_time_limit (%d ms)",
+						NameStr(job_index_nd), NameStr(job_owner_nd), limit),
+				 next > 0 ?
+				 errdetail("It had taken %d queued row(s); the next merges of the index apply at most %d at once and are retried with a back-off.",
+						   *rows, next) :
+				 errdetail("It had taken no queued rows; the next merges of the index are retried with a back-off."),
+				 errhint("Make the table's triggers faster, raise segvec.job_time_limit, or apply the queue with ft.flush().")));
+	}
 	job_index_name = NULL;
+	job_batch_rows = 0;
+	job_past_long = false;
 	MemoryContextSwitchTo(oldctx);
 	pgstat_report_activity(STATE_IDLE, NULL);
 	return outcome;

@@ -50,7 +50,9 @@
 static int	segvec_max_jobs = 256;
 int			segvec_max_workers = 2;
 int			segvec_naptime = 10;
-int			segvec_job_time_limit = 0;
+int			segvec_sweep_interval = 600;
+int			segvec_job_time_limit = 300000;
+int			segvec_job_long_after = 5000;
 
 /* The shared state; NULL unless the library was preloaded */
 SegvecJobsShared *SegvecJobs = NULL;
@@ -163,12 +165,25 @@ SegvecJobsInit(void)
 							"Submits wake it at once; the naptime paces retries of failed jobs.",
 							&segvec_naptime, 10, 1, 3600,
 							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("segvec.sweep_interval",
+							"How often the segvec launcher asks every database for a sweep; 0 means only at server start.",
+							"A sweep does the background work that no request names, such as the upserts a prepared transaction queued.",
+							&segvec_sweep_interval, 600, 0, 7 * 24 * 3600,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
 	DefineCustomIntVariable("segvec.job_time_limit",
-							"Longest a background job may run; 0 means no limit.",
-							"A job that runs longer (waits for locks included) is canceled, "
-							"logged and retried later, so one index's slow work cannot hold "
-							"a worker or a merge slot without bound.",
-							&segvec_job_time_limit, 0, 0, INT_MAX,
+							"Longest a background merge of queued upserts may run; 0 means no limit.",
+							"A merge runs the table's triggers, defaults and checks. One that runs "
+							"longer (waits for locks included) is canceled and logged; the index's "
+							"next merges apply half as many rows and are retried with a back-off. "
+							"Compactions and keymap snapshots are not limited.",
+							&segvec_job_time_limit, 300000, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("segvec.job_long_after",
+							"Run time after which a background job stops holding up other owners' jobs; 0 means never.",
+							"A job running this long no longer counts against segvec.merge_concurrency "
+							"for other table owners' merges, and the launcher may start up to "
+							"segvec.max_workers more workers for owners with no such job.",
+							&segvec_job_long_after, 5000, 0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 
 	prev_shmem_request_hook = shmem_request_hook;

@@ -143,4 +143,15 @@ extern const char *SegvecJobKindName(SegvecJobKind kind);
 /* jobrun.c */
 extern void SegvecRegisterJobRunner(SegvecJobKind kind, SegvecJobRunner runner);
 
+/*
+ * For the merge runner, about the merge job it runs: the most queued rows
+ * it may apply (0: no cap beyond segvec.merge_batch_rows; smaller after
+ * the index's merges ran out of time), whether it may take a merge slot
+ * beyond segvec.merge_concurrency (it was started past other owners' long
+ * merges), and how many queued rows it took (for the next cap).
+ */
+extern int	SegvecJobBatchRows(void);
+extern bool SegvecJobPastLongMerges(void);
+extern void SegvecJobNoteBatch(int64 rows);
+
 #endif							/* SEGVEC_JOBS_H */

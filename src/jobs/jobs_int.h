@@ -50,10 +50,16 @@ typedef struct SegvecJobSlot
 	Oid			owner;			/* table owner, InvalidOid until a worker
 								 * looked it up (see owner_looked) */
 	bool		owner_looked;	/* a worker looked the owner up */
+	int			batch_rows;		/* RUNNING merge: most queued rows it may
+								 * apply (0: segvec.merge_batch_rows) */
+	bool		past_long;		/* RUNNING merge: admitted past other
+								 * owners' long merges (may take a merge
+								 * slot beyond segvec.merge_concurrency) */
 } SegvecJobSlot;
 
 /*
- * When an index was last given a turn (a worker took one of its jobs), for
+ * When an index was last given a turn (and, for merges that ran out of
+ * time, the back-off that outlives the job slot: see JobFinishLocked) (a worker took one of its jobs), for
  * the round-robin of schedule.c: turn is the value of SegvecJobs->turns
  * then.  segvec.max_jobs entries; when all are used, the least recently
  * served index's entry is reused (it then counts as never served, which
@@ -65,6 +71,11 @@ typedef struct SegvecServedSlot
 	Oid			indexid;
 	Oid			owner;			/* InvalidOid: not known */
 	uint64		turn;
+	/* merges of this index cancelled by segvec.job_time_limit in a row */
+	int			timeouts;
+	int			batch_rows;		/* next merge applies at most this many
+								 * queued rows (0: no cap) */
+	TimestampTz retry_at;		/* no merge of this index before this */
 } SegvecServedSlot;
 
 typedef enum SegvecWorkerState
@@ -95,8 +106,9 @@ typedef struct SegvecSweepSlot
 {
 	Oid			dboid;			/* InvalidOid: slot unused */
 	uint32		kinds;			/* 1 << SegvecJobKind */
-	bool		startup;		/* asked for by the launcher at a server
-								 * start, not by a full job table */
+	bool		startup;		/* asked for by the launcher (at a server
+								 * start, or periodically), not by a full
+								 * job table */
 	TimestampTz requested_at;
 } SegvecSweepSlot;
 
@@ -123,34 +135,49 @@ typedef enum JobOutcome
 	JOB_DONE,					/* ran to the end */
 	JOB_SKIPPED,				/* nothing to do: index gone, not segvec... */
 	JOB_BUSY,					/* gave way: a lock it needs is taken */
-	JOB_FAILED					/* error */
+	JOB_FAILED,					/* error */
+	JOB_TIMED_OUT				/* cancelled by segvec.job_time_limit */
 } JobOutcome;
 
 /* jobs.c */
 extern PGDLLIMPORT SegvecJobsShared *SegvecJobs;
 extern PGDLLIMPORT int segvec_max_workers;
 extern PGDLLIMPORT int segvec_naptime;
+extern PGDLLIMPORT int segvec_sweep_interval;
 extern PGDLLIMPORT int segvec_job_time_limit;
+extern PGDLLIMPORT int segvec_job_long_after;
 extern bool JobRequestSweepLocked(Oid dboid, uint32 kinds, bool startup,
 								  TimestampTz now);
 
 /* schedule.c: the caller holds SegvecJobs->lock exclusively */
 extern bool JobTwinRunning(const SegvecJobSlot *s);
 extern SegvecJobSlot *JobTwinPending(const SegvecJobSlot *s);
-extern bool JobRunnable(const SegvecJobSlot *s, TimestampTz now, bool merge_ok);
-extern int	JobPickLocked(Oid dboid, TimestampTz now, bool merge_ok);
-extern void JobNoteTakenLocked(const SegvecJobSlot *s);
+extern bool JobIsLong(const SegvecJobSlot *s, TimestampTz now);
+extern bool JobOwnerHasLong(const SegvecJobSlot *s, TimestampTz now);
+extern int	JobMergesAgainst(const SegvecJobSlot *s, TimestampTz now);
+extern bool JobRunnable(const SegvecJobSlot *s, TimestampTz now,
+						int max_merges);
+extern int	JobPickLocked(Oid dboid, TimestampTz now, int max_merges,
+						  bool fresh_only);
+extern void JobNoteTakenLocked(SegvecJobSlot *s, TimestampTz now,
+							   int max_merges);
 extern void JobFillOwnerLocked(SegvecJobSlot *s);
+extern int	JobNextBatchRows(int batch_rows, int rows);
 extern int	JobsRunning(SegvecJobKind kind);
 extern int	JobsMergeLimit(void);
 extern int	JobsLiveWorkers(void);
+extern int	JobsLongWorkers(TimestampTz now);
 extern bool JobIdleWorkerFor(Oid dboid, int *count);
 extern bool JobAnyWorkerFor(Oid dboid);
 extern bool JobAnyWorkerConnectedTo(Oid dboid, int except);
 extern SegvecSweepSlot *JobSweepFor(Oid dboid);
 extern long JobRetryDelayMs(int attempts);
-extern bool JobFinishLocked(int idx, JobOutcome outcome, TimestampTz now);
+extern bool JobFinishLocked(int idx, JobOutcome outcome, int rows,
+							TimestampTz now);
 extern void JobCountOutcomeLocked(SegvecJobKind kind, JobOutcome outcome);
+extern TimestampTz JobNoteMergeOutcomeLocked(Oid dboid, Oid indexid,
+											 JobOutcome outcome, int rows,
+											 TimestampTz now);
 
 /* launcher.c */
 extern void SegvecRegisterLauncher(void);
@@ -161,6 +188,7 @@ extern PGDLLEXPORT void SegvecWorkerMain(Datum main_arg);
 
 /* jobrun.c */
 extern JobOutcome JobRun(Oid indexid, SegvecJobKind kind, bool force,
-						 bool *changed);
+						 int batch_rows, bool past_long, bool *changed,
+						 int *rows_taken);
 
 #endif							/* SEGVEC_JOBS_INT_H */

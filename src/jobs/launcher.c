@@ -136,12 +136,13 @@ typedef struct DbDemand
 {
 	Oid			dboid;
 	int			demand;			/* runnable jobs, plus 1 for a sweep */
+	int			fresh;			/* runnable jobs of owners with no long job */
 	int			supply;			/* starting or idle workers */
 	TimestampTz oldest;			/* oldest runnable request */
 } DbDemand;
 
 static int
-add_demand(DbDemand *dbs, int ndbs, Oid dboid, TimestampTz when)
+add_demand(DbDemand *dbs, int ndbs, Oid dboid, TimestampTz when, bool fresh)
 {
 	int			i;
 
@@ -150,12 +151,14 @@ add_demand(DbDemand *dbs, int ndbs, Oid dboid, TimestampTz when)
 		if (dbs[i].dboid == dboid)
 		{
 			dbs[i].demand++;
+			dbs[i].fresh += fresh ? 1 : 0;
 			dbs[i].oldest = Min(dbs[i].oldest, when);
 			return ndbs;
 		}
 	}
 	dbs[ndbs].dboid = dboid;
 	dbs[ndbs].demand = 1;
+	dbs[ndbs].fresh = fresh ? 1 : 0;
 	dbs[ndbs].supply = 0;
 	dbs[ndbs].oldest = when;
 	return ndbs + 1;
@@ -164,8 +167,11 @@ add_demand(DbDemand *dbs, int ndbs, Oid dboid, TimestampTz when)
 /*
  * Start workers where needed: for each database, oldest request first,
  * while its runnable jobs (and sweep) outnumber its idle workers and fewer
- * than segvec.max_workers run.  Returns how long to sleep, in ms: until
- * the next retry of a failed job, at most segvec.naptime.
+ * than segvec.max_workers run.  Workers running long jobs (schedule.c) do
+ * not count against segvec.max_workers for the jobs of owners with no
+ * long job: for those up to segvec.max_workers more workers may run.
+ * Returns how long to sleep, in ms: until the next retry of a failed job
+ * or the moment a running job becomes long, at most segvec.naptime.
  */
 static long
 launch_workers(DbDemand *dbs)
@@ -182,45 +188,62 @@ launch_workers(DbDemand *dbs)
 	int			i;
 	long		secs;
 	int			usecs;
-
-	int			merge_room = JobsMergeLimit();
+	int			max_merges = JobsMergeLimit();
+	int			merges_counted = 0;
+	int			nlong;
 
 	LWLockAcquire(SegvecJobs->lock, LW_EXCLUSIVE);
-	/* merges beyond segvec.merge_concurrency wait: not a demand */
-	if (merge_room < INT_MAX)
-		merge_room -= JobsRunning(SEGVEC_JOB_MERGE);
 	for (i = 0; i < SegvecJobs->max_jobs; i++)
 	{
 		SegvecJobSlot *s = &SegvecJobs->jobs[i];
 
+		if (s->state == SEGVEC_JOB_RUNNING && segvec_job_long_after > 0 &&
+			!JobIsLong(s, now))
+			wake = Min(wake, TimestampTzPlusMilliseconds(s->started_at,
+														 segvec_job_long_after));
 		if (s->state != SEGVEC_JOB_PENDING)
 			continue;
 		if (s->not_before > now)
 			wake = Min(wake, s->not_before);
-		else if (!JobTwinRunning(s) &&
-				 (s->kind != SEGVEC_JOB_MERGE || merge_room-- > 0))
-			ndbs = add_demand(dbs, ndbs, s->dboid, s->submitted_at);
+		else if (!JobTwinRunning(s))
+		{
+			/* merges beyond segvec.merge_concurrency wait: not a demand */
+			if (s->kind == SEGVEC_JOB_MERGE)
+			{
+				if (JobMergesAgainst(s, now) + merges_counted >= max_merges)
+					continue;
+				merges_counted++;
+			}
+			ndbs = add_demand(dbs, ndbs, s->dboid, s->submitted_at,
+							  !JobOwnerHasLong(s, now));
+		}
 	}
 	for (i = 0; i < SegvecJobs->max_jobs; i++)
 	{
 		SegvecSweepSlot *s = &SegvecJobs->sweeps[i];
 
 		if (s->dboid != InvalidOid)
-			ndbs = add_demand(dbs, ndbs, s->dboid, s->requested_at);
+			ndbs = add_demand(dbs, ndbs, s->dboid, s->requested_at, false);
 	}
 	for (i = 0; i < ndbs; i++)
 		JobIdleWorkerFor(dbs[i].dboid, &dbs[i].supply);
 
 	nworkers = JobsLiveWorkers();
-	while (nworkers < segvec_max_workers)
+	nlong = JobsLongWorkers(now);
+	for (;;)
 	{
 		DbDemand   *best = NULL;
 		SegvecWorkerSlot *w = NULL;
 		int			slot;
+		bool		beyond = nworkers >= segvec_max_workers;
 
+		/* beyond segvec.max_workers: only beside long jobs, at most twice */
+		if (beyond && (nworkers - nlong >= segvec_max_workers ||
+					   nworkers >= 2 * segvec_max_workers))
+			break;
 		for (i = 0; i < ndbs; i++)
 		{
-			if (dbs[i].demand > dbs[i].supply &&
+			if ((beyond ? dbs[i].fresh : dbs[i].demand) > dbs[i].supply &&
 				(best == NULL || dbs[i].oldest < best->oldest))
 				best = &dbs[i];
 		}
@@ -327,14 +350,14 @@ launch_workers(DbDemand *dbs)
 /*
  * Ask for a sweep of every kind of job in every database that takes
  * connections (not templates: a worker connected to one would make CREATE
- * DATABASE from it fail), once per server start: the job table starts
- * empty, and what was submitted before the stop (a crash, or a shutdown
- * before the jobs ran) would otherwise wait for the next submit.  A sweep
- * compacts only mutable segments over their threshold and merges only
- * where upserts are queued.
+ * DATABASE from it fail): once per server start, as the job table starts
+ * empty and what was submitted before the stop (a crash, or a shutdown
+ * before the jobs ran) would otherwise wait for the next submit; and every
+ * segvec.sweep_interval.  A sweep compacts only mutable segments over
+ * their threshold and merges only where upserts are queued.
  */
 static void
-request_startup_sweeps(void)
+request_sweeps(void)
 {
 	List	   *dbs = NIL;
 	Relation	rel;
@@ -393,6 +416,7 @@ SegvecLauncherMain(Datum main_arg)
 {
 	DbDemand   *dbs;
 	int			i;
+	TimestampTz last_sweep;
 
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -434,7 +458,8 @@ SegvecLauncherMain(Datum main_arg)
 	ereport(DEBUG1, (errmsg_internal("segvec launcher started")));
 
 	if (!SegvecJobs->startup_swept)
-		request_startup_sweeps();
+		request_sweeps();
+	last_sweep = GetCurrentTimestamp();
 
 	for (;;)
 	{
@@ -460,8 +485,24 @@ SegvecLauncherMain(Datum main_arg)
 			ProcessConfigFile(PGC_SIGHUP);
 		}
 
+		/*
+		 * The periodic sweeps: what no request names (a prepared
+		 * transaction's queued upserts, whose COMMIT PREPARED submits
+		 * nothing; a request dropped when the job table and the sweep list
+		 * were full) waits at most segvec.sweep_interval.
+		 */
+		if (segvec_sweep_interval > 0 &&
+			TimestampDifferenceExceeds(last_sweep, GetCurrentTimestamp(),
+									   segvec_sweep_interval * 1000))
+		{
+			request_sweeps();
+			last_sweep = GetCurrentTimestamp();
+		}
+
 		reap_workers();
 		timeout = launch_workers(dbs);
+		if (segvec_sweep_interval > 0)
+			timeout = Min(timeout, (long) segvec_sweep_interval * 1000L);
 
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

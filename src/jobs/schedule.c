@@ -54,12 +54,103 @@ JobTwinPending(const SegvecJobSlot *s)
 	return NULL;
 }
 
-/* Can a worker take s now?  merge_ok: a merge slot is free */
+/* ----------------
+ * Long jobs
+ *
+ * A job that has run segvec.job_long_after or longer is *long*.  For the
+ * jobs of other owners a long job does not count against
+ * segvec.merge_concurrency, and its worker does not count against
+ * segvec.max_workers (the launcher may start up to segvec.max_workers
+ * more workers, which take only jobs of owners with no long job running):
+ * so one role's slow triggers, or a long compaction, delay another role's
+ * waiting job by about segvec.job_long_after, not by their own length.
+ * For the owner of a long job both limits stay as they are.
+ * ----------------
+ */
+
+/* Has the running job s run segvec.job_long_after or longer? */
 bool
-JobRunnable(const SegvecJobSlot *s, TimestampTz now, bool merge_ok)
+JobIsLong(const SegvecJobSlot *s, TimestampTz now)
+{
+	return s->state == SEGVEC_JOB_RUNNING && segvec_job_long_after > 0 &&
+		TimestampDifferenceExceeds(s->started_at, now, segvec_job_long_after);
+}
+
+/* Do the jobs a and b belong to the same owner (same index if unknown)? */
+static bool
+same_owner(const SegvecJobSlot *a, const SegvecJobSlot *b)
+{
+	if (OidIsValid(a->owner) && OidIsValid(b->owner))
+		return a->owner == b->owner;
+	return a->dboid == b->dboid && a->indexid == b->indexid;
+}
+
+/* Has the owner of s a long job running? */
+bool
+JobOwnerHasLong(const SegvecJobSlot *s, TimestampTz now)
+{
+	int			i;
+
+	for (i = 0; i < SegvecJobs->max_jobs; i++)
+	{
+		SegvecJobSlot *t = &SegvecJobs->jobs[i];
+
+		if (t != s && JobIsLong(t, now) && same_owner(t, s))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The running merges that count against segvec.merge_concurrency for the
+ * job s: all but the long ones of other owners.
+ */
+int
+JobMergesAgainst(const SegvecJobSlot *s, TimestampTz now)
+{
+	int			i,
+				n = 0;
+
+	for (i = 0; i < SegvecJobs->max_jobs; i++)
+	{
+		SegvecJobSlot *t = &SegvecJobs->jobs[i];
+
+		if (t->state == SEGVEC_JOB_RUNNING && t->kind == SEGVEC_JOB_MERGE &&
+			(!JobIsLong(t, now) || same_owner(t, s)))
+			n++;
+	}
+	return n;
+}
+
+/* Workers running a long job */
+int
+JobsLongWorkers(TimestampTz now)
+{
+	int			i,
+				n = 0;
+
+	for (i = 0; i < SEGVEC_MAX_WORKERS_LIMIT; i++)
+	{
+		SegvecWorkerSlot *w = &SegvecJobs->workers[i];
+
+		if (w->state == SEGVEC_WORKER_ATTACHED && w->job >= 0 &&
+			JobIsLong(&SegvecJobs->jobs[w->job], now))
+			n++;
+	}
+	return n;
+}
+
+/*
+ * Can a worker take s now?  max_merges: segvec.merge_concurrency
+ * (JobsMergeLimit).
+ */
+bool
+JobRunnable(const SegvecJobSlot *s, TimestampTz now, int max_merges)
 {
 	return s->state == SEGVEC_JOB_PENDING && s->not_before <= now &&
-		(merge_ok || s->kind != SEGVEC_JOB_MERGE) && !JobTwinRunning(s);
+		(s->kind != SEGVEC_JOB_MERGE ||
+		 JobMergesAgainst(s, now) < max_merges) &&
+		!JobTwinRunning(s);
 }
 
 /* ----------------
@@ -117,10 +208,11 @@ served_turns(const SegvecJobSlot *s, uint64 *owner_turn, uint64 *index_turn)
 
 /*
  * The slot number of the job a worker of dboid should take now (see
- * above), or -1 if none is runnable.
+ * above), or -1 if none is runnable.  fresh_only: only jobs whose owner
+ * has no long job running (a worker beyond segvec.max_workers).
  */
 int
-JobPickLocked(Oid dboid, TimestampTz now, bool merge_ok)
+JobPickLocked(Oid dboid, TimestampTz now, int max_merges, bool fresh_only)
 {
 	int			best = -1;
 	uint64		best_owner = 0,
@@ -133,7 +225,8 @@ JobPickLocked(Oid dboid, TimestampTz now, bool merge_ok)
 		uint64		owner_turn,
 					index_turn;
 
-		if (s->dboid != dboid || !JobRunnable(s, now, merge_ok))
+		if (s->dboid != dboid || !JobRunnable(s, now, max_merges) ||
+			(fresh_only && JobOwnerHasLong(s, now)))
 			continue;
 		served_turns(s, &owner_turn, &index_turn);
 		if (best < 0 || owner_turn < best_owner ||
@@ -151,40 +244,61 @@ JobPickLocked(Oid dboid, TimestampTz now, bool merge_ok)
 }
 
 /*
+ * The served entry of (dboid, indexid), made if there is none by reusing
+ * an unused or the least recently served entry.
+ */
+static SegvecServedSlot *
+served_entry(Oid dboid, Oid indexid)
+{
+	SegvecServedSlot *e = served_for(dboid, indexid);
+	int			i;
+
+	if (e != NULL)
+		return e;
+	e = &SegvecJobs->served[0];	/* max_jobs is at least 1 */
+	for (i = 0; i < SegvecJobs->max_jobs; i++)
+	{
+		SegvecServedSlot *c = &SegvecJobs->served[i];
+
+		if (!OidIsValid(c->dboid))
+		{
+			e = c;
+			break;
+		}
+		if (c->turn < e->turn)
+			e = c;
+	}
+	if (e == NULL)
+		elog(ERROR, "segvec job table has no served entries");
+	memset(e, 0, sizeof(SegvecServedSlot));
+	e->dboid = dboid;
+	e->indexid = indexid;
+	return e;
+}
+
+/*
  * A worker takes s: advance the clock and note the turn of its index (and
- * owner), reusing the least recently served entry if every one is used.
+ * owner); a merge gets its index's batch cap, and whether it runs past
+ * other owners' long merges (then it may take a merge slot beyond
+ * segvec.merge_concurrency, see acquire_merge_slot).
  */
 void
-JobNoteTakenLocked(const SegvecJobSlot *s)
+JobNoteTakenLocked(SegvecJobSlot *s, TimestampTz now, int max_merges)
 {
-	SegvecServedSlot *e = served_for(s->dboid, s->indexid);
+	SegvecServedSlot *e = served_entry(s->dboid, s->indexid);
 
-	if (e == NULL)
-	{
-		int			i;
-
-		for (i = 0; i < SegvecJobs->max_jobs; i++)
-		{
-			SegvecServedSlot *c = &SegvecJobs->served[i];
-
-			if (!OidIsValid(c->dboid))
-			{
-				e = c;
-				break;
-			}
-			if (e == NULL || c->turn < e->turn)
-				e = c;
-		}
-		e->dboid = s->dboid;
-		e->indexid = s->indexid;
-		e->owner = InvalidOid;
-	}
 	if (OidIsValid(s->owner))
 		e->owner = s->owner;
 	e->turn = ++SegvecJobs->turns;
+	s->batch_rows = s->kind == SEGVEC_JOB_MERGE ? e->batch_rows : 0;
+	s->past_long = s->kind == SEGVEC_JOB_MERGE &&
+		JobsRunning(SEGVEC_JOB_MERGE) >= max_merges;
 }
 
-/* A new pending slot s takes the owner its index was last served for */
+/*
+ * A new pending slot s takes the owner its index was last served for,
+ * and a merge the back-off of its index's merges that ran out of time.
+ */
 void
 JobFillOwnerLocked(SegvecJobSlot *s)
 {
@@ -195,6 +309,55 @@ JobFillOwnerLocked(SegvecJobSlot *s)
 		s->owner = e->owner;
 		s->owner_looked = true;
 	}
+	if (e != NULL && s->kind == SEGVEC_JOB_MERGE)
+		s->not_before = Max(s->not_before, e->retry_at);
+}
+
+/*
+ * The batch cap of the next merge after one that took rows queued rows
+ * (0: not known) and ran out of time with cap batch_rows: half of what
+ * it took, at least 1.
+ */
+int
+JobNextBatchRows(int batch_rows, int rows)
+{
+	if (rows <= 0)
+		return batch_rows;
+	return Max(1, rows / 2);
+}
+
+/*
+ * Remember how a merge of (dboid, indexid) ended, for the merges of the
+ * index that follow, whichever job slot they get: after a time-out the
+ * next merges apply half as many rows (JobNextBatchRows) and wait
+ * JobRetryDelayMs(time-outs in a row), so a batch that is always too slow
+ * is retried ever more rarely (at most every 10 minutes), not in a loop
+ * however often the queue is resubmitted; a merge that completes doubles
+ * the cap back and clears the back-off.  Returns the retry time.
+ */
+TimestampTz
+JobNoteMergeOutcomeLocked(Oid dboid, Oid indexid, JobOutcome outcome,
+						  int rows, TimestampTz now)
+{
+	SegvecServedSlot *e;
+
+	if (outcome == JOB_TIMED_OUT)
+	{
+		e = served_entry(dboid, indexid);
+		e->timeouts++;
+		e->batch_rows = JobNextBatchRows(e->batch_rows, rows);
+		e->retry_at = TimestampTzPlusMilliseconds(now,
+												  JobRetryDelayMs(e->timeouts));
+		return e->retry_at;
+	}
+	if (outcome == JOB_DONE && (e = served_for(dboid, indexid)) != NULL)
+	{
+		e->timeouts = 0;
+		e->retry_at = 0;
+		if (e->batch_rows > 0)
+			e->batch_rows = e->batch_rows >= 1000000 ? 0 : e->batch_rows * 2;
+	}
+	return 0;
 }
 
 /* Running jobs of a kind */
@@ -328,19 +491,27 @@ JobRetryDelayMs(int attempts)
  * or, when it gave way, put it back as pending after a naptime (not an
  * attempt), or, after a failure, put it back as pending with a back-off (unless a
  * newer request for the key is pending already, which covers it, or it
- * has had all its attempts).  Returns true if it was given up.
+ * has had all its attempts).  A merge cancelled by segvec.job_time_limit
+ * is a failure whose back-off and smaller batch also hold for a newer
+ * request (JobNoteMergeOutcomeLocked); rows: the queued rows the merge
+ * took (0: not known).  Returns true if it was given up.
  */
 bool
-JobFinishLocked(int idx, JobOutcome outcome, TimestampTz now)
+JobFinishLocked(int idx, JobOutcome outcome, int rows, TimestampTz now)
 {
 	SegvecJobSlot *s = &SegvecJobs->jobs[idx];
 	SegvecJobKind kind = s->kind;
 	bool		given_up = false;
+	SegvecJobSlot *twin;
+	TimestampTz retry_at;
 
 	switch (outcome)
 	{
 		case JOB_DONE:
 			SegvecJobs->counters.run[kind]++;
+			if (kind == SEGVEC_JOB_MERGE)
+				(void) JobNoteMergeOutcomeLocked(s->dboid, s->indexid,
+												 outcome, rows, now);
 			break;
 		case JOB_SKIPPED:
 			SegvecJobs->counters.skipped[kind]++;
@@ -368,6 +539,31 @@ JobFinishLocked(int idx, JobOutcome outcome, TimestampTz now)
 				s->started_at = 0;
 				s->not_before = TimestampTzPlusMilliseconds(now,
 															JobRetryDelayMs(s->attempts));
+				return false;
+			}
+			SegvecJobs->counters.dropped[kind]++;
+			given_up = true;
+			break;
+		case JOB_TIMED_OUT:
+			/* a failure whose back-off outlives the slot (above) */
+			SegvecJobs->counters.failed[kind]++;
+			retry_at = JobNoteMergeOutcomeLocked(s->dboid, s->indexid,
+												 outcome, rows, now);
+			if ((twin = JobTwinPending(s)) != NULL)
+			{
+				twin->not_before = Max(twin->not_before, retry_at);
+				break;
+			}
+			if (s->attempts + 1 < SEGVEC_JOB_MAX_ATTEMPTS)
+			{
+				s->state = SEGVEC_JOB_PENDING;
+				s->attempts++;
+				s->worker = -1;
+				s->started_at = 0;
+				s->not_before =
+					Max(retry_at,
+						TimestampTzPlusMilliseconds(now,
+													JobRetryDelayMs(s->attempts)));
 				return false;
 			}
 			SegvecJobs->counters.dropped[kind]++;

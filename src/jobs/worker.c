@@ -106,7 +106,7 @@ worker_onexit(int code, Datum arg)
 		{
 			kind = SegvecJobs->jobs[w->job].kind;
 			indexid = SegvecJobs->jobs[w->job].indexid;
-			given_up = JobFinishLocked(w->job, JOB_FAILED, now);
+			given_up = JobFinishLocked(w->job, JOB_FAILED, 0, now);
 		}
 		if (!w->connected && !JobAnyWorkerConnectedTo(w->dboid, my_worker))
 		{
@@ -160,7 +160,7 @@ worker_onexit(int code, Datum arg)
 
 /* A runnable job or a sweep of another database that no worker serves */
 static bool
-other_database_starving(TimestampTz now, bool merge_ok)
+other_database_starving(TimestampTz now, int max_merges)
 {
 	int			i;
 
@@ -168,7 +168,7 @@ other_database_starving(TimestampTz now, bool merge_ok)
 	{
 		SegvecJobSlot *s = &SegvecJobs->jobs[i];
 
-		if (s->dboid != MyDatabaseId && JobRunnable(s, now, merge_ok) &&
+		if (s->dboid != MyDatabaseId && JobRunnable(s, now, max_merges) &&
 			!JobAnyWorkerFor(s->dboid))
 			return true;
 	}
@@ -263,12 +263,15 @@ look_up_owners(void)
 /*
  * Decide, under the lock, what this worker does next: take the runnable
  * pending job of its database whose turn it is (schedule.c: the owner,
- * then the index, served least recently; then the oldest) out of the table (it becomes
- * RUNNING, *job_idx its slot and *job a copy), or take its database's
- * sweep request (*sweep_kinds, *sweep_startup), or, if there is neither, mark itself
- * EXITING.  It also exits, after its first job, to make room when
- * segvec.max_workers was lowered, or when every worker is taken and
- * another database has work but no worker.
+ * then the index, served least recently; then the oldest) out of the
+ * table (it becomes RUNNING, *job_idx its slot and *job a copy), or take
+ * its database's sweep request (*sweep_kinds, *sweep_startup), or, if
+ * there is neither, mark itself EXITING.  A worker beyond
+ * segvec.max_workers (started beside long jobs, schedule.c) takes only
+ * jobs of owners with no long job running, and no sweep.  It also exits,
+ * after its first job, to make room when segvec.max_workers was lowered
+ * (workers running long jobs not counted), or when every worker is taken
+ * and another database has work but no worker.
  */
 static WorkKind
 next_work(int *job_idx, SegvecJobSlot *job, uint32 *sweep_kinds,
@@ -280,24 +283,26 @@ next_work(int *job_idx, SegvecJobSlot *job, uint32 *sweep_kinds,
 	SegvecSweepSlot *sw;
 	WorkKind	what = WORK_NONE;
 	int			best = -1;
-	bool		merge_ok;
+	int			live;
+	bool		beyond;
 
 	LWLockAcquire(SegvecJobs->lock, LW_EXCLUSIVE);
 	w = &SegvecJobs->workers[my_worker];
-	merge_ok = JobsRunning(SEGVEC_JOB_MERGE) < max_merges;
+	live = JobsLiveWorkers();
+	beyond = live > segvec_max_workers;
 
 	if (can_yield &&
-		(JobsLiveWorkers() > segvec_max_workers ||
-		 (JobsLiveWorkers() >= segvec_max_workers &&
-		  other_database_starving(now, merge_ok))))
+		(live - JobsLongWorkers(now) > segvec_max_workers ||
+		 (live >= segvec_max_workers &&
+		  other_database_starving(now, max_merges))))
 		goto done;
 
-	best = JobPickLocked(MyDatabaseId, now, merge_ok);
+	best = JobPickLocked(MyDatabaseId, now, max_merges, beyond);
 	if (best >= 0)
 	{
 		SegvecJobSlot *s = &SegvecJobs->jobs[best];
 
-		JobNoteTakenLocked(s);
+		JobNoteTakenLocked(s, now, max_merges);
 		s->state = SEGVEC_JOB_RUNNING;
 		s->worker = my_worker;
 		s->started_at = now;
@@ -307,7 +312,7 @@ next_work(int *job_idx, SegvecJobSlot *job, uint32 *sweep_kinds,
 		*job = *s;
 		what = WORK_JOB;
 	}
-	else if ((sw = JobSweepFor(MyDatabaseId)) != NULL)
+	else if (!beyond && (sw = JobSweepFor(MyDatabaseId)) != NULL)
 	{
 		*sweep_kinds = sw->kinds;
 		*sweep_startup = sw->startup;
@@ -334,8 +339,10 @@ run_claimed_job(int idx, SegvecJobSlot *job)
 	bool		given_up;
 	JobOutcome	outcome;
 	Latch	   *latch;
+	int			rows;
 
-	outcome = JobRun(job->indexid, job->kind, job->force, &changed);
+	outcome = JobRun(job->indexid, job->kind, job->force, job->batch_rows,
+					 job->past_long, &changed, &rows);
 
 	/*
 	 * A finished compaction asks for a keymap snapshot, before its own slot
@@ -345,7 +352,7 @@ run_claimed_job(int idx, SegvecJobSlot *job)
 		(void) SegvecSubmitJob(job->indexid, SEGVEC_JOB_SNAPSHOT);
 
 	LWLockAcquire(SegvecJobs->lock, LW_EXCLUSIVE);
-	given_up = JobFinishLocked(idx, outcome, GetCurrentTimestamp());
+	given_up = JobFinishLocked(idx, outcome, rows, GetCurrentTimestamp());
 	SegvecJobs->workers[my_worker].job = -1;
 	SegvecJobs->workers[my_worker].busy = false;
 	latch = SegvecJobs->launcher_latch;
@@ -359,7 +366,9 @@ run_claimed_job(int idx, SegvecJobSlot *job)
 		ereport(LOG,
 				(errmsg("segvec %s job for index %u given up after %d attempts",
 						SegvecJobKindName(job->kind), job->indexid,
-						SEGVEC_JOB_MAX_ATTEMPTS)));
+						SEGVEC_JOB_MAX_ATTEMPTS),
+				 job->kind == SEGVEC_JOB_MERGE ?
+				 errdetail("Its rows stay queued: the next ft.add or ft.del of the index tries again after the back-off, and ft.flush() applies them now.") : 0));
 }
 
 /*
@@ -443,16 +452,25 @@ run_sweep(uint32 kinds, bool startup)
 		{
 			bool		changed;
 			JobOutcome	outcome;
+			int			rows;
 
 			if ((kinds & (1 << k)) == 0)
 				continue;
 			CHECK_FOR_INTERRUPTS();
-			outcome = JobRun(indexid, (SegvecJobKind) k, false, &changed);
+			outcome = JobRun(indexid, (SegvecJobKind) k, false, 0, false,
+							 &changed, &rows);
 			LWLockAcquire(SegvecJobs->lock, LW_EXCLUSIVE);
 			JobCountOutcomeLocked((SegvecJobKind) k, outcome);
+			if (k == SEGVEC_JOB_MERGE)
+				(void) JobNoteMergeOutcomeLocked(MyDatabaseId, indexid,
+												 outcome, rows,
+												 GetCurrentTimestamp());
 			LWLockRelease(SegvecJobs->lock);
 			if (outcome == JOB_DONE && k == SEGVEC_JOB_COMPACT && changed)
 				(void) SegvecSubmitJob(indexid, SEGVEC_JOB_SNAPSHOT);
+			/* a merge that ran out of time is retried after its back-off */
+			if (outcome == JOB_TIMED_OUT)
+				(void) SegvecSubmitJob(indexid, SEGVEC_JOB_MERGE);
 		}
 	}
 
@@ -462,9 +480,9 @@ run_sweep(uint32 kinds, bool startup)
 	LWLockRelease(SegvecJobs->lock);
 
 	if (startup)
-		ereport(list_length(indexes) > 0 ? LOG : DEBUG1,
-				(errmsg("segvec swept %d index(es) of database %u after the server started",
-						list_length(indexes), MyDatabaseId)));
+		ereport(DEBUG1,
+				(errmsg_internal("segvec swept %d index(es) of database %u (a start or periodic sweep)",
+								 list_length(indexes), MyDatabaseId)));
 	else
 		ereport(LOG,
 				(errmsg("segvec swept %d index(es) of database %u: the job table was full",

@@ -705,9 +705,34 @@ constraints_immediate(MergeTarget *t)
 			 t->relname);
 }
 
+/* Error context of a batch being applied: its table and first ids */
+typedef struct BatchContext
+{
+	MergeTarget *t;
+	SPITupleTable *tt;
+	uint64		n;
+} BatchContext;
+
+static void
+batch_error_context(void *arg)
+{
+	BatchContext *b = (BatchContext *) arg;
+	StringInfoData ids;
+	uint64		i;
+
+	initStringInfo(&ids);
+	for (i = 0; i < b->n && i < 10; i++)
+		appendStringInfo(&ids, "%s%s", i > 0 ? ", " : "",
+						 quote_literal_cstr(SPI_getvalue(b->tt->vals[i],
+														 b->tt->tupdesc, 1)));
+	errcontext("applying queued upserts of " UINT64_FORMAT " id(s) to table \"%s\": %s%s",
+			   b->n, b->t->relname, ids.data, b->n > 10 ? ", ..." : "");
+}
+
 /*
- * merge_batch: apply the index's oldest pending rows, at most
- * segvec.merge_batch_rows, no newer than horizon: take them out of
+ * merge_batch: apply the index's oldest pending rows, at most limit
+ * (segvec.merge_batch_rows, or fewer after merges ran out of time), no
+ * newer than horizon: take them out of
  * ft.pending and fold them per id (as the extension's owner), then MERGE
  * each group of ids that set the same fields, as the current user (the
  * table's owner).  Taking and applying are in one transaction: a crash
@@ -716,7 +741,7 @@ constraints_immediate(MergeTarget *t)
  * queue is empty up to horizon).
  */
 static int64
-merge_batch(MergeTarget *t, int64 horizon, MergeCounts *c)
+merge_batch(MergeTarget *t, int64 horizon, int limit, MergeCounts *c)
 {
 	Oid			argtypes[3] = {OIDOID, INT8OID, INT4OID};
 	Datum		values[3];
@@ -727,13 +752,15 @@ merge_batch(MergeTarget *t, int64 horizon, MergeCounts *c)
 	bool		probe;
 	bool		built;
 	MergeCounts one;
+	BatchContext bctx;
+	ErrorContextCallback errcb;
 
 	SPI_connect();
 	values[0] = ObjectIdGetDatum(t->indexoid);
 	values[1] = Int64GetDatum(horizon);
-	values[2] = Int32GetDatum(segvec_merge_batch_rows);
+	values[2] = Int32GetDatum(limit);
 	/*
-	 * The ids of the oldest merge_batch_rows rows, with every queued row of
+	 * The ids of the oldest limit rows, with every queued row of
 	 * those ids up to the horizon: a newer write of an id always lands in
 	 * the same batch as an older one, so it supersedes a row that would
 	 * fail the merge however far behind it was queued.
@@ -757,6 +784,26 @@ merge_batch(MergeTarget *t, int64 horizon, MergeCounts *c)
 		return 0;
 	}
 
+	for (start = 0; start < n; start++)
+	{
+		bool		isnull;
+
+		taken += DatumGetInt64(SPI_getbinval(tt->vals[start], tt->tupdesc,
+											 7, &isnull));
+	}
+	/* in the log, an error (a trigger's, the time limit) names the ids */
+	bctx.t = t;
+	bctx.tt = tt;
+	bctx.n = n;
+	errcb.callback = batch_error_context;
+	errcb.arg = &bctx;
+	errcb.previous = error_context_stack;
+	if (segvec_merge_in_background)
+	{
+		SegvecJobNoteBatch(taken);
+		error_context_stack = &errcb;
+	}
+
 	memset(&one, 0, sizeof(one));
 	constraints_immediate(t);
 	probe = MergeEnsureKeyBtree(t, &built);
@@ -778,13 +825,8 @@ merge_batch(MergeTarget *t, int64 horizon, MergeCounts *c)
 		run_staged(t, sql, probe, &batch, &one);
 		start = end;
 	}
-	for (start = 0; start < n; start++)
-	{
-		bool		isnull;
-
-		taken += DatumGetInt64(SPI_getbinval(tt->vals[start], tt->tupdesc,
-											 7, &isnull));
-	}
+	if (segvec_merge_in_background)
+		error_context_stack = errcb.previous;
 	one.applied = taken;
 	MergeRecord(t, &one);
 	SPI_finish();
@@ -868,7 +910,8 @@ ft_flush(PG_FUNCTION_ARGS)
 	if (!isnull)
 	{
 		MergeIdentityPush(&saved, t.owner);
-		while (merge_batch(&t, DatumGetInt64(horizon), &c) > 0)
+		while (merge_batch(&t, DatumGetInt64(horizon),
+						   segvec_merge_batch_rows, &c) > 0)
 			CHECK_FOR_INTERRUPTS();
 		MergeIdentityPop(&saved);
 	}
@@ -885,7 +928,9 @@ ft_flush(PG_FUNCTION_ARGS)
 
 /*
  * Take one of the segvec.merge_concurrency cluster-wide merge slots, to the
- * end of the transaction; waits when all are taken.
+ * end of the transaction; waits when all are taken.  A merge the scheduler
+ * started past other owners' long merges (schedule.c, "Long jobs") may
+ * take one of as many slots more, so that it does not wait for them.
  */
 static void
 acquire_merge_slot(void)
@@ -894,7 +939,7 @@ acquire_merge_slot(void)
 	int			n = segvec_merge_concurrency;
 	int			i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < (SegvecJobPastLongMerges() ? 2 * n : n); i++)
 	{
 		SET_LOCKTAG_ADVISORY(tag, InvalidOid, i, 0, SEGVEC_LOCKTAG_MERGE_SLOT);
 		if (LockAcquire(&tag, ExclusiveLock, false, true) !=
@@ -930,8 +975,12 @@ SegvecMergePending(Relation index)
 	segvec_merge_in_background = true;
 	PG_TRY();
 	{
+		int			limit = segvec_merge_batch_rows;
+
+		if (SegvecJobBatchRows() > 0)
+			limit = Min(limit, SegvecJobBatchRows());
 		MergeIdentityPush(&saved, t.owner);
-		(void) merge_batch(&t, PG_INT64_MAX, &c);
+		(void) merge_batch(&t, PG_INT64_MAX, limit, &c);
 		MergeIdentityPop(&saved);
 	}
 	PG_FINALLY();

@@ -299,6 +299,26 @@ SegvecMarkPageDeleted(Relation index, Buffer buf, uint64 xid)
 }
 
 /*
+ * SegvecMarkPageDeletedImage: SegvecMarkPageDeleted that logs the whole
+ * page as a full image, for a page whose contents WAL may never have
+ * seen (VACUUM's marking of unreachable pages: an errored merge's).
+ */
+bool
+SegvecMarkPageDeletedImage(Relation index, Buffer buf, uint64 xid)
+{
+	GenericXLogState *state;
+
+	if (SegvecPageIsDeleted(BufferGetPage(buf)))
+		return false;
+	state = GenericXLogStart(index);
+	SegvecPageSetDeleted(GenericXLogRegisterBuffer(state, buf,
+												   GENERIC_XLOG_FULL_IMAGE),
+						 xid);
+	GenericXLogFinish(state);
+	return true;
+}
+
+/*
  * SegvecMarkPagesDeleted: mark deleted either the chain of pages from
  * first up to (not including) stop, following nextblkno (chain = true), or
  * the npages blocks of an extent from first (chain = false).  Pages already

@@ -143,6 +143,8 @@ extern void SegvecRefreshHorizon(void);
 extern Buffer SegvecNewBuffer(Relation index);
 extern void SegvecPageSetDeleted(Page page, uint64 xid);
 extern bool SegvecMarkPageDeleted(Relation index, Buffer buf, uint64 xid);
+extern bool SegvecMarkPageDeletedImage(Relation index, Buffer buf,
+									   uint64 xid);
 extern uint32 SegvecMarkPagesDeleted(Relation index, BlockNumber first,
 									 BlockNumber stop, uint32 npages,
 									 bool chain, uint64 xid);

@@ -7,7 +7,9 @@
 # never ran (no workers then), must not wait for the next submit: at each
 # start the launcher asks every database for a sweep, which applies the
 # queued upserts and compacts.  Checked after a crash (stop immediate) and
-# after a clean restart.
+# after a clean restart.  The launcher also sweeps every
+# segvec.sweep_interval, for what no request names: a prepared
+# transaction's upserts.
 
 use strict;
 use warnings;
@@ -23,6 +25,7 @@ use SegvecTest;
 my $node = segvec_node('restart', q{
 segvec.naptime = 1
 segvec.max_workers = 0
+max_prepared_transactions = 5
 });
 
 sq("CREATE EXTENSION segvec;\n" . vec_function() . q{
@@ -63,6 +66,19 @@ for my $mode ('immediate', 'fast')
 	wait_for(q{SELECT setting = '0' FROM pg_settings
 	           WHERE name = 'segvec.max_workers'});
 }
+
+# A prepared transaction's upserts: COMMIT PREPARED runs no callback that
+# could submit their merge; the launcher's periodic sweep finds them.
+$node->append_conf('postgresql.conf', "segvec.max_workers = 2\n");
+$node->reload;
+set_conf('segvec.sweep_interval', '1');
+sq(q{BEGIN;
+SELECT ft.add('t_idx', (g + 200000)::text, vec(g, 8)) FROM generate_series(1, 20) g;
+PREPARE TRANSACTION 'queued';});
+sq(q{COMMIT PREPARED 'queued'});
+ok(wait_for(q{SELECT count(*) = 20 FROM t WHERE id > 200000}),
+	'a prepared transaction\'s upserts are applied after COMMIT PREPARED');
+ok(wait_for(q{SELECT pending = 0 FROM ft.info('t_idx')}), 'and the queue is empty');
 
 is( sq(
 		q{SELECT missing_docs || '|' || duplicate_docs || '|' ||

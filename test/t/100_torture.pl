@@ -19,7 +19,8 @@
 #   - the server log has no crash.
 # The seed is printed; SEGVEC_TORTURE_SEED repeats a run and
 # SEGVEC_TORTURE_ROUNDS sets the rounds (4 by default; `make torture
-# ROUNDS=N`).  Vectors are vec(id * 100 + version): distinct for distinct
+# ROUNDS=N`), SEGVEC_TORTURE_DIMS the dimensions (8) and SEGVEC_TORTURE_ROWS
+# the id range (3,000).  Vectors are vec(id * 100 + version): distinct for distinct
 # rows, so a row's own vector has one nearest row.
 
 use strict;
@@ -36,6 +37,9 @@ $SegvecTest::wait_secs = 300;
 
 my $seed = $ENV{SEGVEC_TORTURE_SEED} // (time() ^ ($$ << 8)) % 1000000;
 my $rounds = $ENV{SEGVEC_TORTURE_ROUNDS} // 4;
+# vector dimensions and id range (more of both: bigger graphs, longer runs)
+my $dims = $ENV{SEGVEC_TORTURE_DIMS} // 8;
+my $maxid = $ENV{SEGVEC_TORTURE_ROWS} // 3000;
 diag("torture seed $seed, $rounds rounds (SEGVEC_TORTURE_SEED=$seed repeats it)");
 srand($seed);
 
@@ -51,17 +55,17 @@ my $pgv = sq(q{SELECT count(*) = 2 FROM pg_available_extensions
                WHERE name IN ('vector', 'segvec_pgvector')}) eq 't';
 note($pgv ? 'with a pgvector column' : 'pgvector is not installed: no pgvector column');
 
-my $maxid = 3000;
 sq("CREATE EXTENSION segvec;\n"
 	  . ($pgv ? "CREATE EXTENSION vector;\nCREATE EXTENSION segvec_pgvector;\n" : '')
-	  . vec_function(type => 'bigint', dims => 8)
+	  . vec_function(type => 'bigint', dims => $dims)
 	  . q{
 CREATE TABLE t (id int PRIMARY KEY, tag int NOT NULL DEFAULT 0,
                 e real[], r real[]}
-	  . ($pgv ? ', pv vector(8)' : '') . q{);
+	  . ($pgv ? ", pv vector($dims)" : '') . q{);
 CREATE INDEX t_tag ON t (tag);
 INSERT INTO t (id, e, r) SELECT g, vec(g * 100), vec(g * 100)
-  FROM generate_series(1, 1000) g;
+  FROM generate_series(1, }
+	  . int($maxid / 3) . q{) g;
 CREATE INDEX t_e ON t USING segvec (e) INCLUDE (id)
   WITH (compact_threshold = 150);
 CREATE INDEX t_r ON t USING segvec ((l2_normalize(r))) INCLUDE (id)
