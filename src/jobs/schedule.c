@@ -255,6 +255,7 @@ served_entry(Oid dboid, Oid indexid)
 
 	if (e != NULL)
 		return e;
+	e = &SegvecJobs->served[0];	/* max_jobs is at least 1 */
 	for (i = 0; i < SegvecJobs->max_jobs; i++)
 	{
 		SegvecServedSlot *c = &SegvecJobs->served[i];
@@ -264,7 +265,7 @@ served_entry(Oid dboid, Oid indexid)
 			e = c;
 			break;
 		}
-		if (e == NULL || c->turn < e->turn)
+		if (c->turn < e->turn)
 			e = c;
 	}
 	if (e == NULL)

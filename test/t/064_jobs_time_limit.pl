@@ -8,7 +8,8 @@
 # segvec.merge_concurrency = 1 alice's merge takes the only worker and the
 # only merge slot; once it has run segvec.job_long_after it no longer
 # counts against either for bob's merge, so bob's rows are applied while
-# alice's merge still runs.  Then segvec.job_time_limit cancels alice's
+# alice's merge still runs (and alice's queue for another table still
+# waits: she gets no extra worker).  Then segvec.job_time_limit cancels alice's
 # merge, with a LOG line naming the index, the role, the limit and the
 # batch's ids; the next attempt applies half the rows; when the trigger
 # is fast again, alice's rows are applied.  A compaction is not cancelled
@@ -53,6 +54,8 @@ BEGIN
 END $$;
 CREATE TRIGGER a_slow BEFORE INSERT ON a FOR EACH ROW
 	EXECUTE FUNCTION a_slow();
+CREATE TABLE a2 (id int PRIMARY KEY, embedding real[]);
+CREATE INDEX a2_idx ON a2 USING segvec (embedding) INCLUDE (id);
 RESET ROLE;
 SET ROLE bob;
 CREATE TABLE b (id int PRIMARY KEY, embedding real[]);
@@ -71,6 +74,11 @@ ok( wait_for(
 		    AND state = 'running'}),
 	"alice's merge is running (its trigger waits)");
 
+# alice queues more, for another table: it waits for her first merge
+sq(q{SET ROLE alice;
+SELECT count(ft.add('a2_idx', g::text, ARRAY[g, 3]::real[]))
+	FROM generate_series(1, 2) g});
+
 my $t0 = time();
 sq(q{SET ROLE bob;
 SELECT count(ft.add('b_idx', g::text, ARRAY[g, 2]::real[]))
@@ -87,6 +95,8 @@ is($a_state, 'running',
 unlike($log, qr/canceled after segvec\.job_time_limit/,
 	'before the time limit cancelled anything');
 is(sq(q{SELECT count(*) FROM a}), '0', 'alice has no rows applied yet');
+is(sq(q{SELECT count(*) FROM a2}), '0',
+	"nor in her other table: the owner of a long job gets no extra worker");
 
 # --- the time limit cancels alice's merge, and says so ------------------------
 $node->wait_for_log(
@@ -121,6 +131,7 @@ pass('the next attempt applied half as many rows');
 # --- alice's trigger is fast again: her rows are applied ----------------------
 sq(q{UPDATE hold SET slow = false});
 ok(wait_for(q{SELECT count(*) = 4 FROM a}), "alice's rows are applied");
+ok(wait_for(q{SELECT count(*) = 2 FROM a2}), 'and those of her other table');
 is(sq(q{SELECT count(*) FROM ft.pending_for('a_idx')}), '0',
 	"alice's queue is empty");
 
