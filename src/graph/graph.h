@@ -58,6 +58,8 @@ extern void HnswBuilderFinish(HnswBuilder *builder,
 							  void (*progress) (int done));
 extern void HnswBuilderFinishParallel(HnswBuilder *builder, int nworkers,
 									  void (*progress) (int done));
+
+/* graphwrite.c */
 extern void HnswBuilderWrite(HnswBuilder *builder, Relation index,
 							 uint32 segno, SegvecSegment *seg);
 extern void HnswBuilderFree(HnswBuilder *builder);

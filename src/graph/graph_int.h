@@ -205,15 +205,18 @@ extern void GraphStoreList(HnswBuilder *b, uint32 id, const uint32 *list,
 						   int count);
 extern void GraphRepairConnectivity(HnswBuilder *b, GraphCand *eps);
 extern void GraphComputeExtra(HnswBuilder *b);
+extern void GraphNotePeak(HnswBuilder *b);
+
+/*
+ * graphwrite.c: the segment's layout and pages, the paged storage of a
+ * merge's builder, and pinning a block
+ */
 extern void GraphPlanLayout(SegvecSegment *seg, int n, const uint8 *levels,
 							int m, int dim, uint64 min_docid,
 							uint64 max_docid, uint32 *upper_off);
 extern void GraphPlanQuantLayout(SegvecSegment *seg, int n, int m, int dim,
 								 int quant);
 extern void GraphInitSegmentPage(Page page, const SegvecSegment *seg);
-extern void GraphNotePeak(HnswBuilder *b);
-
-/* graphbuild.c: paged storage (a merge's builder), and pinning a block */
 extern char *GraphPinBlock(Relation index, Buffer *buf, BlockNumber blkno);
 extern const float *GraphPagedVector(HnswBuilder *b, uint32 id, int slot);
 extern const float *GraphAreaVector(Relation index, const SegvecSegment *seg,

@@ -250,7 +250,7 @@ cursor_advance(MergeCursor *c)
 }
 
 /* ----------------
- * Paged storage of the builder (graphbuild.c): releasing its pins
+ * Paged storage of the builder (graphwrite.c): releasing its pins
  * ----------------
  */
 

@@ -13,7 +13,7 @@
  * claiming the next node of the insertion order from a shared counter.
  * Exact duplicates are left to the leader, after the workers are done (a
  * duplicate copies its first node's finished list); so is the
- * connectivity repair, and the writing of the segment (graphbuild.c), from
+ * connectivity repair, and the writing of the segment (graphwrite.c), from
  * the builder, into which the graph is copied back.
  *
  * Locking (src/README.md, "Parallel build"): a node's neighbour lists, on

@@ -31,6 +31,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "postmaster/bgworker.h"
 #include "storage/ipc.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
@@ -138,6 +139,30 @@ jobs_shmem_startup(void)
 }
 
 /*
+ * Register the launcher (SegvecLauncherMain, launcher.c), from _PG_init
+ * while the library is preloaded.  Restarted 10 s after it dies.
+ */
+static void
+register_launcher(void)
+{
+	BackgroundWorker bgw;
+
+	memset(&bgw, 0, sizeof(bgw));
+	/* a connection to no database, for pg_database (startup sweeps) */
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS |
+		BGWORKER_BACKEND_DATABASE_CONNECTION;
+	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	bgw.bgw_restart_time = 10;
+	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "segvec");
+	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "SegvecLauncherMain");
+	snprintf(bgw.bgw_name, BGW_MAXLEN, "segvec launcher");
+	snprintf(bgw.bgw_type, BGW_MAXLEN, "segvec launcher");
+	bgw.bgw_main_arg = (Datum) 0;
+	bgw.bgw_notify_pid = 0;
+	RegisterBackgroundWorker(&bgw);
+}
+
+/*
  * SegvecJobsInit: from _PG_init.  Only when the library is being preloaded:
  * define the GUCs, ask for shared memory and register the launcher.
  * Otherwise background work stays off (SegvecJobsEnabled() is false) and
@@ -191,7 +216,7 @@ SegvecJobsInit(void)
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = jobs_shmem_startup;
 
-	SegvecRegisterLauncher();
+	register_launcher();
 }
 
 /*

@@ -180,7 +180,6 @@ extern TimestampTz JobNoteMergeOutcomeLocked(Oid dboid, Oid indexid,
 											 TimestampTz now);
 
 /* launcher.c */
-extern void SegvecRegisterLauncher(void);
 extern PGDLLEXPORT void SegvecLauncherMain(Datum main_arg);
 
 /* worker.c */

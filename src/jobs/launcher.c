@@ -54,35 +54,6 @@ static BackgroundWorkerHandle *worker_handles[SEGVEC_MAX_WORKERS_LIMIT];
 static uint32 worker_handle_gen[SEGVEC_MAX_WORKERS_LIMIT];
 
 /* ----------------
- * Registration
- * ----------------
- */
-
-/*
- * SegvecRegisterLauncher: register the launcher (from _PG_init while the
- * library is preloaded).  Restarted 10 s after it dies.
- */
-void
-SegvecRegisterLauncher(void)
-{
-	BackgroundWorker bgw;
-
-	memset(&bgw, 0, sizeof(bgw));
-	/* a connection to no database, for pg_database (startup sweeps) */
-	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS |
-		BGWORKER_BACKEND_DATABASE_CONNECTION;
-	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	bgw.bgw_restart_time = 10;
-	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "segvec");
-	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "SegvecLauncherMain");
-	snprintf(bgw.bgw_name, BGW_MAXLEN, "segvec launcher");
-	snprintf(bgw.bgw_type, BGW_MAXLEN, "segvec launcher");
-	bgw.bgw_main_arg = (Datum) 0;
-	bgw.bgw_notify_pid = 0;
-	RegisterBackgroundWorker(&bgw);
-}
-
-/* ----------------
  * Launcher
  * ----------------
  */

@@ -1,9 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * keymap_int.h
- *	  What the keymap's files share: keymap.c (keys, reading sources and
- *	  merges, look-ups), keymapchain.c (the change chains and the chain
- *	  cache), keymaprun.c (runs, snapshots, the tiered run merges).  Other
+ *	  What the keymap's files share, from the bottom up: keymapsrc.c (keys
+ *	  and checksums, entries, the directory, run page reads, sources and
+ *	  their merges), keymapchain.c (the change chains and the chain cache),
+ *	  keymaprun.c (run look-ups, writing and installing runs, snapshots, the
+ *	  tiered run merges); keymap.c (look-ups) is above them all.  Other
  *	  subsystems use keymap.h.
  *
  * src/keymap/keymap_int.h
@@ -62,32 +64,35 @@ typedef struct KeyMerge
 	bool		drop_removes;
 } KeyMerge;
 
-/* keymap.c */
+/* keymapsrc.c */
 extern int	KmEntryCmp(const void *a, const void *b);
-extern void KmArrayAdd(EntryArray *a, const KeymapEntry *e);
-extern void KmFoldChanges(EntryArray *a, bool drop_removes);
-extern void KmMergeBegin(KeyMerge *m, Relation index, KeySource *src, int nsrc,
+extern void	KmCheckRunPage(Relation index, const SegvecKeymapRun *run,
+					Page page, BlockNumber blkno);
+extern uint32	KmReadRunPage(Relation index, const SegvecKeymapRun *run,
+					uint32 p, KeymapEntry *out, KeymapEntry *first);
+extern int	KmRunCmp(const KeymapEntry *a, const KeymapEntry *b);
+extern void	KmArrayAdd(EntryArray *a, const KeymapEntry *e);
+extern void	KmFoldChanges(EntryArray *a, bool drop_removes);
+extern void	KmMergeBegin(KeyMerge *m, Relation index, KeySource *src, int nsrc,
 					bool drop_removes);
-extern bool KmMergeNext(KeyMerge *m, KeymapEntry *out);
-extern void KmMergeEnd(KeyMerge *m);
-extern void KmReadDir(Relation index, KeymapDir *dir);
-extern void KmReadDirFrozen(Relation index, int b, BlockNumber *frozen);
+extern bool	KmMergeNext(KeyMerge *m, KeymapEntry *out);
+extern void	KmMergeEnd(KeyMerge *m);
+extern void	KmReadDir(Relation index, KeymapDir *dir);
+extern void	KmReadDirFrozen(Relation index, int b, BlockNumber *frozen);
 
 /* keymapchain.c */
-extern void KmReadChain(Relation index, BlockNumber blkno, uint32 epoch,
+extern void	KmReadChain(Relation index, BlockNumber blkno, uint32 epoch,
 					bool onekey, uint64 key, EntryArray *out,
 					uint32 *nchanges);
-extern void KmReadChainKey(Relation index, const KeymapDir *dir,
+extern void	KmReadChainKey(Relation index, const KeymapDir *dir,
 					BlockNumber head, uint64 key, EntryArray *out,
 					KeymapDocLocation *loc);
-extern bool KmChainsKeyLoc(Relation index, const KeymapDir *dir,
+extern bool	KmChainsKeyLoc(Relation index, const KeymapDir *dir,
 					const BlockNumber *chains, uint64 key,
 					KeymapDocLocation *loc, bool *any);
 
 /* keymaprun.c */
-extern uint32 KmReadRunPage(Relation index, const SegvecKeymapRun *run,
-					uint32 p, KeymapEntry *out, KeymapEntry *first);
-extern void KmRunLookup(Relation index, const KeymapDir *dir,
+extern void	KmRunLookup(Relation index, const KeymapDir *dir,
 					const SegvecKeymapRun *run, uint64 key, EntryArray *out);
 
 #endif							/* SEGVEC_KEYMAP_INT_H */

@@ -451,7 +451,7 @@ KmReadChain(Relation index, BlockNumber blkno, uint32 epoch, bool onekey,
 }
 
 /*
- * read_chain with loc: for onekey, *loc is also set to each add of the key
+ * KmReadChain with loc: for onekey, *loc is also set to each add of the key
  * that names its doc's page, in chain order (so the newest wins).
  */
 static void
@@ -760,7 +760,7 @@ KmReadChainKey(Relation index, const KeymapDir *dir, BlockNumber head,
 }
 
 /*
- * What read_chain_key's *loc would end as after reading the key's changes
+ * What KmReadChainKey's *loc would end as after reading the key's changes
  * in both chains (chains[0], the head chain, is the newer one; chains[1]
  * the frozen one), found through the chain cache from the newest change
  * back: the newest add that names its doc's page decides, unless a newer

@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * keymaprun.c
- *	  The keymap's runs: stamps and page reads, look-ups through the fence
- *	  cache, writing and installing runs, snapshots and the tiered run
- *	  merges (see keymap.c for the design).
+ *	  The keymap's runs: look-ups through the fence cache, writing and
+ *	  installing runs, snapshots and the tiered run merges (see keymap.c for
+ *	  the design).
  *
  * src/keymap/keymaprun.c
  *
@@ -30,96 +30,9 @@
 #include "keymap/keymap_int.h"
 #include "store/store.h"
 
-/* ----------------
- * Runs: stamps and page reads
- * ----------------
- */
-
-/*
- * KeymapRunStamp: the stamp of run's pages, from its identity (run number
- * and size); never 0.  A page of a reused extent carries another kind or
- * another stamp.
- */
-uint32
-KeymapRunStamp(const SegvecKeymapRun *run)
-{
-	uint64		key[2];
-	uint32		h;
-
-	key[0] = run->runno;
-	key[1] = run->nentries;
-	h = (uint32) XXH3_64bits(key, sizeof(key));
-	return h != 0 ? h : 1;
-}
-
-/*
- * Error unless page is page p of run.  On a hot standby the primary may
- * have reused the run's extent (its horizon ignores standby queries unless
- * hot_standby_feedback is on): the query is cancelled like a recovery
- * conflict, as segment pages' checks do (graph/segpage.c).
- */
-static void
-check_run_page(Relation index, const SegvecKeymapRun *run, Page page,
-			   BlockNumber blkno)
-{
-	SegvecPageOpaque opaque = SegvecPageGetOpaque(page);
-
-	if (!PageIsNew(page) &&
-		opaque->page_id == SEGVEC_PAGE_ID &&
-		(opaque->flags & SEGVEC_PAGE_KEYMAP_RUN) != 0 &&
-		opaque->stamp == run->stamp &&
-		opaque->seqno == run->runno)
-		return;
-	if (RecoveryInProgress())
-		ereport(ERROR,
-				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-				 errmsg("canceling statement due to conflict with recovery"),
-				 errdetail("Block %u of index \"%s\" was reused by the primary while this query was reading keymap run %u, which it belonged to.",
-						   blkno, RelationGetRelationName(index), run->runno),
-				 errhint("Set hot_standby_feedback = on so that the primary keeps the pages that queries on this standby read.")));
-	ereport(ERROR,
-			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("segvec index \"%s\": block %u is not a page of keymap run %u",
-					RelationGetRelationName(index), blkno, run->runno)));
-}
-
-/*
- * Copy page p of run into out (KEYMAP_ENTRIES_PER_PAGE entries of room, or
- * NULL to copy only the first entry into *first); returns the entries on
- * the page.  Runs never change after install, so on a primary a pin is
- * enough; on a standby the page is read under a share lock and its stamp
- * checked under it (replay rewrites a page under an exclusive lock, so the
- * copy is of the page that passed the check).
- */
-uint32
-KmReadRunPage(Relation index, const SegvecKeymapRun *run, uint32 p,
-			  KeymapEntry *out, KeymapEntry *first)
-{
-	BlockNumber blkno = run->start + p;
-	Buffer		buf = SegvecReadBufferHinted(index, blkno);
-	bool		standby = RecoveryInProgress();
-	Page		page;
-	uint32		n;
-
-	if (standby)
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-	page = BufferGetPage(buf);
-	check_run_page(index, run, page, blkno);
-	n = Min(SegvecPageGetOpaque(page)->next_docno,
-			(uint32) KEYMAP_ENTRIES_PER_PAGE);
-	if (out)
-		memcpy(out, PageGetContents(page), sizeof(KeymapEntry) * n);
-	else if (n > 0)
-		memcpy(first, PageGetContents(page), sizeof(KeymapEntry));
-	if (standby)
-		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-	ReleaseBuffer(buf);
-	return n;
-}
-
 /*
  * Append the entries of page p of run with this key hash to out, read in
- * place (pinned; share locked on a standby, as read_run_page): a binary
+ * place (pinned; share locked on a standby, as KmReadRunPage): a binary
  * search of the page's sorted entries, no copy of the page.  Returns
  * whether the key may go on on the next page (the page's last entry has
  * the key, or the page is not past it).
@@ -141,7 +54,7 @@ run_page_lookup(Relation index, const SegvecKeymapRun *run, uint32 p,
 	if (standby)
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
-	check_run_page(index, run, page, blkno);
+	KmCheckRunPage(index, run, page, blkno);
 	n = Min(SegvecPageGetOpaque(page)->next_docno,
 			(uint32) KEYMAP_ENTRIES_PER_PAGE);
 	e = (const KeymapEntry *) PageGetContents(page);
@@ -175,7 +88,7 @@ run_page_lookup(Relation index, const SegvecKeymapRun *run, uint32 p,
  * numbers are never given twice in one build of the index (a crash restart, after which an
  * uninstalled run's number may come again, empties every backend's
  * cache).  The last page a search reads is checked as always
- * (check_run_page), so a standby whose run the primary reused still
+ * (KmCheckRunPage), so a standby whose run the primary reused still
  * cancels the query.  Memory: 9 bytes per page of the runs met, emptied
  * past RUN_FENCE_MAX_BYTES.
  */
