@@ -44,3 +44,11 @@ SET ROLE regress_jobs_reader;
 SELECT count(*) >= 0 AS readable FROM ft.jobs;
 RESET ROLE;
 DROP ROLE regress_jobs_reader;
+
+-- DROP DATABASE waits until every process has closed the database's files
+-- (a ProcSignalBarrier): the launcher takes part, so it returns (the
+-- timeout turns a wait that never ends into an error)
+CREATE DATABASE regress_jobs_dropdb;
+SET statement_timeout = '3min';
+DROP DATABASE regress_jobs_dropdb;
+RESET statement_timeout;

@@ -56,7 +56,12 @@ packages=(
 	libipc-run-perl
 	perl
 	python3
-	git # run-tests.sh's previous-release checkout (050_upgrade.pl)
+	# test/package-test.sh's build of the Debian package
+	build-essential
+	debhelper
+	dpkg-dev
+	fakeroot
+	postgresql-server-dev-all
 )
 
 if ! command -v debootstrap >/dev/null; then

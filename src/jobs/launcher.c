@@ -16,7 +16,8 @@
  * them, at most segvec.max_workers in all.  SIGTERM sets a flag and the
  * latch; every sleep is a WaitLatch with WL_EXIT_ON_PM_DEATH that
  * rechecks after the latch is reset, so it never sleeps through a
- * shutdown.
+ * shutdown, nor through a ProcSignalBarrier (DROP DATABASE waits for every
+ * process to absorb one).
  *
  * src/jobs/launcher.c
  *
@@ -38,6 +39,7 @@
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/procsignal.h"
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
@@ -55,16 +57,6 @@ static uint32 worker_handle_gen[SEGVEC_MAX_WORKERS_LIMIT];
  * Launcher
  * ----------------
  */
-
-/* SIGUSR1: a worker we started changed state (bgw_notify_pid) */
-static void
-launcher_sigusr1(SIGNAL_ARGS)
-{
-	int			save_errno = errno;
-
-	SetLatch(MyLatch);
-	errno = save_errno;
-}
 
 static void
 launcher_detach(int code, Datum arg)
@@ -399,7 +391,12 @@ SegvecLauncherMain(Datum main_arg)
 
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGUSR1, launcher_sigusr1);
+	/*
+	 * SIGUSR1: PostgreSQL's own handler, which sets the latch (a worker we
+	 * started changed state: bgw_notify_pid) and takes note of a
+	 * ProcSignalBarrier, which the loop below absorbs
+	 */
+	pqsignal(SIGUSR1, procsignal_sigusr1_handler);
 	BackgroundWorkerUnblockSignals();
 
 	if (SegvecJobs == NULL)
@@ -447,6 +444,12 @@ SegvecLauncherMain(Datum main_arg)
 
 		if (ShutdownRequestPending)
 			break;
+		/*
+		 * A barrier every process must pass, such as DROP DATABASE's (close
+		 * your files): it waits for this one too
+		 */
+		if (ProcSignalBarrierPending)
+			ProcessProcSignalBarrier();
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
