@@ -52,6 +52,7 @@
 #include "utils/ruleutils.h"
 #include "utils/syscache.h"
 
+#include "hooks/testhooks.h"
 #include "jobs/jobs.h"
 #include "kernels/distance.h"
 #include "merge/merge.h"
@@ -897,6 +898,7 @@ ft_flush(PG_FUNCTION_ARGS)
 	MergeCheckAnyPrivilege(&t, ACL_INSERT | ACL_UPDATE | ACL_DELETE);
 	MergeCheckIdPrivilege(&t);
 	lock_index_queue(t.indexoid);
+	SegvecTestPoint("merge-queue-locked");
 
 	memset(&c, 0, sizeof(c));
 	SPI_connect();
@@ -970,6 +972,7 @@ SegvecMergePending(Relation index)
 
 	acquire_merge_slot();
 	lock_index_queue(t.indexoid);
+	SegvecTestPoint("merge-queue-locked");
 
 	memset(&c, 0, sizeof(c));
 	segvec_merge_in_background = true;
