@@ -181,7 +181,7 @@ done
 fi
 
 # The distance kernels: the suites run once per path this CPU has, as every
-# path must give the same results (src/distance.c).
+# path must give the same results (src/kernels/distance.c).
 if [ -n "${SEGVEC_KERNELS+set}" ]; then
 	kernels=($SEGVEC_KERNELS)
 else

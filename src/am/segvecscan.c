@@ -40,7 +40,10 @@
  * is skipped, so the output is in
  * non-decreasing distance (float8 order, NaN last) whatever the sources
  * did; under relaxed it is returned where it was found.  Either way the
- * scan counts them and reports the count at DEBUG1 when it ends.
+ * scan counts them and reports the count at DEBUG1 when it ends, or at
+ * NOTICE when strict order skipped some and the executor read the scan to
+ * its end: that query needed every row, so the skipped ones are missing
+ * from its answer, not just ranked out of its first k.
  *
  * Rules for odd queries (see README.md, "Vectors and distances"):
  *	- rows whose vector is NULL are not in the index, so no index scan
@@ -155,6 +158,30 @@ report_late(SegvecScanOpaque so)
 						"segvec index scan returned " INT64_FORMAT " rows after a farther row",
 						late),
 				 errdetail("It returned " INT64_FORMAT " rows.", so->nreturned)));
+	so->nlate = 0;
+	so->budget.late = 0;
+}
+
+/*
+ * The executor read the scan to its end: the query needed every row the
+ * index holds (a filter that few rows pass, or no LIMIT).  Rows that
+ * strict order skipped as late finds are then missing from its answer,
+ * not merely ranked out of the first k, so say so at NOTICE, as the scan
+ * does when segvec.max_scan_tuples stops it.
+ */
+static void
+report_skipped_at_end(SegvecScanOpaque so)
+{
+	int64		late = so->nlate + so->budget.late;
+
+	if (so->order != SEGVEC_SCAN_ORDER_STRICT || late == 0)
+		return;
+	ereport(NOTICE,
+			(errmsg("segvec index scan left out " INT64_FORMAT " rows found after a farther row had been returned",
+					late),
+			 errdetail("The scan returned " INT64_FORMAT " rows and ran to its end; under segvec.scan_order = strict, rows that the graph search found out of distance order are not returned.",
+					   so->nreturned),
+			 errhint("Raise segvec.ef_search, or set segvec.scan_order = relaxed and sort the rows again in an outer query.")));
 	so->nlate = 0;
 	so->budget.late = 0;
 }
@@ -423,7 +450,7 @@ start_scan(IndexScanDesc scan)
 		if (so->query_isnull)
 		{
 			/* every doc, in index order */
-			GraphMutableScanDocs(scan->indexRelation, info, list_doc, so);
+			GraphMutableScanDocs(scan->indexRelation, info, list_doc, NULL, so);
 			for (i = 0; i < info->nsegments; i++)
 			{
 				SegvecSegment *seg = &info->segments[i];
@@ -449,7 +476,7 @@ start_scan(IndexScanDesc scan)
 			/* the bound's first distances: the mutable segment's docs */
 			GraphBoundInit(&so->bound, segvec_ef_search);
 			so->bound.active = segvec_shared_bound;
-			GraphMutableScanDocs(scan->indexRelation, info, score_doc, so);
+			GraphMutableScanDocs(scan->indexRelation, info, score_doc, NULL, so);
 			if (so->ncands > 1)
 				sort_candidates(so->cands, so->ncands);
 
@@ -599,7 +626,10 @@ segvecgettuple(IndexScanDesc scan, ScanDirection dir)
 		}
 		MemoryContextSwitchTo(oldCtx);
 		if (best == NULL)
+		{
+			report_skipped_at_end(so);
 			return false;
+		}
 
 		scan->xs_heaptid = best->heaptid;
 		so->last_distance = best->distance;

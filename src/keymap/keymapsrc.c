@@ -178,20 +178,6 @@ KmReadRunPage(Relation index, const SegvecKeymapRun *run, uint32 p,
 	return n;
 }
 
-/* Sort order of run entries: key hash, then doc id (the remove bit aside) */
-int
-KmRunCmp(const KeymapEntry *a, const KeymapEntry *b)
-{
-	uint64		da = a->docid & ~KEYMAP_DOCID_REMOVED;
-	uint64		db = b->docid & ~KEYMAP_DOCID_REMOVED;
-
-	if (a->key_hash != b->key_hash)
-		return a->key_hash < b->key_hash ? -1 : 1;
-	if (da != db)
-		return da < db ? -1 : 1;
-	return 0;
-}
-
 /* ----------------
  * Reading: sources of entries, newest first
  *

@@ -197,8 +197,45 @@ MergeQueueExecute(const char *sql, int nargs, Oid *argtypes, Datum *values,
  */
 
 /*
- * MergeOpenTarget: lock the index's table (heaplock) and the index
- * (AccessShareLock), check that it is a segvec index with an id column,
+ * The lock a merge's writer takes on its table: RowExclusiveLock, or
+ * ShareRowExclusiveLock when it will build the id btree first
+ * (MergeEnsureKeyBtree, which takes that lock for the build).  Taking the
+ * stronger lock at once, rather than on top of RowExclusiveLock when the
+ * build starts, keeps two writers from deadlocking: each holding
+ * RowExclusiveLock, one waiting for the other's queue lock (ft.flush
+ * beside a background merge, or two ft.flush calls) or both for the
+ * build's lock.  Should the btree go away in between, the build still
+ * takes its lock then.
+ */
+static LOCKMODE
+writer_lock(Relation heap, Oid indexoid)
+{
+	HeapTuple	tup;
+	Form_pg_index ind;
+	AttrNumber	idatt = InvalidAttrNumber;
+	bool		usable;
+
+	if (!segvec_index_before_merge)
+		return RowExclusiveLock;
+	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for index %u", indexoid);
+	ind = (Form_pg_index) GETSTRUCT(tup);
+	if (ind->indnatts > ind->indnkeyatts)
+		idatt = ind->indkey.values[ind->indnkeyatts];
+	ReleaseSysCache(tup);
+
+	/* no id column: MergeOpenTarget says so */
+	if (idatt == InvalidAttrNumber ||
+		OidIsValid(SegvecFindKeyBtree(heap, idatt, &usable)))
+		return RowExclusiveLock;
+	return ShareRowExclusiveLock;
+}
+
+/*
+ * MergeOpenTarget: lock the index's table (heaplock; a writer's
+ * RowExclusiveLock becomes ShareRowExclusiveLock when the merge is to
+ * build the id btree) and the index (AccessShareLock), check that it is a segvec index with an id column,
  * and fill *t.  The locks are kept to the end of the transaction.
  * with_dims reads the index's dimension from its metapage.
  */
@@ -220,10 +257,18 @@ MergeOpenTarget(Oid indexoid, LOCKMODE heaplock, bool with_dims, MergeTarget *t)
 		elog(ERROR, "relation %u is not an index", indexoid);
 	}
 
-	/* the table first, as everything else locks it before its indexes */
+	/*
+	 * The table first, as everything else locks it before its indexes.  A
+	 * writer's lock (RowExclusiveLock asked for) is stronger when the id
+	 * btree is missing (writer_lock): AccessShareLock keeps the table's
+	 * definition still while that is looked at.
+	 */
 	t->indexoid = indexoid;
 	t->heapoid = IndexGetRelation(indexoid, false);
-	heap = relation_open(t->heapoid, heaplock);
+	heap = relation_open(t->heapoid,
+						 heaplock == RowExclusiveLock ? AccessShareLock : heaplock);
+	if (heaplock == RowExclusiveLock)
+		LockRelationOid(t->heapoid, writer_lock(heap, indexoid));
 	if (SegvecRelidIsPartitionedIndex(indexoid))
 	{
 		/* a partitioned table: the MERGE into it routes rows to partitions */

@@ -694,6 +694,7 @@ walk_chain(Relation index, BlockNumber head, BlockNumber stop,
 			if (tup->npieces == 1)
 			{
 				cur_next = -1;
+				tuple_doc(tup, &doc);
 				if (tup->nfloats == dim)
 				{
 					const float *v = tup->data;
@@ -707,9 +708,10 @@ walk_chain(Relation index, BlockNumber head, BlockNumber stop,
 						memset(assembly + dim, 0, fbytes);
 						v = assembly;
 					}
-					tuple_doc(tup, &doc);
 					callback(&doc, v, dim, arg);
 				}
+				else if (alias_callback)
+					alias_callback(&doc, SEGVEC_STALE_TARGET, arg);
 				continue;
 			}
 
@@ -722,18 +724,20 @@ walk_chain(Relation index, BlockNumber head, BlockNumber stop,
 				if (assembly == NULL)
 					assembly = palloc(assembly_bytes(dim, fbytes));
 			}
-			if (cur_next != tup->pieceno || cur_docid != tup->docid ||
-				cur_done + tup->nfloats > dim)
+			if (cur_next != tup->pieceno || cur_docid != tup->docid)
 			{
 				cur_next = -1;	/* out of sequence: drop the doc */
 				continue;
 			}
-			memcpy(assembly + cur_done, tup->data,
-				   tup->nfloats * sizeof(float4));
+			/* past the dimension: a stale doc, whose pieces are counted */
+			if (cur_done + tup->nfloats <= dim)
+				memcpy(assembly + cur_done, tup->data,
+					   tup->nfloats * sizeof(float4));
 			cur_done += tup->nfloats;
 			cur_next++;
 			if (cur_next == tup->npieces)
 			{
+				tuple_doc(tup, &doc);
 				if (cur_done == dim)
 				{
 					if (fbytes > 0)
@@ -744,9 +748,10 @@ walk_chain(Relation index, BlockNumber head, BlockNumber stop,
 						else
 							memset(assembly + dim, 0, fbytes);
 					}
-					tuple_doc(tup, &doc);
 					callback(&doc, assembly, dim, arg);
 				}
+				else if (alias_callback)
+					alias_callback(&doc, SEGVEC_STALE_TARGET, arg);
 				cur_next = -1;
 			}
 		}
