@@ -124,6 +124,24 @@ SELECT num_segments, dimensions FROM ft.info('dimrb_seg_idx');
 INSERT INTO dimrb_seg VALUES (1, '{1,1,1}');
 SELECT id FROM dimrb_seg ORDER BY embedding <-> '{1,1,1}' LIMIT 10;
 
+-- the rolled-back vectors of the old length stay in the mutable segment,
+-- never searched, with their keymap entries until VACUUM or a compaction
+-- removes both: ft.verify sees no phantom entry before, and the
+-- compaction leaves none behind
+CREATE TABLE dimrb_stale (id int PRIMARY KEY, embedding real[]);
+CREATE INDEX dimrb_stale_idx ON dimrb_stale USING segvec (embedding)
+    INCLUDE (id);
+BEGIN;
+INSERT INTO dimrb_stale VALUES (1, '{1,2,3}');
+ROLLBACK;
+INSERT INTO dimrb_stale VALUES (2, '{1,2,3,4}'), (3, '{2,2,3,4}');
+SELECT keymap_entries, phantom_entries, examples
+FROM ft.verify('dimrb_stale_idx');
+SELECT docs_compacted FROM ft.compact('dimrb_stale_idx');
+SELECT keymap_entries, phantom_entries, examples
+FROM ft.verify('dimrb_stale_idx');
+SELECT id FROM dimrb_stale ORDER BY embedding <-> '{1,2,3,4}' LIMIT 10;
+
 RESET enable_seqscan;
 DROP TABLE dimrb_items, dimrb_two, dimrb_uniq, dimrb_sp, dimrb_exc, dimrb_own,
-    dimrb_seg;
+    dimrb_seg, dimrb_stale;

@@ -383,7 +383,7 @@ start_scan(IndexScanDesc scan)
 		if (so->query_isnull)
 		{
 			/* every doc, in index order */
-			GraphMutableScanDocs(scan->indexRelation, info, list_doc, so);
+			GraphMutableScanDocs(scan->indexRelation, info, list_doc, NULL, so);
 			for (i = 0; i < info->nsegments; i++)
 			{
 				SegvecSegment *seg = &info->segments[i];
@@ -399,7 +399,7 @@ start_scan(IndexScanDesc scan)
 			/* the bound's first distances: the mutable segment's docs */
 			GraphBoundInit(&so->bound, segvec_ef_search);
 			so->bound.active = segvec_shared_bound;
-			GraphMutableScanDocs(scan->indexRelation, info, score_doc, so);
+			GraphMutableScanDocs(scan->indexRelation, info, score_doc, NULL, so);
 			if (so->ncands > 1)
 				sort_candidates(so->cands, so->ncands);
 

@@ -120,7 +120,7 @@ find_doc(Relation index, SegvecMetaInfo *info, uint64 docid, FoundDoc *out)
 	fs.docid = docid;
 	fs.out = out;
 	if (info->dimensions > 0)
-		GraphMutableScanDocs(index, info, find_in_mutable, &fs);
+		GraphMutableScanDocs(index, info, find_in_mutable, NULL, &fs);
 	return out->found;
 }
 

@@ -146,6 +146,21 @@ collect_doc(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 	vs->ndocs++;
 }
 
+/*
+ * GraphAliasGoneCallback: an alias whose target and row are gone, or a
+ * stale doc (a rolled-back vector of another length).  Neither is
+ * searched, but each is in the mutable segment with its keymap entry
+ * until VACUUM or the next compaction removes both: a doc, not a phantom.
+ */
+static void
+collect_gone(const SegvecDocInfo *doc, void *arg)
+{
+	SegvecDocInfo d = *doc;
+
+	d.flags &= ~SEGVEC_DOC_ALIAS;
+	collect_doc(&d, NULL, 0, arg);
+}
+
 static int
 docid_cmp(const void *a, const void *b)
 {
@@ -453,7 +468,8 @@ ft_verify(PG_FUNCTION_ARGS)
 	if (vs.info->dimensions > 0)
 	{
 		vs.cur_segno = 0;
-		GraphMutableScanDocs(vs.index, vs.info, collect_doc, &vs);
+		GraphMutableScanDocs(vs.index, vs.info, collect_doc, collect_gone,
+							 &vs);
 		for (s = 0; s < vs.info->nsegments; s++)
 		{
 			SegvecSegment *seg = &vs.info->segments[s];

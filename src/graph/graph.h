@@ -284,7 +284,10 @@ extern bool GraphHeapKeepsValue(Relation heap, const ItemPointerData *start,
 								const ItemPointerData *newtid,
 								AttrNumber attnum, Datum value,
 								BlockNumber *nblocks);
-/* an alias GraphMutableForEachDoc passed over: its target and row are gone */
+/*
+ * an alias GraphMutableForEachDoc passed over (its target and row are
+ * gone), or a stale doc (SEGVEC_STALE_TARGET)
+ */
 typedef void (*GraphAliasGoneCallback) (const SegvecDocInfo *doc, void *arg);
 extern void GraphMutableForEachDoc(Relation index, const SegvecSegment *segs,
 								   int nsegs, BlockNumber head,
@@ -292,6 +295,7 @@ extern void GraphMutableForEachDoc(Relation index, const SegvecSegment *segs,
 								   SegvecDocCallback callback,
 								   GraphAliasGoneCallback gone, void *arg);
 extern void GraphMutableScanDocs(Relation index, const SegvecMetaInfo *info,
-								 SegvecDocCallback callback, void *arg);
+								 SegvecDocCallback callback,
+								 GraphAliasGoneCallback gone, void *arg);
 
 #endif							/* SEGVEC_GRAPH_H */

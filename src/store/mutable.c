@@ -653,11 +653,11 @@ walk_chain(Relation index, BlockNumber head, BlockNumber stop,
 			if (tup->npieces == 1)
 			{
 				cur_next = -1;
+				tuple_doc(tup, &doc);
 				if (tup->nfloats == dim)
-				{
-					tuple_doc(tup, &doc);
 					callback(&doc, tup->data, dim, arg);
-				}
+				else if (alias_callback)
+					alias_callback(&doc, SEGVEC_STALE_TARGET, arg);
 				continue;
 			}
 
@@ -670,23 +670,24 @@ walk_chain(Relation index, BlockNumber head, BlockNumber stop,
 				if (assembly == NULL)
 					assembly = palloc(dim * sizeof(float));
 			}
-			if (cur_next != tup->pieceno || cur_docid != tup->docid ||
-				cur_done + tup->nfloats > dim)
+			if (cur_next != tup->pieceno || cur_docid != tup->docid)
 			{
 				cur_next = -1;	/* out of sequence: drop the doc */
 				continue;
 			}
-			memcpy(assembly + cur_done, tup->data,
-				   tup->nfloats * sizeof(float4));
+			/* past the dimension: a stale doc, whose pieces are counted */
+			if (cur_done + tup->nfloats <= dim)
+				memcpy(assembly + cur_done, tup->data,
+					   tup->nfloats * sizeof(float4));
 			cur_done += tup->nfloats;
 			cur_next++;
 			if (cur_next == tup->npieces)
 			{
+				tuple_doc(tup, &doc);
 				if (cur_done == dim)
-				{
-					tuple_doc(tup, &doc);
 					callback(&doc, assembly, dim, arg);
-				}
+				else if (alias_callback)
+					alias_callback(&doc, SEGVEC_STALE_TARGET, arg);
 				cur_next = -1;
 			}
 		}

@@ -113,8 +113,15 @@ typedef void (*SegvecDocCallback) (const SegvecDocInfo *doc,
 
 /*
  * Callback for SegvecMutableForEachItem: called once per alias of the
- * mutable segment with its identity and its target's doc id.
+ * mutable segment with its identity and its target's doc id; and once per
+ * *stale* doc, one whose vector has another length than the index's
+ * dimension (a rolled-back first insert's, after a vector of another
+ * length set the dimension again: SegvecSetDimensions), with target
+ * SEGVEC_STALE_TARGET, which is no doc's: such a doc is never searched,
+ * but its keymap entry is there until VACUUM or a compaction removes it.
  */
+#define SEGVEC_STALE_TARGET PG_UINT64_MAX
+
 typedef void (*SegvecAliasCallback) (const SegvecDocInfo *doc, uint64 target,
 									 void *arg);
 
