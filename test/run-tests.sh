@@ -116,6 +116,18 @@ else
 	passed=$((passed + 1))
 fi
 
+echo "=== layout: regression suites in test/sql and test/expected only"
+# sql/ holds only the install scripts the build makes; a suite put there
+# (or an expected/ directory) would silently not run
+stray=$(find sql expected -type f ! -name 'segvec--*.sql' 2>/dev/null || true)
+if [ -n "$stray" ]; then
+	echo "$stray"
+	echo "run-tests.sh: the files above belong in test/sql or test/expected" >&2
+	failed=$((failed + 1))
+else
+	passed=$((passed + 1))
+fi
+
 echo "=== portability: no AVX outside the kernels (test/check-portable.sh)"
 if bash test/check-portable.sh; then
 	passed=$((passed + 1))
