@@ -43,6 +43,24 @@ typedef enum SegvecScanOrder
 	SEGVEC_SCAN_ORDER_RELAXED	/* return it where it was found */
 } SegvecScanOrder;
 
+/* A scan key on a filter column, as a comparison of stored values */
+typedef struct SegvecFilterKey
+{
+	int			col;			/* filter column, 0-based */
+	int			strategy;		/* BT*StrategyNumber */
+	uint64		value;			/* the argument, kept as the column is */
+} SegvecFilterKey;
+
+/* A scan's keys on filter columns (segvecfilter.c) */
+typedef struct SegvecFilter
+{
+	int			nfilters;		/* the index's filter columns */
+	int			nkeys;
+	SegvecFilterKey *keys;
+	bool		never;			/* a key with a NULL argument: no row */
+	bool		recheck;		/* a key on a hashed column */
+} SegvecFilter;
+
 /* CREATE INDEX phases, for pg_stat_progress_create_index */
 #define SEGVEC_PHASE_SCAN		2
 #define SEGVEC_PHASE_GRAPH		3
@@ -78,6 +96,14 @@ extern void segvecrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 extern bool segvecgettuple(IndexScanDesc scan, ScanDirection dir);
 extern void segvecendscan(IndexScanDesc scan);
 extern double SegvecScanLastDistance(IndexScanDesc scan);
+
+/* segvecfilter.c */
+extern bool SegvecFilterTypeSupported(Oid typid);
+extern void SegvecFilterFormEntry(Relation index, const Datum *values,
+								  const bool *isnull, char *entry);
+extern void SegvecFilterCheckColumns(Relation index);
+extern void SegvecFilterPrepare(IndexScanDesc scan, SegvecFilter *f);
+extern bool SegvecFilterMatch(const SegvecFilter *f, const char *entry);
 
 /* segvecvacuum.c */
 extern IndexBulkDeleteResult *segvecbulkdelete(IndexVacuumInfo *info,

@@ -14,6 +14,16 @@
  * row is wanted, as it should.  An index scan without ORDER BY is never
  * useful and gets a disabling cost.
  *
+ * With index conditions on filter columns (selectivity s, as the planner
+ * estimates the clauses), every doc's filter values are read (the mutable
+ * segment's pages, each segment's filter area) and checked, and only the
+ * passing docs are scored: in the mutable segment all of them; in a graph
+ * segment of L live docs, the fewer of the s * L passing docs (exact
+ * scoring) and the walk, which expands about 1/s times the nodes of an
+ * unfiltered search (graph/graphsearch.c chooses the same way).  So a
+ * btree on the filter column wins when the filter keeps a handful of rows,
+ * and segvec when it keeps many.
+ *
  * src/am/segveccost.c
  *
  *-------------------------------------------------------------------------
@@ -51,6 +61,10 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		mutable_docs;
 	double		distances = 0;
 	double		pages = 0;
+	double		checks = 0;		/* filter entries checked */
+	Selectivity sel = 1.0;
+	List	   *quals = NIL;
+	int			nfilters;
 	int			i;
 
 	if (path->indexorderbys == NIL)
@@ -67,6 +81,13 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	if (ntuples < 1)
 		ntuples = 1;
 
+	/* the filter's selectivity, from the index conditions */
+	quals = get_quals_from_indexclauses(path->indexclauses);
+	if (quals != NIL)
+		sel = clauselist_selectivity(root, quals, index->rel->relid,
+									 JOIN_INNER, NULL);
+	sel = Max(Min(sel, 1.0), 1.0 / ntuples);
+
 	get_tablespace_page_costs(index->reltablespace, NULL, &spc_seq_page_cost);
 	cost_qual_eval(&orderby_cost, path->indexorderbys, root);
 
@@ -74,6 +95,7 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	indexRel = index_open(index->indexoid, NoLock);
 	info = palloc(sizeof(SegvecMetaInfo));
 	SegvecGetMetaInfo(indexRel, info);
+	nfilters = SegvecIndexFilterCount(indexRel);
 	index_close(indexRel, NoLock);
 
 	for (i = 0; i < info->nsegments; i++)
@@ -85,22 +107,34 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		graph_docs += live;
 		visits = Min((double) seg->ndocs,
 					 (segvec_ef_search + log(Max(live, 2.0))) * 2 * seg->m);
+		if (quals != NIL)
+		{
+			/* the filter area, then a walk or the passing docs exactly */
+			visits = Min(Min(visits / sel, (double) seg->ndocs), sel * live);
+			checks += seg->ndocs;
+			pages += (double) seg->ndocs *
+				SEGVEC_FILTER_ENTRY_BYTES(nfilters) / BLCKSZ;
+		}
 		distances += visits;
 		pages += visits * Min(1.0, (double) seg->node_size / BLCKSZ);
 	}
 	mutable_docs = Max(ntuples - graph_docs, 0);
-	distances += mutable_docs;
+	distances += mutable_docs * (quals != NIL ? sel : 1.0);
+	if (quals != NIL)
+		checks += mutable_docs;
 	if (info->dimensions > 0)
-		pages += mutable_docs * (info->dimensions * sizeof(float4) + 32) / BLCKSZ;
+		pages += mutable_docs * (info->dimensions * sizeof(float4) + 32 +
+								 SEGVEC_FILTER_ENTRY_BYTES(nfilters)) / BLCKSZ;
 	pfree(info);
 
 	startup = pages * spc_seq_page_cost +
 		distances * (cpu_index_tuple_cost + orderby_cost.per_tuple) +
+		checks * cpu_operator_cost * list_length(quals) +
 		orderby_cost.startup;
 
 	*indexStartupCost = startup;
-	*indexTotalCost = startup + ntuples * cpu_operator_cost;
-	*indexSelectivity = 1.0;
+	*indexTotalCost = startup + ntuples * sel * cpu_operator_cost;
+	*indexSelectivity = sel;
 	*indexCorrelation = 0;
 	*indexPages = index->pages;
 }

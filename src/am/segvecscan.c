@@ -118,6 +118,10 @@ typedef struct SegvecScanOpaqueData
 	int64		nlate;			/* late finds since the rescan: skipped
 								 * (strict) or returned (relaxed) */
 	int			order;			/* segvec.scan_order at the scan's start */
+
+	/* the scan keys on filter columns, evaluated on every doc */
+	SegvecFilter filter;
+	bool		filtered;		/* any key at all */
 } SegvecScanOpaqueData;
 
 typedef SegvecScanOpaqueData *SegvecScanOpaque;
@@ -276,6 +280,9 @@ score_doc(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 	SegvecScanOpaque so = (SegvecScanOpaque) arg;
 	double		distance;
 
+	if (so->filtered &&
+		!SegvecFilterMatch(&so->filter, SegvecDocFilterEntry(vector, dim)))
+		return;
 	if (so->query_isnull)
 		distance = 0;
 	else
@@ -288,7 +295,62 @@ score_doc(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 static void
 list_doc(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 {
-	add_candidate((SegvecScanOpaque) arg, (ItemPointer) &doc->heaptid, 0);
+	SegvecScanOpaque so = (SegvecScanOpaque) arg;
+
+	if (so->filtered &&
+		!SegvecFilterMatch(&so->filter, SegvecDocFilterEntry(vector, dim)))
+		return;
+	add_candidate(so, (ItemPointer) &doc->heaptid, 0);
+}
+
+/* filter entries read from a segment at a time */
+#define FILTER_READ_CHUNK	1024
+
+/*
+ * The nodes of seg that fail the scan's filter (a bitmap of seg->ndocs
+ * bits, in the scan's memory), and in *npass how many nodes not in tomb
+ * pass.  A segment without filter entries (none of an index with filter
+ * columns has) would pass nothing.
+ */
+static uint8 *
+segment_filter(IndexScanDesc scan, const SegvecSegment *seg,
+			   const uint8 *tomb, int64 *npass)
+{
+	SegvecScanOpaque so = (SegvecScanOpaque) scan->opaque;
+	Size		mapbytes = (seg->ndocs + 7) / 8 + 1;
+	uint8	   *fail = palloc0(mapbytes);
+	Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(seg->nfilters);
+	char	   *entries = NULL;
+	uint32		first;
+
+	*npass = 0;
+	if (seg->nfilters != so->filter.nfilters)
+	{
+		memset(fail, 0xFF, mapbytes);
+		return fail;
+	}
+	entries = palloc(fbytes * FILTER_READ_CHUNK);
+	for (first = 0; first < seg->ndocs; first += FILTER_READ_CHUNK)
+	{
+		uint32		count = Min(FILTER_READ_CHUNK, seg->ndocs - first);
+		uint32		i;
+
+		CHECK_FOR_INTERRUPTS();
+		GraphReadFilters(scan->indexRelation, seg, first, count, entries);
+		for (i = 0; i < count; i++)
+		{
+			uint32		node = first + i;
+
+			if (GraphTombstoneIsSet(tomb, node))
+				continue;
+			if (SegvecFilterMatch(&so->filter, entries + (Size) i * fbytes))
+				(*npass)++;
+			else
+				fail[node >> 3] |= (uint8) (1 << (node & 7));
+		}
+	}
+	pfree(entries);
+	return fail;
 }
 
 static bool
@@ -353,10 +415,15 @@ start_scan(IndexScanDesc scan)
 	SegvecScanOpaque so = (SegvecScanOpaque) scan->opaque;
 	MemoryContext oldCtx = MemoryContextSwitchTo(so->scanCtx);
 	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+	uint8	  **fails;
+	int64	   *npass;
 	int			i;
 
 	SegvecGetMetaInfo(scan->indexRelation, info);
 	so->dimensions = info->dimensions;
+
+	SegvecFilterPrepare(scan, &so->filter);
+	so->filtered = so->filter.nkeys > 0 || so->filter.never;
 
 	/* a test can run a compaction here, between manifest and chain walk */
 	SegvecTestPoint("scan-manifest-read");
@@ -378,7 +445,7 @@ start_scan(IndexScanDesc scan)
 	}
 
 	/* an index that has never seen a vector has no docs */
-	if (info->dimensions > 0)
+	if (info->dimensions > 0 && !so->filter.never)
 	{
 		if (so->query_isnull)
 		{
@@ -389,6 +456,16 @@ start_scan(IndexScanDesc scan)
 				SegvecSegment *seg = &info->segments[i];
 				uint8	   *tomb = GraphGetTombstones(scan->indexRelation, seg);
 
+				if (so->filtered)
+				{
+					int64		npass;
+					uint8	   *fail = segment_filter(scan, seg, tomb, &npass);
+					Size		b;
+
+					for (b = 0; b < (seg->ndocs + 7) / 8; b++)
+						tomb[b] |= fail[b];
+					pfree(fail);
+				}
 				GraphForEachNode(scan->indexRelation, seg, info->dimensions,
 								 tomb, list_doc, so);
 				pfree(tomb);
@@ -408,27 +485,48 @@ start_scan(IndexScanDesc scan)
 			so->budget.noticed = false;
 			so->budget.skip_late = (so->order == SEGVEC_SCAN_ORDER_STRICT);
 			so->budget.late = 0;
-			/* live docs of every source, for the small segments' floors */
-			so->bound.live_docs = so->ncands;
-			for (i = 0; i < info->nsegments; i++)
-				so->bound.live_docs += (int64) info->segments[i].ndocs -
-					info->segments[i].ntombstones;
 			so->ngraphs = info->nsegments;
 			so->graphs = palloc0(sizeof(SegvecGraphSource) * Max(so->ngraphs, 1));
 			/* biggest first: its nearest docs bound the smaller searches */
 			if (info->nsegments > 1)
 				qsort(info->segments, info->nsegments, sizeof(SegvecSegment),
 					  segment_size_cmp);
+
+			/*
+			 * A filter: each segment's failing nodes and passing count,
+			 * from its filter area, before any search starts (the counts
+			 * are the live docs of the small segments' floors).
+			 */
+			fails = palloc0(sizeof(uint8 *) * Max(so->ngraphs, 1));
+			npass = palloc0(sizeof(int64) * Max(so->ngraphs, 1));
+			for (i = 0; i < so->ngraphs && so->filtered; i++)
+			{
+				uint8	   *tomb = GraphGetTombstones(scan->indexRelation,
+													  &info->segments[i]);
+
+				fails[i] = segment_filter(scan, &info->segments[i], tomb,
+										  &npass[i]);
+				pfree(tomb);
+			}
+
+			/* live docs of every source, for the small segments' floors */
+			so->bound.live_docs = so->ncands;
+			for (i = 0; i < info->nsegments; i++)
+				so->bound.live_docs += so->filtered ? npass[i] :
+					(int64) info->segments[i].ndocs -
+					info->segments[i].ntombstones;
 			for (i = 0; i < so->ngraphs; i++)
 			{
-				so->graphs[i].scan = GraphScanBegin(scan->indexRelation,
-													&info->segments[i],
-													so->metric,
-													info->dimensions,
-													so->query,
-													segvec_ef_search,
-													segvec_max_scan_tuples,
-													&so->budget);
+				so->graphs[i].scan = GraphScanBeginFiltered(scan->indexRelation,
+															&info->segments[i],
+															so->metric,
+															info->dimensions,
+															so->query,
+															segvec_ef_search,
+															segvec_max_scan_tuples,
+															&so->budget,
+															fails[i],
+															npass[i]);
 				GraphScanSetBound(so->graphs[i].scan, &so->bound);
 				advance_graph(so, i);
 			}
@@ -535,7 +633,8 @@ segvecgettuple(IndexScanDesc scan, ScanDirection dir)
 
 		scan->xs_heaptid = best->heaptid;
 		so->last_distance = best->distance;
-		scan->xs_recheck = false;
+		/* a hashed filter value can collide: the executor checks the row */
+		scan->xs_recheck = so->filter.recheck;
 		scan->xs_recheckorderby = false;
 
 		if (best_graph < 0)

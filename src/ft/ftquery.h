@@ -276,6 +276,8 @@ extern PGDLLIMPORT int segvec_max_query_terms;
 extern void FtQueryInit(void);
 extern FtQuery *FtParseQuery(const char *query);
 extern FtNode *FtParseFilter(const char *filter);
+
+/* ftqueryout.c */
 extern char *FtQueryToString(FtQuery *q);
 
 /* ftcompile.c */

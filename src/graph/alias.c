@@ -349,7 +349,8 @@ walk_begin(AliasWalk *w, Relation index, const SegvecSegment *segs,
 	w->dim = dim;
 	w->callback = callback;
 	w->arg = arg;
-	w->vector = palloc(sizeof(float) * dim);
+	/* room for a filter entry after the vector: zeros (all NULL) */
+	w->vector = palloc0(sizeof(float) * dim + SEGVEC_FILTER_MAX_BYTES);
 	w->tmpctx = AllocSetContextCreate(CurrentMemoryContext,
 									  "segvec alias heap read",
 									  ALLOCSET_SMALL_SIZES);

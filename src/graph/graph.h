@@ -51,6 +51,11 @@ extern Size HnswBuilderNodeBytes(int dim, int m);
 extern void HnswBuilderSetQuantization(HnswBuilder *builder, int quant);
 extern bool HnswBuilderAdd(HnswBuilder *builder, const SegvecDocInfo *doc,
 						   const float *vector);
+extern void HnswBuilderSetFilters(HnswBuilder *builder, int nfilters);
+extern bool HnswBuilderAddFiltered(HnswBuilder *builder,
+								   const SegvecDocInfo *doc,
+								   const float *vector, const char *filters);
+extern const char *HnswBuilderGetFilters(HnswBuilder *builder, int i);
 extern const float *HnswBuilderGetDoc(HnswBuilder *builder, int i,
 									  SegvecDocInfo *doc);
 extern int	HnswBuilderCount(HnswBuilder *builder);
@@ -227,6 +232,13 @@ extern GraphScan *GraphScanBegin(Relation index, const SegvecSegment *seg,
 								 SegvecMetric metric, int dim,
 								 const float *query, int ef_search,
 								 int64 exact_limit, GraphScanBudget *budget);
+extern GraphScan *GraphScanBeginFiltered(Relation index,
+										 const SegvecSegment *seg,
+										 SegvecMetric metric, int dim,
+										 const float *query, int ef_search,
+										 int64 exact_limit,
+										 GraphScanBudget *budget,
+										 const uint8 *fail, int64 npass);
 extern void GraphScanSetBound(GraphScan *gs, GraphScanBound *bound);
 extern GraphScanResult GraphScanNext(GraphScan *gs, double *distance,
 									 ItemPointer heaptid);
@@ -259,6 +271,9 @@ extern void GraphForEachNode(Relation index, const SegvecSegment *seg,
 							 SegvecDocCallback callback, void *arg);
 extern void GraphReadDocs(Relation index, const SegvecSegment *seg,
 						  uint32 first, uint32 count, SegvecDocInfo *docs);
+extern uint32 GraphFilterPages(const SegvecSegment *seg);
+extern void GraphReadFilters(Relation index, const SegvecSegment *seg,
+							 uint32 first, uint32 count, char *entries);
 extern int64 GraphFindDoc(Relation index, const SegvecSegment *seg,
 						  uint64 docid);
 extern int64 GraphFindDocEntry(Relation index, const SegvecSegment *seg,

@@ -42,7 +42,8 @@
 bool
 SegvecIndexHasKey(Relation index)
 {
-	return IndexRelationGetNumberOfAttributes(index) > 1;
+	return IndexRelationGetNumberOfAttributes(index) >
+		IndexRelationGetNumberOfKeyAttributes(index);
 }
 
 /*

@@ -163,7 +163,11 @@ get_relcache(Relation index)
 		SegvecMetric metric;
 		Oid			inputoid = InvalidOid;
 
-		metric = metric_of_family(index, opfamily, index->rd_opcintype[0]);
+		/*
+		 * The type first: a column of a filter type (text, int4 ...) takes
+		 * that type's filter class by default, which has no distance
+		 * function, but what is wrong is the column.
+		 */
 		if (!SegvecIsVectorType(vectype))
 		{
 			char	   *typname = type_name(vectype);
@@ -183,6 +187,7 @@ get_relcache(Relation index)
 								 bare) :
 						 errhint("Index a real[] column, or an expression that casts the column to real[].")));
 		}
+		metric = metric_of_family(index, opfamily, index->rd_opcintype[0]);
 
 		cache = MemoryContextAllocZero(index->rd_indexcxt,
 									   sizeof(SegvecRelCache));
@@ -282,7 +287,8 @@ SegvecKeySendProc(Relation index)
 
 	if (!cache->key_ready)
 	{
-		Oid			typid = TupleDescAttr(RelationGetDescr(index), 1)->atttypid;
+		Oid			typid = TupleDescAttr(RelationGetDescr(index),
+										  IndexRelationGetNumberOfKeyAttributes(index))->atttypid;
 		Oid			sendfn;
 		bool		isvarlena;
 
@@ -528,8 +534,9 @@ SegvecPartitionIndexes(Oid indexoid)
 
 /*
  * SegvecOpenIndex: open the index relid with the given lock, checking that
- * it is a segvec index and, if owner is true, that the current user owns
- * its table.  Errors otherwise.
+ * it is a segvec index without filter columns (the ft functions, its
+ * callers, read the id key as the index's second column) and, if owner is
+ * true, that the current user owns its table.  Errors otherwise.
  */
 Relation
 SegvecOpenIndex(Oid relid, LOCKMODE lockmode, bool owner)
@@ -545,6 +552,17 @@ SegvecOpenIndex(Oid relid, LOCKMODE lockmode, bool owner)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a segvec index", name)));
+	}
+	if (SegvecIndexFilterCount(index) > 0)
+	{
+		char	   *name = pstrdup(RelationGetRelationName(index));
+
+		relation_close(index, lockmode);
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("the ft functions do not support segvec index \"%s\", which has filter columns",
+						name),
+				 errhint("Query it with SQL: WHERE on the filter columns, ORDER BY the distance.")));
 	}
 	if (owner)
 	{
@@ -660,4 +678,14 @@ int
 SegvecIndexQuantization(Relation index)
 {
 	return SegvecQuantizationOption((SegvecOptions *) index->rd_options);
+}
+
+/*
+ * SegvecIndexFilterCount: how many filter columns the index has (its key
+ * columns after the vector; src/README.md, "Filter columns").
+ */
+int
+SegvecIndexFilterCount(Relation index)
+{
+	return IndexRelationGetNumberOfKeyAttributes(index) - 1;
 }

@@ -44,9 +44,13 @@
 #define SEGVEC_INPUT_PROC			2
 #define SEGVEC_NPROC				2
 
-/* Strategy: the single ordering operator */
+/*
+ * Strategies.  A vector family has one: its ordering operator.  A filter
+ * column's family (int4_ops ...) has btree's five (BTLessStrategyNumber ..
+ * BTGreaterStrategyNumber), or equality (3) alone for a hashed type.
+ */
 #define SEGVEC_ORDERBY_STRATEGY		1
-#define SEGVEC_NSTRATEGIES			1
+#define SEGVEC_NSTRATEGIES			5
 
 /* ----------------
  * Index options (reloptions) and their bounds (HNSW's M and ef_construction)
@@ -110,6 +114,19 @@ typedef struct SegvecMetaInfo
  */
 typedef void (*SegvecDocCallback) (const SegvecDocInfo *doc,
 								   const float *vector, int dim, void *arg);
+
+/*
+ * In an index with filter columns, the walks of the mutable segment
+ * (SegvecMutableForEachDoc and the others below, GraphMutableForEachDoc)
+ * pass a doc's filter entry (format.h) right after its vector: a callback
+ * reads it here, with memcpy (it need not be aligned).  A doc without one
+ * gets zeros (every value NULL).
+ */
+static inline const char *
+SegvecDocFilterEntry(const float *vector, int dim)
+{
+	return (const char *) (vector + dim);
+}
 
 /*
  * Callback for SegvecMutableForEachItem: called once per alias of the
@@ -230,11 +247,17 @@ extern void SegvecRecordInputDependency(Relation index);
 extern int	SegvecIndexDimensions(Relation index);
 extern int	SegvecQuantizationOption(SegvecOptions *relopts);
 extern int	SegvecIndexQuantization(Relation index);
+extern int	SegvecIndexFilterCount(Relation index);
 
 /* mutable.c: the mutable segment */
 extern uint64 SegvecMutableAppend(Relation index, const SegvecDocInfo *doc,
 								  const float *vector, int dim,
 								  bool *page_added);
+extern uint64 SegvecMutableAppendFiltered(Relation index,
+										  const SegvecDocInfo *doc,
+										  const float *vector, int dim,
+										  const char *filters,
+										  bool *page_added);
 extern void SegvecMutableForEachDoc(Relation index, BlockNumber head,
 									BlockNumber stop, int dim,
 									SegvecDocCallback callback, void *arg);
