@@ -463,6 +463,8 @@ run_sweep(uint32 kinds, bool startup)
 			outcome = JobRun(indexid, (SegvecJobKind) k, false, 0, false,
 							 &changed, &rows);
 			LWLockAcquire(SegvecJobs->lock, LW_EXCLUSIVE);
+			/* a sweep's job counts as submitted, so that run <= submitted */
+			SegvecJobs->counters.submitted[k]++;
 			JobCountOutcomeLocked((SegvecJobKind) k, outcome);
 			if (k == SEGVEC_JOB_MERGE)
 				(void) JobNoteMergeOutcomeLocked(MyDatabaseId, indexid,
