@@ -887,7 +887,7 @@ filter_width(GraphScan *gs)
  * is anti-correlated with the query, the passing nodes lie away from it,
  * maybe in several regions, and a walk that must cross the failing ones
  * first fills its window in the first region it reaches and settles
- * before the others (recall@10 0.90 on sql/filter_recall.sql's 50% far
+ * before the others (recall@10 0.90 on test/sql/filter_recall.sql's 50% far
  * filter, at about the cost of exact scoring).
  */
 static inline bool
