@@ -19,6 +19,7 @@
 #include "postgres.h"
 
 #include "access/amapi.h"
+#include "access/stratnum.h"
 #include "access/genam.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
@@ -103,7 +104,53 @@ extern void SegvecFilterFormEntry(Relation index, const Datum *values,
 								  const bool *isnull, char *entry);
 extern void SegvecFilterCheckColumns(Relation index);
 extern void SegvecFilterPrepare(IndexScanDesc scan, SegvecFilter *f);
-extern bool SegvecFilterMatch(const SegvecFilter *f, const char *entry);
+
+/*
+ * SegvecFilterMatch: does a doc with filter entry entry (store/format.h)
+ * pass every key of f?  Inline: a filtered scan asks it of every doc.
+ */
+static inline bool
+SegvecFilterMatch(const SegvecFilter *f, const char *entry)
+{
+	uint64		present;
+	int			i;
+
+	if (f->never)
+		return false;
+	memcpy(&present, entry, sizeof(uint64));
+	for (i = 0; i < f->nkeys; i++)
+	{
+		const SegvecFilterKey *k = &f->keys[i];
+		int64		v;
+		int64		a = (int64) k->value;
+		bool		pass;
+
+		if (!(present & (UINT64CONST(1) << k->col)))
+			return false;
+		memcpy(&v, entry + sizeof(uint64) * (k->col + 1), sizeof(uint64));
+		switch (k->strategy)
+		{
+			case BTLessStrategyNumber:
+				pass = v < a;
+				break;
+			case BTLessEqualStrategyNumber:
+				pass = v <= a;
+				break;
+			case BTEqualStrategyNumber:
+				pass = v == a;
+				break;
+			case BTGreaterEqualStrategyNumber:
+				pass = v >= a;
+				break;
+			default:
+				pass = v > a;
+				break;
+		}
+		if (!pass)
+			return false;
+	}
+	return true;
+}
 
 /* segvecvacuum.c */
 extern IndexBulkDeleteResult *segvecbulkdelete(IndexVacuumInfo *info,

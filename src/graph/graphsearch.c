@@ -69,7 +69,6 @@
 #include <math.h>
 
 #include "access/xlog.h"
-#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "utils/float.h"
@@ -155,6 +154,7 @@ struct GraphScan
 	bool		filtered;
 	int64		npass;			/* live nodes that pass */
 	int64		nvisited;		/* distances the graph walk computed */
+	int64		nvisited_pass;	/* of them, to nodes that pass */
 	bool		switch_exact;	/* the walk gave way to exact scoring */
 
 	/* the reorder stage (strict order): rows taken, not returned yet */
@@ -460,32 +460,31 @@ GraphReadDocs(Relation index, const SegvecSegment *seg, uint32 first,
 }
 
 /*
- * GraphReadFilters: the filter entries (format.h) of nodes first .. first +
- * count - 1, from seg's filter area, into entries; seg must have filter
- * columns.
+ * GraphPinFilterPage: page pageno (0 .. GraphFilterPages - 1) of seg's
+ * filter area, pinned in *buf (which keeps its pin if it holds that page,
+ * else drops its old one; checked on a standby): returns its first entry
+ * (format.h), the node number of that entry in *first and the entries on
+ * the page in *count.  No lock: segment pages never change.  Release with
+ * GraphReleaseFilterPage.
  */
-void
-GraphReadFilters(Relation index, const SegvecSegment *seg, uint32 first,
-				 uint32 count, char *entries)
+const char *
+GraphPinFilterPage(Relation index, const SegvecSegment *seg, uint32 pageno,
+				   Buffer *buf, uint32 *first, uint32 *count)
 {
-	Buffer		buf = InvalidBuffer;
 	uint32		per_page = SEGVEC_FILTERS_PER_PAGE(seg->nfilters);
-	Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(seg->nfilters);
 	BlockNumber area = seg->start + seg->npages - GraphFilterPages(seg);
-	uint32		i = 0;
 
-	Assert(seg->nfilters > 0);
-	while (i < count)
-	{
-		uint32		node = first + i;
-		uint32		n = Min(count - i, per_page - node % per_page);
-		char	   *data = read_block(index, seg, &buf, area + node / per_page);
+	Assert(seg->nfilters > 0 && pageno < GraphFilterPages(seg));
+	*first = pageno * per_page;
+	*count = Min(per_page, seg->ndocs - *first);
+	return read_block(index, seg, buf, area + pageno);
+}
 
-		memcpy(entries + (Size) i * fbytes,
-			   data + (Size) (node % per_page) * fbytes, fbytes * n);
-		i += n;
-	}
-	release_block(index, seg, &buf);
+/* GraphReleaseFilterPage: drop the pin GraphPinFilterPage left in *buf */
+void
+GraphReleaseFilterPage(Relation index, const SegvecSegment *seg, Buffer *buf)
+{
+	release_block(index, seg, buf);
 }
 
 /*
@@ -858,10 +857,8 @@ filter_prefers_exact(GraphScan *gs)
  * The window of a filtered walk: ef / s at selectivity s, at most
  * SEGVEC_MAX_FILTER_WIDTH.  The window holds passing nodes only, and in a
  * graph where a fraction s of the nodes pass, ef of them span the region
- * that ef / s nodes span unfiltered; with ef alone, a walk whose passing
- * nodes lie in several regions away from the query settled in the first it
- * reached (recall@10 0.90 at 50% on sql/filter_recall.sql's far filter,
- * 1.00 with ef / s).
+ * that ef / s nodes span unfiltered: the walk settles as an unfiltered
+ * search at ef would (filter_prefers_exact counts its cost so).
  */
 #define SEGVEC_MAX_FILTER_WIDTH	1000
 
@@ -874,56 +871,36 @@ filter_width(GraphScan *gs)
 }
 
 /*
- * Has a filtered search's walk cost as much as scoring its passing nodes
- * exactly, or used up the scan's budget?  Then it gives way to exact
- * scoring (a filtered scan is complete: the budget never cuts it short).
+ * A filtered walk judges the filter against the query's region once it has
+ * computed this many distances (an unfiltered search at the minimum width
+ * computes about as many): enough that a region where a quarter of the
+ * expected share of nodes pass is told from an even one.
+ */
+#define SEGVEC_FILTER_PROBE		(SEGVEC_MIN_SEARCH_WIDTH * 32)
+
+/*
+ * Should a filtered search's walk give way to exact scoring?  When it has
+ * computed as many distances as exact scoring of the passing nodes would,
+ * or used up the scan's budget (a filtered scan is complete: the budget
+ * never cuts it short); or when, past SEGVEC_FILTER_PROBE distances, the
+ * nodes it met pass at under a quarter of the segment's rate: the filter
+ * is anti-correlated with the query, the passing nodes lie away from it,
+ * maybe in several regions, and a walk that must cross the failing ones
+ * first fills its window in the first region it reaches and settles
+ * before the others (recall@10 0.90 on test/sql/filter_recall.sql's 50% far
+ * filter, at about the cost of exact scoring).
  */
 static inline bool
 filter_walk_over(GraphScan *gs)
 {
-	return gs->filtered &&
-		(gs->nvisited > gs->npass ||
-		 gs->budget->visited >= gs->budget->limit);
-}
-
-/*
- * A filtered search's layer 0 also starts from about ef passing nodes,
- * each passing node taken with probability ef / npass by a hash of its
- * number (a stride over node order, which is doc id order, can fall on one
- * region only when the rows came in a periodic pattern), scored and held.
- * Where the passing nodes lie in several regions away from the query (a
- * filter anti-correlated with it), a walk from the entry point alone fills
- * its window in the first region it reaches and settles before the others,
- * whose nearest nodes may be nearer (recall@10 0.90 on
- * sql/filter_recall.sql's 50% far filter at ef_search 40); a seed in each
- * region lets the walk expand the competitive ones.  Costs about ef
- * distances.
- */
-static void
-seed_passing(GraphScan *gs)
-{
-	int64		want = Min((int64) gs->ef, gs->npass);
-	int64		taken = 0;
-	uint32		i;
-
-	if (want <= 0)
-		return;
-	for (i = 0; i < gs->seg.ndocs && taken < 2 * want; i++)
-	{
-		double		d;
-
-		if (BIT_IS_SET(gs->tombstones, i) || BIT_IS_SET(gs->visited, i))
-			continue;
-		if ((int64) (hash_bytes_uint32(i) % (uint32) gs->npass) >= want)
-			continue;
-		taken++;
-		BIT_SET(gs->visited, i);
-		d = distance_to(gs, i);
-		gs->budget->visited++;
-		gs->nvisited++;
-		cand_heap_push(&gs->cand, d, i);
-		hold(gs, d, i);
-	}
+	if (!gs->filtered)
+		return false;
+	if (gs->nvisited > gs->npass ||
+		gs->budget->visited >= gs->budget->limit)
+		return true;
+	return gs->nvisited >= SEGVEC_FILTER_PROBE &&
+		(double) gs->nvisited_pass * 4 * gs->seg.ndocs <
+		(double) gs->nvisited * gs->npass;
 }
 
 /*
@@ -1104,9 +1081,6 @@ GraphScanBeginFiltered(Relation index, const SegvecSegment *seg,
 			hold(gs, desc.seeds[k].distance, e);
 	}
 
-	if (gs->filtered)
-		seed_passing(gs);
-
 	return gs;
 }
 
@@ -1207,7 +1181,10 @@ expand(GraphScan *gs)
 		gs->nvisited++;
 		cand_heap_push(&gs->cand, d, e);
 		if (!BIT_IS_SET(gs->tombstones, e))
+		{
 			hold(gs, d, e);
+			gs->nvisited_pass++;
+		}
 	}
 }
 
