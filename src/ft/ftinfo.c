@@ -143,7 +143,7 @@ heap_row_matches(Relation heap, Relation index, ItemPointer tid,
 	if (table_index_fetch_tuple(fetch, &t, snapshot, slot, &call_again,
 								&all_dead))
 	{
-		AttrNumber	attno = index->rd_index->indkey.values[1];
+		AttrNumber	attno = index->rd_index->indkey.values[SegvecIndexKeyColumn(index)];
 		bool		isnull;
 		Datum		value = slot_getattr(slot, attno, &isnull);
 

@@ -873,7 +873,7 @@ try_group(MergeTarget *t, SPITupleTable *tt, uint64 start, uint64 end,
 	MemoryContext oldcxt = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
 	MergeCounts counted = *c;
-	bool		applied = true;
+	volatile bool applied = true;
 
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(oldcxt);

@@ -209,13 +209,36 @@ WHERE am.amname = 'segvec' AND oc.opcintype <> 'anyelement'::regtype
                     AND d.deptype = 'e')
 ORDER BY 1;
 
--- refused: a column segvec cannot keep, a second INCLUDE column, the ft
--- functions on an index with filter columns
+-- refused: a column segvec cannot keep, a second INCLUDE column
 \set VERBOSITY terse
 CREATE INDEX ON fc_docs USING segvec (embedding, score);
 CREATE INDEX ON fc_docs USING segvec (embedding, embedding);
 CREATE INDEX ON fc_docs USING segvec (embedding, tenant) INCLUDE (id, rid);
-SELECT * FROM ft.info('fc_idx');
 \set VERBOSITY default
+
+-- the ft functions take an index with filter columns: its id key is the
+-- first INCLUDE column, after the filter columns
+SELECT num_docs, dimensions FROM ft.info('fc_idx');
+SELECT id, vector = pg_temp.vec(4245, 8) AS its_vector
+FROM ft.get('fc_idx', '4245');
+SELECT missing_docs, duplicate_docs, phantom_entries, missing_keymap_entries
+FROM ft.verify('fc_idx', search_limit => 200);
+-- a doc lost and indexed again by ft.verify's repair keeps its filter
+-- values: the filtered query finds it again
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM fc_docs WHERE grp = 45 AND tenant = 1
+ORDER BY embedding <-> pg_temp.vec(4245, 8) LIMIT 1;
+SELECT id FROM fc_docs WHERE grp = 45 AND tenant = 1
+ORDER BY embedding <-> pg_temp.vec(4245, 8) LIMIT 1;
+SET segvec.enable_test_hooks = on;
+SELECT ft._stage_phantom('fc_idx', '4245') > 0 AS staged;
+RESET segvec.enable_test_hooks;
+SELECT id FROM fc_docs WHERE grp = 45 AND tenant = 1
+ORDER BY embedding <-> pg_temp.vec(4245, 8) LIMIT 1;
+SELECT missing_docs, phantom_entries, repaired
+FROM ft.verify('fc_idx', repair => true, search_limit => 0);
+SELECT id FROM fc_docs WHERE grp = 45 AND tenant = 1
+ORDER BY embedding <-> pg_temp.vec(4245, 8) LIMIT 1;
+RESET enable_seqscan;
 
 DROP TABLE fc_docs, fc_q, fc_conds;
