@@ -222,6 +222,45 @@ compile_vecrange(CompileState *st, FtNode *n, int *radius_pno)
 	return expr;
 }
 
+/*
+ * One finite end s of a numeric range on an integer column, as the same
+ * condition on a bigint: col >= ceil(s), col > floor(s), col <= floor(s) or
+ * col < ceil(s).  Compared as numeric, the column would be cast, and a
+ * filter column of the index (README.md, "Filter columns in the index")
+ * could not serve the condition; compared as bigint, it can.  NULL when the
+ * end bounds nothing (beyond every bigint on its side); *never when it
+ * leaves nothing in.
+ */
+static char *
+integer_bound(CompileState *st, const char *s, bool lower, bool exclusive,
+			  const char *col, bool *never)
+{
+	Datum		x = DirectFunctionCall3(numeric_in, CStringGetDatum(s),
+										ObjectIdGetDatum(InvalidOid),
+										Int32GetDatum(-1));
+	bool		up = lower != exclusive;	/* round up: >= ceil, < ceil */
+	Datum		r = DirectFunctionCall1(up ? numeric_ceil : numeric_floor, x);
+	Datum		max = DirectFunctionCall1(int8_numeric, Int64GetDatum(PG_INT64_MAX));
+	Datum		min = DirectFunctionCall1(int8_numeric, Int64GetDatum(PG_INT64_MIN));
+	int			pno;
+
+	if (DatumGetBool(DirectFunctionCall2(numeric_gt, r, max)))
+	{
+		/* above every bigint: a lower end lets nothing in, an upper all */
+		*never |= lower;
+		return NULL;
+	}
+	if (DatumGetBool(DirectFunctionCall2(numeric_lt, r, min)))
+	{
+		*never |= !lower;
+		return NULL;
+	}
+	pno = FtcAddParam(st->c, INT8OID, DirectFunctionCall1(numeric_int8, r));
+	return psprintf("%s OPERATOR(pg_catalog.%s) $%d", col,
+					lower ? (exclusive ? ">" : ">=") : (exclusive ? "<" : "<="),
+					pno);
+}
+
 /* One end of a numeric range as "t.col OP $n", or NULL when unbounded */
 static char *
 compile_bound(CompileState *st, FtNode *n, FtBound *b, bool lower,
@@ -287,6 +326,8 @@ compile_bound(CompileState *st, FtNode *n, FtBound *b, bool lower,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("bound of field \"%s\"%s must be a number, not \"%s\"",
 						n->field, FtcAtChar(b->value.location), s)));
+	if (typid == INT2OID || typid == INT4OID || typid == INT8OID)
+		return integer_bound(st, s, lower, b->exclusive, col, never);
 	if (isfloat)
 		pno = FtcAddParam(st->c, FLOAT8OID, Float8GetDatum(d));
 	else

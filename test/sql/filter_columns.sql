@@ -241,4 +241,41 @@ SELECT id FROM fc_docs WHERE grp = 45 AND tenant = 1
 ORDER BY embedding <-> pg_temp.vec(4245, 8) LIMIT 1;
 RESET enable_seqscan;
 
+-- ft.query's numeric ranges on an integer column compare as bigint (the
+-- tightest integer bounds), so a filter column serves them as index
+-- conditions; the rows are those of the comparison as numeric
+CREATE TABLE fc_num (id int PRIMARY KEY, tenant int, grp int2, big int8,
+    emb real[]);
+INSERT INTO fc_num SELECT i, i % 100, i % 50, i::int8 * 1000000000000,
+    pg_temp.vec(i, 4) FROM generate_series(1, 5000) i;
+CREATE INDEX fc_num_idx ON fc_num USING segvec (emb, tenant, grp, big)
+    INCLUDE (id);
+ANALYZE fc_num;
+CREATE FUNCTION pg_temp.ft_count(q text) RETURNS bigint LANGUAGE sql AS $$
+    SELECT count(*) FROM ft.query('fc_num_idx', q || ' LIMIT 0 10000')
+$$;
+SELECT pg_temp.ft_count('@tenant:[7 7]') AS n,
+       (SELECT count(*) FROM fc_num WHERE tenant::numeric BETWEEN 7 AND 7) AS as_numeric;
+SELECT pg_temp.ft_count('@tenant:[6.5 7.5]') AS n,
+       (SELECT count(*) FROM fc_num WHERE tenant::numeric >= 6.5 AND tenant::numeric <= 7.5) AS as_numeric;
+SELECT pg_temp.ft_count('@tenant:[(6.5 (7.5]') AS n,
+       (SELECT count(*) FROM fc_num WHERE tenant::numeric > 6.5 AND tenant::numeric < 7.5) AS as_numeric;
+SELECT pg_temp.ft_count('@tenant:[(7 8]') AS n,
+       (SELECT count(*) FROM fc_num WHERE tenant::numeric > 7 AND tenant::numeric <= 8) AS as_numeric;
+SELECT pg_temp.ft_count('@tenant:[(6.99 (7.01]') AS n,
+       (SELECT count(*) FROM fc_num WHERE tenant::numeric > 6.99 AND tenant::numeric < 7.01) AS as_numeric;
+SELECT pg_temp.ft_count('@tenant:[-inf 1]') AS n,
+       (SELECT count(*) FROM fc_num WHERE tenant::numeric <= 1) AS as_numeric;
+SELECT pg_temp.ft_count('@tenant:[1e30 +inf]') AS n,
+       pg_temp.ft_count('@tenant:[-inf -1e30]') AS n_below,
+       pg_temp.ft_count('@tenant:[-1e30 1e30]') AS n_all;
+SELECT pg_temp.ft_count('@grp:[(48.2 +inf]') AS n,
+       (SELECT count(*) FROM fc_num WHERE grp::numeric > 48.2) AS as_numeric;
+SELECT pg_temp.ft_count('@big:[4999000000000000 1e30]') AS n,
+       pg_temp.ft_count('@big:[(-1e19 -9223372036854775808]') AS n_none;
+SELECT e FROM ft.explain('fc_num_idx', '@tenant:[6.5 7.5]=>[KNN 5 @emb $v]',
+                         '{"v": [0, 1, 0, 1]}') e
+WHERE e ~ 'Index Cond';
+DROP TABLE fc_num;
+
 DROP TABLE fc_docs, fc_q, fc_conds;
