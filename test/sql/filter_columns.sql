@@ -22,17 +22,22 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 
 -- 20,000 rows: cat keeps a third, tenant a quarter, grp 2%, rid one row;
--- every 97th row has no tenant
+-- every 97th row has no tenant; labels and tags are label arrays (every
+-- 53rd row has none, every 89th an empty one)
 CREATE TABLE fc_docs (id int PRIMARY KEY, embedding real[], cat int2,
-    tenant int, grp int8, rid int, label text, day date, note text, score float8);
+    tenant int, grp int8, rid int, label text, day date, note text, score float8,
+    labels int4[], tags text[]);
 INSERT INTO fc_docs
     SELECT i, pg_temp.vec(i, 8), (i % 3)::int2,
            CASE WHEN i % 97 = 0 THEN NULL ELSE i % 4 END,
-           i % 50, i, 'label' || (i % 10), date '2026-01-01' + i % 365, '', i / 3.0
+           i % 50, i, 'label' || (i % 10), date '2026-01-01' + i % 365, '', i / 3.0,
+           CASE WHEN i % 53 = 0 THEN NULL WHEN i % 89 = 0 THEN '{}'
+                ELSE ARRAY[i % 5, (i / 5) % 7 + 10] END,
+           ARRAY['t' || (i % 3), 'u' || (i % 11)]
     FROM generate_series(1, 20000) i;
 -- compact_threshold = 0: every row goes to graph segments
 CREATE INDEX fc_idx ON fc_docs USING segvec
-    (embedding, cat, tenant, grp, rid, label, day) INCLUDE (id)
+    (embedding, cat, tenant, grp, rid, label, day, labels, tags) INCLUDE (id)
     WITH (compact_threshold = 0);
 ANALYZE fc_docs;
 
@@ -102,6 +107,14 @@ INSERT INTO fc_conds VALUES
     ('day = date ''2026-03-01'''),
     ('day BETWEEN date ''2026-03-01'' AND date ''2026-03-03'''),
     ('grp = 1000'),                     -- none
+    ('labels && ''{3}'''),              -- label arrays: rechecked
+    ('labels && ''{1,12}'''),
+    ('labels @> ''{2,11}'''),
+    ('labels <@ ''{0,1,2,10,11}'''),
+    ('labels = ''{4,16}'''),
+    ('labels @> ''{}'''),
+    ('tags && ''{u5}'''),
+    ('tags @> ''{t1,u2}'''),
     ('tenant = 2 AND id % 2 = 0');      -- a condition the index cannot use
 
 -- the plan: the filter is an Index Cond of the segvec scan
@@ -112,6 +125,9 @@ SELECT * FROM pg_temp.plan($$
     ORDER BY embedding <-> (SELECT v FROM fc_q WHERE n = 1) LIMIT 10$$);
 SELECT * FROM pg_temp.plan($$
     SELECT id FROM fc_docs WHERE label = 'label3'
+    ORDER BY embedding <-> (SELECT v FROM fc_q WHERE n = 1) LIMIT 10$$);
+SELECT * FROM pg_temp.plan($$
+    SELECT id FROM fc_docs WHERE labels && '{3}' AND tags @> '{t1}'
     ORDER BY embedding <-> (SELECT v FROM fc_q WHERE n = 1) LIMIT 10$$);
 RESET enable_seqscan;
 RESET enable_sort;
@@ -137,7 +153,10 @@ RESET enable_sort;
 INSERT INTO fc_docs
     SELECT i, pg_temp.vec(i, 8), (i % 3)::int2,
            CASE WHEN i % 7 = 0 THEN NULL ELSE i % 4 END,
-           i % 50, i, 'label' || (i % 10), date '2026-01-01' + i % 365, '', i / 3.0
+           i % 50, i, 'label' || (i % 10), date '2026-01-01' + i % 365, '', i / 3.0,
+           CASE WHEN i % 53 = 0 THEN NULL WHEN i % 89 = 0 THEN '{}'
+                ELSE ARRAY[i % 5, (i / 5) % 7 + 10] END,
+           ARRAY['t' || (i % 3), 'u' || (i % 11)]
     FROM generate_series(20001, 20600) i;
 SELECT c.cond, r.* FROM fc_conds c, pg_temp.check(c.cond) r;
 
@@ -146,8 +165,10 @@ SELECT c.cond, r.* FROM fc_conds c, pg_temp.check(c.cond) r;
 UPDATE fc_docs SET tenant = 2 WHERE id % 10 = 1;
 UPDATE fc_docs SET tenant = NULL WHERE id % 10 = 2;
 UPDATE fc_docs SET note = 'hot' WHERE id % 10 = 3;
+UPDATE fc_docs SET labels = labels || 3 WHERE id % 10 = 5;
 SELECT c.cond, r.* FROM fc_conds c, pg_temp.check(c.cond) r
-WHERE c.cond LIKE 'tenant%' OR c.cond LIKE 'grp = 7 AND%';
+WHERE c.cond LIKE 'tenant%' OR c.cond LIKE 'grp = 7 AND%'
+    OR c.cond LIKE 'labels%';
 
 -- DELETE, then VACUUM (which compacts the mutable segment into a graph
 -- segment and merges segments: the filter values go with the docs)
