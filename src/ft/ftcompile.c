@@ -344,10 +344,10 @@ compile_bound(CompileState *st, FtNode *n, FtBound *b, bool lower,
  * A tag filter on a number column compares numbers, not text forms:
  * @price:{10} matches 10, 10.0 and 10.00 alike (a numeric(10,2) column
  * prints 10.00).  Every tag must be a decimal number; patterns cannot
- * match a number.
+ * match a number.  A single tag on an integer column compares as bigint.
  */
 static void
-compile_numeric_tag(CompileState *st, FtNode *n, AttrNumber attno,
+compile_numeric_tag(CompileState *st, FtNode *n, AttrNumber attno, Oid typid,
 					List *exact, List *patterns, StringInfo buf)
 {
 	ListCell   *lc;
@@ -367,6 +367,33 @@ compile_numeric_tag(CompileState *st, FtNode *n, AttrNumber attno,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("tag \"%s\" of numeric field \"%s\"%s is not a number",
 							t, n->field, FtcAtChar(n->field_location))));
+	}
+	if (list_length(exact) == 1 &&
+		(typid == INT2OID || typid == INT4OID || typid == INT8OID))
+	{
+		/*
+		 * One tag on an integer column: equality on a bigint, which a
+		 * filter column of the index can serve; a tag with a fraction or
+		 * beyond every bigint matches no row.
+		 */
+		Datum		x = DirectFunctionCall3(numeric_in,
+											CStringGetDatum(linitial(exact)),
+											ObjectIdGetDatum(InvalidOid),
+											Int32GetDatum(-1));
+		Datum		r = DirectFunctionCall1(numeric_floor, x);
+		Datum		max = DirectFunctionCall1(int8_numeric, Int64GetDatum(PG_INT64_MAX));
+		Datum		min = DirectFunctionCall1(int8_numeric, Int64GetDatum(PG_INT64_MIN));
+
+		if (!DatumGetBool(DirectFunctionCall2(numeric_eq, r, x)) ||
+			DatumGetBool(DirectFunctionCall2(numeric_gt, r, max)) ||
+			DatumGetBool(DirectFunctionCall2(numeric_lt, r, min)))
+			appendStringInfoString(buf, "false");
+		else
+			appendStringInfo(buf, "(%s OPERATOR(pg_catalog.=) $%d)",
+							 FtcColumnRef(st, attno),
+							 FtcAddParam(st->c, INT8OID,
+										 DirectFunctionCall1(numeric_int8, r)));
+		return;
 	}
 	appendStringInfo(buf,
 					 "(CAST(%s AS pg_catalog.numeric) OPERATOR(pg_catalog.=) ANY (CAST($%d AS pg_catalog.numeric[])))",
@@ -416,7 +443,7 @@ compile_tag(CompileState *st, FtNode *n, StringInfo buf)
 	if (typid == INT2OID || typid == INT4OID || typid == INT8OID ||
 		typid == FLOAT4OID || typid == FLOAT8OID || typid == NUMERICOID)
 	{
-		compile_numeric_tag(st, n, attno, exact, patterns, buf);
+		compile_numeric_tag(st, n, attno, typid, exact, patterns, buf);
 		return;
 	}
 	isarray = get_element_type(typid) != InvalidOid;

@@ -273,6 +273,17 @@ SELECT pg_temp.ft_count('@grp:[(48.2 +inf]') AS n,
        (SELECT count(*) FROM fc_num WHERE grp::numeric > 48.2) AS as_numeric;
 SELECT pg_temp.ft_count('@big:[4999000000000000 1e30]') AS n,
        pg_temp.ft_count('@big:[(-1e19 -9223372036854775808]') AS n_none;
+-- a single tag on an integer column is an equality on a bigint too
+SELECT pg_temp.ft_count('@tenant:{7}') AS n,
+       pg_temp.ft_count('@tenant:{7.0}') AS n_7_0,
+       pg_temp.ft_count('@tenant:{7.5}') AS n_7_5,
+       pg_temp.ft_count('-@tenant:{7}') AS n_not,
+       pg_temp.ft_count('@big:{99999999999999999999}') AS n_huge,
+       pg_temp.ft_count('@tenant:{7 | 8}') AS n_two,
+       (SELECT count(*) FROM fc_num WHERE tenant = 7) AS as_sql;
+SELECT e FROM ft.explain('fc_num_idx', '@tenant:{7}=>[KNN 5 @emb $v]',
+                         '{"v": [0, 1, 0, 1]}') e
+WHERE e ~ 'Index Cond';
 SELECT e FROM ft.explain('fc_num_idx', '@tenant:[6.5 7.5]=>[KNN 5 @emb $v]',
                          '{"v": [0, 1, 0, 1]}') e
 WHERE e ~ 'Index Cond';
