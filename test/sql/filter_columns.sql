@@ -218,7 +218,7 @@ CREATE INDEX ON fc_docs USING segvec (embedding, tenant) INCLUDE (id, rid);
 
 -- the ft functions take an index with filter columns: its id key is the
 -- first INCLUDE column, after the filter columns
-SELECT num_docs, dimensions FROM ft.info('fc_idx');
+SELECT num_docs, dimensions, filter_columns FROM ft.info('fc_idx');
 SELECT id, vector = pg_temp.vec(4245, 8) AS its_vector
 FROM ft.get('fc_idx', '4245');
 SELECT missing_docs, duplicate_docs, phantom_entries, missing_keymap_entries
