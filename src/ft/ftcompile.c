@@ -447,6 +447,15 @@ compile_tag(CompileState *st, FtNode *n, StringInfo buf)
 		return;
 	}
 	isarray = get_element_type(typid) != InvalidOid;
+	if (typid == TEXTOID && cs && patterns == NIL && list_length(exact) == 1)
+	{
+		/* one case-sensitive tag on a text column: what a filter column serves */
+		appendStringInfo(buf, "(%s OPERATOR(pg_catalog.=) $%d)",
+						 FtcColumnRef(st, attno),
+						 FtcAddParam(st->c, TEXTOID,
+									 CStringGetTextDatum(linitial(exact))));
+		return;
+	}
 	if (isarray && cs && patterns == NIL)
 	{
 		appendStringInfo(buf,

@@ -218,7 +218,7 @@ CREATE INDEX ON fc_docs USING segvec (embedding, tenant) INCLUDE (id, rid);
 
 -- the ft functions take an index with filter columns: its id key is the
 -- first INCLUDE column, after the filter columns
-SELECT num_docs, dimensions FROM ft.info('fc_idx');
+SELECT num_docs, dimensions, filter_columns FROM ft.info('fc_idx');
 SELECT id, vector = pg_temp.vec(4245, 8) AS its_vector
 FROM ft.get('fc_idx', '4245');
 SELECT missing_docs, duplicate_docs, phantom_entries, missing_keymap_entries
@@ -245,10 +245,10 @@ RESET enable_seqscan;
 -- tightest integer bounds), so a filter column serves them as index
 -- conditions; the rows are those of the comparison as numeric
 CREATE TABLE fc_num (id int PRIMARY KEY, tenant int, grp int2, big int8,
-    emb real[]);
+    lab text, emb real[]);
 INSERT INTO fc_num SELECT i, i % 100, i % 50, i::int8 * 1000000000000,
-    pg_temp.vec(i, 4) FROM generate_series(1, 5000) i;
-CREATE INDEX fc_num_idx ON fc_num USING segvec (emb, tenant, grp, big)
+    'L' || i % 20, pg_temp.vec(i, 4) FROM generate_series(1, 5000) i;
+CREATE INDEX fc_num_idx ON fc_num USING segvec (emb, tenant, grp, big, lab)
     INCLUDE (id);
 ANALYZE fc_num;
 CREATE FUNCTION pg_temp.ft_count(q text) RETURNS bigint LANGUAGE sql AS $$
@@ -282,6 +282,14 @@ SELECT pg_temp.ft_count('@tenant:{7}') AS n,
        pg_temp.ft_count('@tenant:{7 | 8}') AS n_two,
        (SELECT count(*) FROM fc_num WHERE tenant = 7) AS as_sql;
 SELECT e FROM ft.explain('fc_num_idx', '@tenant:{7}=>[KNN 5 @emb $v]',
+                         '{"v": [0, 1, 0, 1]}') e
+WHERE e ~ 'Index Cond';
+-- and a single tag on a CASESENSITIVE text column is an equality on text
+SELECT ft.alter('fc_num_idx', casesensitive => '{lab}') IS NOT NULL AS altered;
+SELECT pg_temp.ft_count('@lab:{L7}') AS n, pg_temp.ft_count('@lab:{l7}') AS n_lower,
+       pg_temp.ft_count('@lab:{L7 | L8}') AS n_two,
+       (SELECT count(*) FROM fc_num WHERE lab = 'L7') AS as_sql;
+SELECT e FROM ft.explain('fc_num_idx', '@lab:{L7}=>[KNN 5 @emb $v]',
                          '{"v": [0, 1, 0, 1]}') e
 WHERE e ~ 'Index Cond';
 SELECT e FROM ft.explain('fc_num_idx', '@tenant:[6.5 7.5]=>[KNN 5 @emb $v]',
