@@ -19,6 +19,7 @@
 #include "postgres.h"
 
 #include "access/amapi.h"
+#include "access/stratnum.h"
 #include "access/genam.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
@@ -43,12 +44,25 @@ typedef enum SegvecScanOrder
 	SEGVEC_SCAN_ORDER_RELAXED	/* return it where it was found */
 } SegvecScanOrder;
 
+/*
+ * Strategies of a label array's family (int4_array_ops, text_array_ops),
+ * GIN's numbers: doc && arg, doc @> arg, doc <@ arg, doc = arg
+ */
+#define SEGVEC_LABELS_OVERLAP		1
+#define SEGVEC_LABELS_CONTAINS		2
+#define SEGVEC_LABELS_CONTAINED		3
+#define SEGVEC_LABELS_EQUAL			4
+
 /* A scan key on a filter column, as a comparison of stored values */
 typedef struct SegvecFilterKey
 {
 	int			col;			/* filter column, 0-based */
-	int			strategy;		/* BT*StrategyNumber */
-	uint64		value;			/* the argument, kept as the column is */
+	int			strategy;		/* BT*StrategyNumber, or SEGVEC_LABELS_* on
+								 * a label array */
+	uint64		value;			/* the argument, kept as the column is (a
+								 * label array: its signature) */
+	uint64	   *labels;			/* a label array: each label's bits */
+	int			nlabels;
 } SegvecFilterKey;
 
 /* A scan's keys on filter columns (segvecfilter.c) */
@@ -112,7 +126,80 @@ extern void SegvecFilterFormEntry(Relation index, const Datum *values,
 								  const bool *isnull, char *entry);
 extern void SegvecFilterCheckColumns(Relation index);
 extern void SegvecFilterPrepare(IndexScanDesc scan, SegvecFilter *f);
-extern bool SegvecFilterMatch(const SegvecFilter *f, const char *entry);
+
+/*
+ * SegvecFilterMatch: does a doc with filter entry entry (store/format.h)
+ * pass every key of f?  Inline: a filtered scan asks it of every doc.
+ */
+static inline bool
+SegvecFilterMatch(const SegvecFilter *f, const char *entry)
+{
+	uint64		present;
+	int			i;
+
+	if (f->never)
+		return false;
+	memcpy(&present, entry, sizeof(uint64));
+	for (i = 0; i < f->nkeys; i++)
+	{
+		const SegvecFilterKey *k = &f->keys[i];
+		int64		v;
+		int64		a = (int64) k->value;
+		bool		pass;
+
+		if (!(present & (UINT64CONST(1) << k->col)))
+			return false;
+		memcpy(&v, entry + sizeof(uint64) * (k->col + 1), sizeof(uint64));
+		if (k->labels != NULL)
+		{
+			/* a label array's signature: bits of its labels, maybe more */
+			uint64		sig = (uint64) v;
+			int			j;
+
+			switch (k->strategy)
+			{
+				case SEGVEC_LABELS_OVERLAP:
+					pass = false;
+					for (j = 0; j < k->nlabels && !pass; j++)
+						pass = (sig & k->labels[j]) == k->labels[j];
+					break;
+				case SEGVEC_LABELS_CONTAINS:
+					pass = (sig & k->value) == k->value;
+					break;
+				case SEGVEC_LABELS_CONTAINED:
+					pass = (sig & ~k->value) == 0;
+					break;
+				default:
+					pass = sig == k->value;
+					break;
+			}
+			if (!pass)
+				return false;
+			continue;
+		}
+		switch (k->strategy)
+		{
+			case BTLessStrategyNumber:
+				pass = v < a;
+				break;
+			case BTLessEqualStrategyNumber:
+				pass = v <= a;
+				break;
+			case BTEqualStrategyNumber:
+				pass = v == a;
+				break;
+			case BTGreaterEqualStrategyNumber:
+				pass = v >= a;
+				break;
+			default:
+				pass = v > a;
+				break;
+		}
+		if (!pass)
+			return false;
+	}
+	return true;
+}
 
 /* segvecvacuum.c */
 extern IndexBulkDeleteResult *segvecbulkdelete(IndexVacuumInfo *info,

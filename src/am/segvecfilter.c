@@ -9,8 +9,13 @@
  * bool, date, timestamp, timestamptz) as the int64 they hold, so equality
  * and the ranges compare exactly; text and uuid as a 64-bit hash of their
  * bytes, which only equality uses, and the executor rechecks the rows (a
- * hash can collide).  A NULL value never passes a key: the operators are
- * strict, and the access method does not search for NULLs.
+ * hash can collide).  A label array (int4[], text[]) is kept as a 64-bit
+ * signature: each non-NULL element sets two bits chosen by a hash of it (a
+ * Bloom filter), so that "the doc has this label" is necessary for "its
+ * bits are set": && (overlap), @> (contains), <@ (is contained by) and =
+ * are answered by bit tests with false positives only, and the executor
+ * rechecks.  A NULL value never passes a key: the operators are strict,
+ * and the access method does not search for NULLs.
  *
  * src/am/segvecfilter.c
  *
@@ -37,7 +42,8 @@ typedef enum FilterKind
 {
 	FILTER_NONE,				/* not a filter type */
 	FILTER_INT,					/* the value, as an int64 */
-	FILTER_HASH					/* a hash of the value's bytes */
+	FILTER_HASH,				/* a hash of the value's bytes */
+	FILTER_LABELS				/* a signature of the array's elements */
 } FilterKind;
 
 static FilterKind
@@ -56,9 +62,78 @@ filter_kind(Oid typid)
 		case TEXTOID:
 		case UUIDOID:
 			return FILTER_HASH;
+		case INT4ARRAYOID:
+		case TEXTARRAYOID:
+			return FILTER_LABELS;
 		default:
 			return FILTER_NONE;
 	}
+}
+
+/* The two signature bits of one label (an element of a label array) */
+static uint64
+label_bits(Oid elemtype, Datum elem)
+{
+	uint64		h;
+
+	if (elemtype == INT4OID)
+	{
+		int32		v = DatumGetInt32(elem);
+
+		h = hash_bytes_extended((const unsigned char *) &v, sizeof(v), 0);
+	}
+	else
+	{
+		text	   *t = DatumGetTextPP(elem);
+
+		h = hash_bytes_extended((const unsigned char *) VARDATA_ANY(t),
+								VARSIZE_ANY_EXHDR(t), 0);
+	}
+	return (UINT64CONST(1) << (h & 63)) | (UINT64CONST(1) << ((h >> 6) & 63));
+}
+
+/*
+ * The labels of a label array: their signature bits (the union), and, if
+ * each is not NULL, every label's bits into a palloc'd array *each with
+ * its length *neach (NULL elements left out).
+ */
+static uint64
+label_signature(Datum value, uint64 **each, int *neach)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(value);
+	Oid			elemtype = ARR_ELEMTYPE(arr);
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+	int			i;
+	uint64		sig = 0;
+
+	if (elemtype != INT4OID && elemtype != TEXTOID)
+		elog(ERROR, "segvec label arrays hold int4 or text, not type %u",
+			 elemtype);
+	get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
+	deconstruct_array(arr, elemtype, elmlen, elmbyval, elmalign,
+					  &elems, &nulls, &nelems);
+	if (each)
+	{
+		*each = palloc(sizeof(uint64) * Max(nelems, 1));
+		*neach = 0;
+	}
+	for (i = 0; i < nelems; i++)
+	{
+		uint64		bits;
+
+		if (nulls[i])
+			continue;
+		bits = label_bits(elemtype, elems[i]);
+		sig |= bits;
+		if (each)
+			(*each)[(*neach)++] = bits;
+	}
+	return sig;
 }
 
 /*
@@ -106,6 +181,9 @@ encode_value(Oid typid, Datum value)
 		case UUIDOID:
 			return hash_bytes_extended(DatumGetUUIDP(value)->data,
 									   UUID_LEN, 0);
+		case INT4ARRAYOID:
+		case TEXTARRAYOID:
+			return label_signature(value, NULL, NULL);
 	}
 	elog(ERROR, "type %u cannot be a segvec filter column", typid);
 	return 0;					/* keep compiler quiet */
@@ -164,8 +242,8 @@ SegvecFilterCheckColumns(Relation index)
 					 errmsg("column \"%s\" of type %s cannot be a filter column of a segvec index",
 							NameStr(att->attname),
 							format_type_be(att->atttypid)),
-					 errdetail("The key columns after the vector are filter columns: int2, int4, int8, bool, date, timestamp, timestamptz, text or uuid, with their default operator classes.")));
-		if (att->atttypid == TEXTOID &&
+					 errdetail("The key columns after the vector are filter columns: int2, int4, int8, bool, date, timestamp, timestamptz, text, uuid, int4[] or text[], with their default operator classes.")));
+		if ((att->atttypid == TEXTOID || att->atttypid == TEXTARRAYOID) &&
 			OidIsValid(index->rd_indcollation[i]) &&
 			!get_collation_isdeterministic(index->rd_indcollation[i]))
 			ereport(ERROR,
@@ -208,12 +286,27 @@ SegvecFilterPrepare(IndexScanDesc scan, SegvecFilter *f)
 			continue;
 		}
 		coltype = TupleDescAttr(RelationGetDescr(index), sk->sk_attno - 1)->atttypid;
+		k->col = sk->sk_attno - 2;
+		k->strategy = sk->sk_strategy;
+		k->labels = NULL;
+		k->nlabels = 0;
+		if (filter_kind(coltype) == FILTER_LABELS)
+		{
+			/* the operators are on anyarray: the argument says its type */
+			if (k->strategy < SEGVEC_LABELS_OVERLAP ||
+				k->strategy > SEGVEC_LABELS_EQUAL)
+				elog(ERROR, "unknown segvec label filter strategy %d",
+					 k->strategy);
+			k->value = label_signature(sk->sk_argument, &k->labels,
+									   &k->nlabels);
+			f->recheck = true;
+			f->nkeys++;
+			continue;
+		}
 		argtype = OidIsValid(sk->sk_subtype) ? sk->sk_subtype : coltype;
 		if (filter_kind(argtype) != filter_kind(coltype))
 			elog(ERROR, "segvec scan key of type %u on a column of type %u",
 				 argtype, coltype);
-		k->col = sk->sk_attno - 2;
-		k->strategy = sk->sk_strategy;
 		k->value = encode_value(argtype, sk->sk_argument);
 		if (filter_kind(coltype) == FILTER_HASH)
 		{
@@ -226,52 +319,4 @@ SegvecFilterPrepare(IndexScanDesc scan, SegvecFilter *f)
 			elog(ERROR, "unknown segvec filter strategy %d", k->strategy);
 		f->nkeys++;
 	}
-}
-
-/*
- * SegvecFilterMatch: does a doc with filter entry entry pass every key?
- */
-bool
-SegvecFilterMatch(const SegvecFilter *f, const char *entry)
-{
-	uint64		present;
-	int			i;
-
-	if (f->never)
-		return false;
-	memcpy(&present, entry, sizeof(uint64));
-	for (i = 0; i < f->nkeys; i++)
-	{
-		const SegvecFilterKey *k = &f->keys[i];
-		int64		v;
-		int64		a = (int64) k->value;
-
-		if (!(present & (UINT64CONST(1) << k->col)))
-			return false;
-		memcpy(&v, entry + sizeof(uint64) * (k->col + 1), sizeof(uint64));
-		switch (k->strategy)
-		{
-			case BTLessStrategyNumber:
-				if (!(v < a))
-					return false;
-				break;
-			case BTLessEqualStrategyNumber:
-				if (!(v <= a))
-					return false;
-				break;
-			case BTEqualStrategyNumber:
-				if (v != a)
-					return false;
-				break;
-			case BTGreaterEqualStrategyNumber:
-				if (!(v >= a))
-					return false;
-				break;
-			case BTGreaterStrategyNumber:
-				if (!(v > a))
-					return false;
-				break;
-		}
-	}
-	return true;
 }

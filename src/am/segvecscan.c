@@ -303,14 +303,12 @@ list_doc(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 	add_candidate(so, (ItemPointer) &doc->heaptid, 0);
 }
 
-/* filter entries read from a segment at a time */
-#define FILTER_READ_CHUNK	1024
-
 /*
  * The nodes of seg that fail the scan's filter (a bitmap of seg->ndocs
  * bits, in the scan's memory), and in *npass how many nodes not in tomb
- * pass.  A segment without filter entries (none of an index with filter
- * columns has) would pass nothing.
+ * pass: every entry of its filter area checked where it lies in the
+ * pinned page.  A segment without filter entries (none of an index with
+ * filter columns has) would pass nothing.
  */
 static uint8 *
 segment_filter(IndexScanDesc scan, const SegvecSegment *seg,
@@ -320,8 +318,10 @@ segment_filter(IndexScanDesc scan, const SegvecSegment *seg,
 	Size		mapbytes = (seg->ndocs + 7) / 8 + 1;
 	uint8	   *fail = palloc0(mapbytes);
 	Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(seg->nfilters);
-	char	   *entries = NULL;
-	uint32		first;
+	uint32		npages = GraphFilterPages(seg);
+	Buffer		buf = InvalidBuffer;
+	uint32		pageno;
+	int64		n = 0;
 
 	*npass = 0;
 	if (seg->nfilters != so->filter.nfilters)
@@ -329,14 +329,16 @@ segment_filter(IndexScanDesc scan, const SegvecSegment *seg,
 		memset(fail, 0xFF, mapbytes);
 		return fail;
 	}
-	entries = palloc(fbytes * FILTER_READ_CHUNK);
-	for (first = 0; first < seg->ndocs; first += FILTER_READ_CHUNK)
+	for (pageno = 0; pageno < npages; pageno++)
 	{
-		uint32		count = Min(FILTER_READ_CHUNK, seg->ndocs - first);
+		uint32		first;
+		uint32		count;
+		const char *entries;
 		uint32		i;
 
 		CHECK_FOR_INTERRUPTS();
-		GraphReadFilters(scan->indexRelation, seg, first, count, entries);
+		entries = GraphPinFilterPage(scan->indexRelation, seg, pageno, &buf,
+									 &first, &count);
 		for (i = 0; i < count; i++)
 		{
 			uint32		node = first + i;
@@ -344,12 +346,13 @@ segment_filter(IndexScanDesc scan, const SegvecSegment *seg,
 			if (GraphTombstoneIsSet(tomb, node))
 				continue;
 			if (SegvecFilterMatch(&so->filter, entries + (Size) i * fbytes))
-				(*npass)++;
+				n++;
 			else
 				fail[node >> 3] |= (uint8) (1 << (node & 7));
 		}
 	}
-	pfree(entries);
+	GraphReleaseFilterPage(scan->indexRelation, seg, &buf);
+	*npass = n;
 	return fail;
 }
 

@@ -20,7 +20,9 @@
  * A filter column's family (integer_ops, text_ops ...) has no support
  * functions and only search operators with btree's strategy numbers (1 <,
  * 2 <=, 3 =, 4 >=, 5 >) on the types segvecfilter.c keeps; its classes
- * need equality on their own type.
+ * need equality on their own type.  A label array's family
+ * (int4_array_ops, text_array_ops) has GIN's array operators on anyarray
+ * (1 &&, 2 @>, 3 <@, 4 =) and needs &&.
  *
  * src/am/segvecvalidate.c
  *
@@ -73,7 +75,9 @@ validate_filter_class(const char *opclassname, Oid opcintype,
 					  CatCList *proclist, CatCList *oprlist)
 {
 	bool		result = true;
-	bool		has_eq = false;
+	bool		has_eq = false;	/* equality (labels: overlap) */
+	bool		labels = (opcintype == INT4ARRAYOID ||
+						  opcintype == TEXTARRAYOID);
 	int			i;
 
 	for (i = 0; i < proclist->n_members; i++)
@@ -93,6 +97,28 @@ validate_filter_class(const char *opclassname, Oid opcintype,
 		Form_pg_amop oprform =
 			(Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
 
+		if (labels)
+		{
+			/* a label array's family: GIN's array operators on anyarray */
+			if (oprform->amoppurpose != AMOP_SEARCH ||
+				oprform->amopstrategy < SEGVEC_LABELS_OVERLAP ||
+				oprform->amopstrategy > SEGVEC_LABELS_EQUAL ||
+				oprform->amoplefttype != ANYARRAYOID ||
+				oprform->amoprighttype != ANYARRAYOID ||
+				!check_amop_signature(oprform->amopopr, BOOLOID,
+									  ANYARRAYOID, ANYARRAYOID))
+			{
+				ereport(INFO,
+						(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+						 errmsg("segvec label array operator family contains operator %s with invalid strategy number %d, purpose or signature",
+								format_operator(oprform->amopopr),
+								oprform->amopstrategy)));
+				result = false;
+			}
+			else if (oprform->amopstrategy == SEGVEC_LABELS_OVERLAP)
+				has_eq = true;
+			continue;
+		}
 		if (oprform->amoppurpose != AMOP_SEARCH ||
 			oprform->amopstrategy < BTLessStrategyNumber ||
 			oprform->amopstrategy > BTGreaterStrategyNumber ||
@@ -119,11 +145,31 @@ validate_filter_class(const char *opclassname, Oid opcintype,
 	{
 		ereport(INFO,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("segvec operator class \"%s\" is missing its equality operator",
+				 errmsg("segvec operator class \"%s\" is missing its equality (or, for a label array, overlap) operator",
 						opclassname)));
 		result = false;
 	}
 	return result;
+}
+
+/*
+ * Is this a vector family: has it a distance function or an ordering
+ * operator?  (A filter column's family has neither.)
+ */
+static bool
+is_vector_family(CatCList *proclist, CatCList *oprlist)
+{
+	int			i;
+
+	for (i = 0; i < proclist->n_members; i++)
+		if (((Form_pg_amproc) GETSTRUCT(&proclist->members[i]->tuple))->amprocnum ==
+			SEGVEC_DISTANCE_PROC)
+			return true;
+	for (i = 0; i < oprlist->n_members; i++)
+		if (((Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple))->amoppurpose ==
+			AMOP_ORDER)
+			return true;
+	return false;
 }
 
 bool
@@ -154,7 +200,8 @@ segvecvalidate(Oid opclassoid)
 	proclist = SearchSysCacheList1(AMPROCNUM, ObjectIdGetDatum(opfamilyoid));
 	oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(opfamilyoid));
 
-	if (SegvecFilterTypeSupported(opcintype))
+	if (SegvecFilterTypeSupported(opcintype) &&
+		!is_vector_family(proclist, oprlist))
 	{
 		result = validate_filter_class(opclassname, opcintype, proclist,
 									   oprlist);

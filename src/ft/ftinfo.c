@@ -69,7 +69,7 @@ heap_row_matches(Relation heap, Relation index, ItemPointer tid,
 	if (table_index_fetch_tuple(fetch, &t, snapshot, slot, &call_again,
 								&all_dead))
 	{
-		AttrNumber	attno = index->rd_index->indkey.values[1];
+		AttrNumber	attno = index->rd_index->indkey.values[SegvecIndexKeyColumn(index)];
 		bool		isnull;
 		Datum		value = slot_getattr(slot, attno, &isnull);
 
@@ -561,7 +561,11 @@ ft_info(PG_FUNCTION_ARGS)
 							  " s.compact_threshold, s.background_work,"
 							  " ms.pending, ms.oldest_pending_at,"
 							  " ms.merge_index_built_total, ms.merges_total,"
-							  " j.run, j.coalesced, j.failed"
+							  " j.run, j.coalesced, j.failed,"
+							  " ARRAY(SELECT pg_catalog.pg_get_indexdef($1, k, true)"
+							  "  FROM pg_catalog.generate_series(2,"
+							  "   (SELECT i.indnkeyatts FROM pg_catalog.pg_index i"
+							  "     WHERE i.indexrelid = $1)) k ORDER BY k)"
 							  " FROM ft.index_stats($1) s"
 							  " LEFT JOIN LATERAL (SELECT * FROM ft.merge_stats($1)"
 							  " LIMIT 1) ms ON true,"

@@ -114,13 +114,13 @@ FtGetIndexInfo(Oid indexoid)
 	info->relname = pstrdup(RelationGetRelationName(heap));
 	info->tupdesc = CreateTupleDescCopy(RelationGetDescr(heap));
 
-	if (index->rd_index->indnkeyatts != 1 || index->rd_index->indnatts < 2)
+	if (index->rd_index->indnatts <= index->rd_index->indnkeyatts)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("index \"%s\" has no id column", info->indexname),
 				 errhint("Create the index with INCLUDE (id), or with ft.create.")));
 	info->vecattno = index->rd_index->indkey.values[0];
-	info->idattno = index->rd_index->indkey.values[1];
+	info->idattno = index->rd_index->indkey.values[SegvecIndexKeyColumn(index)];
 	if (info->vecattno == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

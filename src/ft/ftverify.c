@@ -286,16 +286,26 @@ reindex_row(VerifyState *vs, ItemPointer tid, Datum *values, bool *isnull)
 	float	   *vector;
 	int			dim;
 
+	int			keycol = SegvecIndexKeyColumn(vs->index);
+	int			nfilters = SegvecIndexFilterCount(vs->index);
+	char	   *filters = NULL;
+
 	vector = SegvecDatumGetVector(vs->index, values[0], &dim);
 	memset(&doc, 0, sizeof(doc));
 	doc.heaptid = *tid;
 	doc.checksum = SegvecVectorChecksum(vector, dim);
-	if (SegvecIndexHasKey(vs->index) && !isnull[1])
+	if (SegvecIndexHasKey(vs->index) && !isnull[keycol])
 	{
-		doc.key_hash = SegvecKeyHash(vs->index, values[1]);
+		doc.key_hash = SegvecKeyHash(vs->index, values[keycol]);
 		doc.flags |= SEGVEC_DOC_HAS_KEY;
 	}
-	doc.docid = SegvecMutableAppend(vs->index, &doc, vector, dim, &page_added);
+	if (nfilters > 0)
+	{
+		filters = palloc0(SEGVEC_FILTER_ENTRY_BYTES(nfilters));
+		SegvecFilterFormEntry(vs->index, values, isnull, filters);
+	}
+	doc.docid = SegvecMutableAppendFiltered(vs->index, &doc, vector, dim,
+											filters, &page_added);
 	KeymapAddDoc(vs->index, &doc);
 	vs->repaired++;
 }

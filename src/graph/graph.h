@@ -272,8 +272,12 @@ extern void GraphForEachNode(Relation index, const SegvecSegment *seg,
 extern void GraphReadDocs(Relation index, const SegvecSegment *seg,
 						  uint32 first, uint32 count, SegvecDocInfo *docs);
 extern uint32 GraphFilterPages(const SegvecSegment *seg);
-extern void GraphReadFilters(Relation index, const SegvecSegment *seg,
-							 uint32 first, uint32 count, char *entries);
+extern const char *GraphPinFilterPage(Relation index,
+									  const SegvecSegment *seg,
+									  uint32 pageno, Buffer *buf,
+									  uint32 *first, uint32 *count);
+extern void GraphReleaseFilterPage(Relation index, const SegvecSegment *seg,
+								   Buffer *buf);
 extern int64 GraphFindDoc(Relation index, const SegvecSegment *seg,
 						  uint64 docid);
 extern int64 GraphFindDocEntry(Relation index, const SegvecSegment *seg,

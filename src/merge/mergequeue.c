@@ -463,17 +463,14 @@ coalesce_sql(const char *taken, const char *order)
 }
 
 /*
- * ft.pending_for(index regclass)
- *	 -> TABLE (id text, op "char", vector real[], fields jsonb, generation bigint)
- *
- * The index's pending upserts folded per id (see coalesce_sql; op is 'u'
- * or 'd'), for the ft API's reads.  Needs SELECT on the table; a caller to
- * whom the table's row-level security applies gets no rows (the policies
- * cannot be judged on rows not yet in the table).
+ * The rows of one of the queue's tables for the index (arg 0) that sql
+ * returns ($1: the index), as a set-returning function's result, a replace
+ * ('r') shown as an upsert ('u') in the second column.  Needs SELECT on
+ * the table; a caller to whom the table's row-level security applies gets
+ * no rows (the policies cannot be judged on rows not yet in the table).
  */
-PG_FUNCTION_INFO_V1(ft_pending_for);
-Datum
-ft_pending_for(PG_FUNCTION_ARGS)
+static Datum
+queue_rows(FunctionCallInfo fcinfo, const char *sql)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MergeTarget t;
@@ -489,27 +486,45 @@ ft_pending_for(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	arg = ObjectIdGetDatum(t.indexoid);
-	MergeQueueExecute(coalesce_sql("SELECT id, op, vector, fields, generation\n"
-							   "  FROM ft.pending WHERE indexrelid = $1",
-							   "x.id"),
-				  1, &argtype, &arg, NULL, 0);
+	MergeQueueExecute(sql, 1, &argtype, &arg, NULL, 0);
 	for (i = 0; i < SPI_processed; i++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[i];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
-		Datum		values[5];
-		bool		nulls[5];
+		Datum	   *values = palloc(sizeof(Datum) * desc->natts);
+		bool	   *nulls = palloc(sizeof(bool) * desc->natts);
 		int			j;
 
-		for (j = 0; j < 5; j++)
+		for (j = 0; j < desc->natts; j++)
 			values[j] = SPI_getbinval(tup, desc, j + 1, &nulls[j]);
-		if (DatumGetChar(values[1]) == 'r')
+		if (!nulls[1] && DatumGetChar(values[1]) == 'r')
 			values[1] = CharGetDatum('u');
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values,
 							 nulls);
+		pfree(values);
+		pfree(nulls);
 	}
 	SPI_finish();
 	return (Datum) 0;
+}
+
+/*
+ * ft.pending_for(index regclass)
+ *	 -> TABLE (id text, op "char", vector real[], fields jsonb, generation bigint)
+ *
+ * The index's pending upserts folded per id (see coalesce_sql; op is 'u'
+ * or 'd'), for the ft API's reads.  Needs SELECT on the table; a caller to
+ * whom the table's row-level security applies gets no rows (the policies
+ * cannot be judged on rows not yet in the table).
+ */
+PG_FUNCTION_INFO_V1(ft_pending_for);
+Datum
+ft_pending_for(PG_FUNCTION_ARGS)
+{
+	return queue_rows(fcinfo,
+					  coalesce_sql("SELECT id, op, vector, fields, generation\n"
+								   "  FROM ft.pending WHERE indexrelid = $1",
+								   "x.id"));
 }
 
 /*
@@ -527,42 +542,11 @@ PG_FUNCTION_INFO_V1(ft_failed_for);
 Datum
 ft_failed_for(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	MergeTarget t;
-	Oid			argtype = OIDOID;
-	Datum		arg;
-	uint64		i;
-
-	InitMaterializedSRF(fcinfo, 0);
-	MergeOpenTarget(PG_GETARG_OID(0), AccessShareLock, false, &t);
-	MergeCheckPrivileges(&t, ACL_SELECT);
-	if (check_enable_rls(t.heapoid, InvalidOid, true) == RLS_ENABLED)
-		return (Datum) 0;
-
-	SPI_connect();
-	arg = ObjectIdGetDatum(t.indexoid);
-	MergeQueueExecute("SELECT id, op, vector, fields, generation, failed_at,\n"
+	return queue_rows(fcinfo,
+					  "SELECT id, op, vector, fields, generation, failed_at,\n"
 					  "       sqlstate, message\n"
 					  "  FROM ft.pending_failed WHERE indexrelid = $1\n"
-					  "  ORDER BY generation",
-					  1, &argtype, &arg, NULL, 0);
-	for (i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		Datum		values[8];
-		bool		nulls[8];
-		int			j;
-
-		for (j = 0; j < 8; j++)
-			values[j] = SPI_getbinval(tup, desc, j + 1, &nulls[j]);
-		if (DatumGetChar(values[1]) == 'r')
-			values[1] = CharGetDatum('u');
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values,
-							 nulls);
-	}
-	SPI_finish();
-	return (Datum) 0;
+					  "  ORDER BY generation");
 }
 
 /*
@@ -873,7 +857,7 @@ try_group(MergeTarget *t, SPITupleTable *tt, uint64 start, uint64 end,
 	MemoryContext oldcxt = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
 	MergeCounts counted = *c;
-	bool		applied = true;
+	volatile bool applied = true;
 
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(oldcxt);

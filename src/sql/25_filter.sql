@@ -105,3 +105,24 @@ CREATE OPERATOR FAMILY uuid_ops USING segvec;
 CREATE OPERATOR CLASS uuid_ops
 	DEFAULT FOR TYPE uuid USING segvec FAMILY uuid_ops AS
 	OPERATOR 3 =;
+
+/*
+ * Label arrays: int4[] and text[] with GIN's strategy numbers, 1 &&, 2 @>,
+ * 3 <@, 4 =; kept as a 64-bit signature of their elements (rows rechecked).
+ * A family each: the operators are on anyarray.
+ */
+CREATE OPERATOR FAMILY int4_array_ops USING segvec;
+CREATE OPERATOR CLASS int4_array_ops
+	DEFAULT FOR TYPE int4[] USING segvec FAMILY int4_array_ops AS
+	OPERATOR 1 && (anyarray, anyarray),
+	OPERATOR 2 @> (anyarray, anyarray),
+	OPERATOR 3 <@ (anyarray, anyarray),
+	OPERATOR 4 = (anyarray, anyarray);
+
+CREATE OPERATOR FAMILY text_array_ops USING segvec;
+CREATE OPERATOR CLASS text_array_ops
+	DEFAULT FOR TYPE text[] USING segvec FAMILY text_array_ops AS
+	OPERATOR 1 && (anyarray, anyarray),
+	OPERATOR 2 @> (anyarray, anyarray),
+	OPERATOR 3 <@ (anyarray, anyarray),
+	OPERATOR 4 = (anyarray, anyarray);

@@ -534,9 +534,8 @@ SegvecPartitionIndexes(Oid indexoid)
 
 /*
  * SegvecOpenIndex: open the index relid with the given lock, checking that
- * it is a segvec index without filter columns (the ft functions, its
- * callers, read the id key as the index's second column) and, if owner is
- * true, that the current user owns its table.  Errors otherwise.
+ * it is a segvec index and, if owner is true, that the current user owns
+ * its table.  Errors otherwise.
  */
 Relation
 SegvecOpenIndex(Oid relid, LOCKMODE lockmode, bool owner)
@@ -552,17 +551,6 @@ SegvecOpenIndex(Oid relid, LOCKMODE lockmode, bool owner)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a segvec index", name)));
-	}
-	if (SegvecIndexFilterCount(index) > 0)
-	{
-		char	   *name = pstrdup(RelationGetRelationName(index));
-
-		relation_close(index, lockmode);
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("the ft functions do not support segvec index \"%s\", which has filter columns",
-						name),
-				 errhint("Query it with SQL: WHERE on the filter columns, ORDER BY the distance.")));
 	}
 	if (owner)
 	{
@@ -688,4 +676,16 @@ int
 SegvecIndexFilterCount(Relation index)
 {
 	return IndexRelationGetNumberOfKeyAttributes(index) - 1;
+}
+
+/*
+ * SegvecIndexKeyColumn: where the id key is among the index's columns
+ * (0-based, as in the values an insert gets): the first INCLUDE column,
+ * after the vector and the filter columns.  Meaningful when
+ * SegvecIndexHasKey.
+ */
+int
+SegvecIndexKeyColumn(Relation index)
+{
+	return IndexRelationGetNumberOfKeyAttributes(index);
 }

@@ -248,6 +248,7 @@ extern int	SegvecIndexDimensions(Relation index);
 extern int	SegvecQuantizationOption(SegvecOptions *relopts);
 extern int	SegvecIndexQuantization(Relation index);
 extern int	SegvecIndexFilterCount(Relation index);
+extern int	SegvecIndexKeyColumn(Relation index);
 
 /* mutable.c: the mutable segment */
 extern uint64 SegvecMutableAppend(Relation index, const SegvecDocInfo *doc,

@@ -22,17 +22,22 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 
 -- 20,000 rows: cat keeps a third, tenant a quarter, grp 2%, rid one row;
--- every 97th row has no tenant
+-- every 97th row has no tenant; labels and tags are label arrays (every
+-- 53rd row has none, every 89th an empty one)
 CREATE TABLE fc_docs (id int PRIMARY KEY, embedding real[], cat int2,
-    tenant int, grp int8, rid int, label text, day date, note text, score float8);
+    tenant int, grp int8, rid int, label text, day date, note text, score float8,
+    labels int4[], tags text[]);
 INSERT INTO fc_docs
     SELECT i, pg_temp.vec(i, 8), (i % 3)::int2,
            CASE WHEN i % 97 = 0 THEN NULL ELSE i % 4 END,
-           i % 50, i, 'label' || (i % 10), date '2026-01-01' + i % 365, '', i / 3.0
+           i % 50, i, 'label' || (i % 10), date '2026-01-01' + i % 365, '', i / 3.0,
+           CASE WHEN i % 53 = 0 THEN NULL WHEN i % 89 = 0 THEN '{}'
+                ELSE ARRAY[i % 5, (i / 5) % 7 + 10] END,
+           ARRAY['t' || (i % 3), 'u' || (i % 11)]
     FROM generate_series(1, 20000) i;
 -- compact_threshold = 0: every row goes to graph segments
 CREATE INDEX fc_idx ON fc_docs USING segvec
-    (embedding, cat, tenant, grp, rid, label, day) INCLUDE (id)
+    (embedding, cat, tenant, grp, rid, label, day, labels, tags) INCLUDE (id)
     WITH (compact_threshold = 0);
 ANALYZE fc_docs;
 
@@ -102,6 +107,14 @@ INSERT INTO fc_conds VALUES
     ('day = date ''2026-03-01'''),
     ('day BETWEEN date ''2026-03-01'' AND date ''2026-03-03'''),
     ('grp = 1000'),                     -- none
+    ('labels && ''{3}'''),              -- label arrays: rechecked
+    ('labels && ''{1,12}'''),
+    ('labels @> ''{2,11}'''),
+    ('labels <@ ''{0,1,2,10,11}'''),
+    ('labels = ''{4,16}'''),
+    ('labels @> ''{}'''),
+    ('tags && ''{u5}'''),
+    ('tags @> ''{t1,u2}'''),
     ('tenant = 2 AND id % 2 = 0');      -- a condition the index cannot use
 
 -- the plan: the filter is an Index Cond of the segvec scan
@@ -112,6 +125,9 @@ SELECT * FROM pg_temp.plan($$
     ORDER BY embedding <-> (SELECT v FROM fc_q WHERE n = 1) LIMIT 10$$);
 SELECT * FROM pg_temp.plan($$
     SELECT id FROM fc_docs WHERE label = 'label3'
+    ORDER BY embedding <-> (SELECT v FROM fc_q WHERE n = 1) LIMIT 10$$);
+SELECT * FROM pg_temp.plan($$
+    SELECT id FROM fc_docs WHERE labels && '{3}' AND tags @> '{t1}'
     ORDER BY embedding <-> (SELECT v FROM fc_q WHERE n = 1) LIMIT 10$$);
 RESET enable_seqscan;
 RESET enable_sort;
@@ -137,7 +153,10 @@ RESET enable_sort;
 INSERT INTO fc_docs
     SELECT i, pg_temp.vec(i, 8), (i % 3)::int2,
            CASE WHEN i % 7 = 0 THEN NULL ELSE i % 4 END,
-           i % 50, i, 'label' || (i % 10), date '2026-01-01' + i % 365, '', i / 3.0
+           i % 50, i, 'label' || (i % 10), date '2026-01-01' + i % 365, '', i / 3.0,
+           CASE WHEN i % 53 = 0 THEN NULL WHEN i % 89 = 0 THEN '{}'
+                ELSE ARRAY[i % 5, (i / 5) % 7 + 10] END,
+           ARRAY['t' || (i % 3), 'u' || (i % 11)]
     FROM generate_series(20001, 20600) i;
 SELECT c.cond, r.* FROM fc_conds c, pg_temp.check(c.cond) r;
 
@@ -146,8 +165,10 @@ SELECT c.cond, r.* FROM fc_conds c, pg_temp.check(c.cond) r;
 UPDATE fc_docs SET tenant = 2 WHERE id % 10 = 1;
 UPDATE fc_docs SET tenant = NULL WHERE id % 10 = 2;
 UPDATE fc_docs SET note = 'hot' WHERE id % 10 = 3;
+UPDATE fc_docs SET labels = labels || 3 WHERE id % 10 = 5;
 SELECT c.cond, r.* FROM fc_conds c, pg_temp.check(c.cond) r
-WHERE c.cond LIKE 'tenant%' OR c.cond LIKE 'grp = 7 AND%';
+WHERE c.cond LIKE 'tenant%' OR c.cond LIKE 'grp = 7 AND%'
+    OR c.cond LIKE 'labels%';
 
 -- DELETE, then VACUUM (which compacts the mutable segment into a graph
 -- segment and merges segments: the filter values go with the docs)
@@ -188,13 +209,92 @@ WHERE am.amname = 'segvec' AND oc.opcintype <> 'anyelement'::regtype
                     AND d.deptype = 'e')
 ORDER BY 1;
 
--- refused: a column segvec cannot keep, a second INCLUDE column, the ft
--- functions on an index with filter columns
+-- refused: a column segvec cannot keep, a second INCLUDE column
 \set VERBOSITY terse
 CREATE INDEX ON fc_docs USING segvec (embedding, score);
 CREATE INDEX ON fc_docs USING segvec (embedding, embedding);
 CREATE INDEX ON fc_docs USING segvec (embedding, tenant) INCLUDE (id, rid);
-SELECT * FROM ft.info('fc_idx');
 \set VERBOSITY default
+
+-- the ft functions take an index with filter columns: its id key is the
+-- first INCLUDE column, after the filter columns
+SELECT num_docs, dimensions, filter_columns FROM ft.info('fc_idx');
+SELECT id, vector = pg_temp.vec(4245, 8) AS its_vector
+FROM ft.get('fc_idx', '4245');
+SELECT missing_docs, duplicate_docs, phantom_entries, missing_keymap_entries
+FROM ft.verify('fc_idx', search_limit => 200);
+-- a doc lost and indexed again by ft.verify's repair keeps its filter
+-- values: the filtered query finds it again
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM fc_docs WHERE grp = 45 AND tenant = 1
+ORDER BY embedding <-> pg_temp.vec(4245, 8) LIMIT 1;
+SELECT id FROM fc_docs WHERE grp = 45 AND tenant = 1
+ORDER BY embedding <-> pg_temp.vec(4245, 8) LIMIT 1;
+SET segvec.enable_test_hooks = on;
+SELECT ft._stage_phantom('fc_idx', '4245') > 0 AS staged;
+RESET segvec.enable_test_hooks;
+SELECT id FROM fc_docs WHERE grp = 45 AND tenant = 1
+ORDER BY embedding <-> pg_temp.vec(4245, 8) LIMIT 1;
+SELECT missing_docs, phantom_entries, repaired
+FROM ft.verify('fc_idx', repair => true, search_limit => 0);
+SELECT id FROM fc_docs WHERE grp = 45 AND tenant = 1
+ORDER BY embedding <-> pg_temp.vec(4245, 8) LIMIT 1;
+RESET enable_seqscan;
+
+-- ft.query's numeric ranges on an integer column compare as bigint (the
+-- tightest integer bounds), so a filter column serves them as index
+-- conditions; the rows are those of the comparison as numeric
+CREATE TABLE fc_num (id int PRIMARY KEY, tenant int, grp int2, big int8,
+    lab text, emb real[]);
+INSERT INTO fc_num SELECT i, i % 100, i % 50, i::int8 * 1000000000000,
+    'L' || i % 20, pg_temp.vec(i, 4) FROM generate_series(1, 5000) i;
+CREATE INDEX fc_num_idx ON fc_num USING segvec (emb, tenant, grp, big, lab)
+    INCLUDE (id);
+ANALYZE fc_num;
+CREATE FUNCTION pg_temp.ft_count(q text) RETURNS bigint LANGUAGE sql AS $$
+    SELECT count(*) FROM ft.query('fc_num_idx', q || ' LIMIT 0 10000')
+$$;
+SELECT pg_temp.ft_count('@tenant:[7 7]') AS n,
+       (SELECT count(*) FROM fc_num WHERE tenant::numeric BETWEEN 7 AND 7) AS as_numeric;
+SELECT pg_temp.ft_count('@tenant:[6.5 7.5]') AS n,
+       (SELECT count(*) FROM fc_num WHERE tenant::numeric >= 6.5 AND tenant::numeric <= 7.5) AS as_numeric;
+SELECT pg_temp.ft_count('@tenant:[(6.5 (7.5]') AS n,
+       (SELECT count(*) FROM fc_num WHERE tenant::numeric > 6.5 AND tenant::numeric < 7.5) AS as_numeric;
+SELECT pg_temp.ft_count('@tenant:[(7 8]') AS n,
+       (SELECT count(*) FROM fc_num WHERE tenant::numeric > 7 AND tenant::numeric <= 8) AS as_numeric;
+SELECT pg_temp.ft_count('@tenant:[(6.99 (7.01]') AS n,
+       (SELECT count(*) FROM fc_num WHERE tenant::numeric > 6.99 AND tenant::numeric < 7.01) AS as_numeric;
+SELECT pg_temp.ft_count('@tenant:[-inf 1]') AS n,
+       (SELECT count(*) FROM fc_num WHERE tenant::numeric <= 1) AS as_numeric;
+SELECT pg_temp.ft_count('@tenant:[1e30 +inf]') AS n,
+       pg_temp.ft_count('@tenant:[-inf -1e30]') AS n_below,
+       pg_temp.ft_count('@tenant:[-1e30 1e30]') AS n_all;
+SELECT pg_temp.ft_count('@grp:[(48.2 +inf]') AS n,
+       (SELECT count(*) FROM fc_num WHERE grp::numeric > 48.2) AS as_numeric;
+SELECT pg_temp.ft_count('@big:[4999000000000000 1e30]') AS n,
+       pg_temp.ft_count('@big:[(-1e19 -9223372036854775808]') AS n_none;
+-- a single tag on an integer column is an equality on a bigint too
+SELECT pg_temp.ft_count('@tenant:{7}') AS n,
+       pg_temp.ft_count('@tenant:{7.0}') AS n_7_0,
+       pg_temp.ft_count('@tenant:{7.5}') AS n_7_5,
+       pg_temp.ft_count('-@tenant:{7}') AS n_not,
+       pg_temp.ft_count('@big:{99999999999999999999}') AS n_huge,
+       pg_temp.ft_count('@tenant:{7 | 8}') AS n_two,
+       (SELECT count(*) FROM fc_num WHERE tenant = 7) AS as_sql;
+SELECT e FROM ft.explain('fc_num_idx', '@tenant:{7}=>[KNN 5 @emb $v]',
+                         '{"v": [0, 1, 0, 1]}') e
+WHERE e ~ 'Index Cond';
+-- and a single tag on a CASESENSITIVE text column is an equality on text
+SELECT ft.alter('fc_num_idx', casesensitive => '{lab}') IS NOT NULL AS altered;
+SELECT pg_temp.ft_count('@lab:{L7}') AS n, pg_temp.ft_count('@lab:{l7}') AS n_lower,
+       pg_temp.ft_count('@lab:{L7 | L8}') AS n_two,
+       (SELECT count(*) FROM fc_num WHERE lab = 'L7') AS as_sql;
+SELECT e FROM ft.explain('fc_num_idx', '@lab:{L7}=>[KNN 5 @emb $v]',
+                         '{"v": [0, 1, 0, 1]}') e
+WHERE e ~ 'Index Cond';
+SELECT e FROM ft.explain('fc_num_idx', '@tenant:[6.5 7.5]=>[KNN 5 @emb $v]',
+                         '{"v": [0, 1, 0, 1]}') e
+WHERE e ~ 'Index Cond';
+DROP TABLE fc_num;
 
 DROP TABLE fc_docs, fc_q, fc_conds;

@@ -70,8 +70,10 @@ our @EXPORT = qw(
 
 =item $SegvecTest::wait_secs
 
-How long C<wait_for> waits when it is given no time: 60 (seconds).  A test
-whose waits need longer sets it once, at its top.
+How long C<wait_for> waits when it is given no time: PostgreSQL's TAP
+timeout (C<$PostgreSQL::Test::Utils::timeout_default>, 180 seconds unless
+C<PG_TEST_TIMEOUT_DEFAULT> says otherwise), so that a busy machine does not
+fail a wait for a state that comes late.
 
 =item $SegvecTest::poll_usecs
 
@@ -81,7 +83,7 @@ How long C<wait_for> sleeps between two tries: 100,000 microseconds.
 
 =cut
 
-our $wait_secs = 60;
+our $wait_secs = $PostgreSQL::Test::Utils::timeout_default;
 our $poll_usecs = 100_000;
 
 # the default node of sq, wait_for, set_conf and jstat
