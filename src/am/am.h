@@ -75,6 +75,15 @@ typedef struct SegvecFilter
 	bool		recheck;		/* a key on a hashed column */
 } SegvecFilter;
 
+/* A live doc as SegvecFetchDoc finds it */
+typedef struct SegvecFoundDoc
+{
+	SegvecDocInfo doc;
+	float	   *vector;			/* palloc'd, the index's dimensions */
+	int32		segno;			/* its graph segment, 0: the mutable one */
+	bool		found;
+} SegvecFoundDoc;
+
 /* CREATE INDEX phases, for pg_stat_progress_create_index */
 #define SEGVEC_PHASE_SCAN		2
 #define SEGVEC_PHASE_GRAPH		3
@@ -209,5 +218,12 @@ extern void segveccostestimate(PlannerInfo *root, IndexPath *path,
 
 /* segvecvalidate.c */
 extern bool segvecvalidate(Oid opclassoid);
+
+/* segvecdocs.c: docs for the ft functions */
+extern bool SegvecFetchDoc(Relation index, const SegvecMetaInfo *info,
+						   uint64 docid, SegvecFoundDoc *out);
+extern void SegvecSegmentBytes(const SegvecSegment *seg, int dim,
+							   int64 *codes, int64 *vectors, int64 *graph,
+							   int64 *docs);
 
 #endif							/* SEGVEC_AM_H */
