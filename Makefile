@@ -100,10 +100,13 @@ clean: clean-companion
 clean-companion:
 	$(MAKE) -C pgvector clean PG_CONFIG=$(PG_CONFIG)
 
+# sql/ holds only these generated scripts, so a fresh checkout has none
 sql/segvec--$(EXTVERSION).sql: $(sort $(wildcard src/sql/*.sql))
+	@mkdir -p $(@D)
 	cat $^ > $@
 
 sql/segvec--%.sql: src/sql/updates/segvec--%.sql.in $(sort $(wildcard src/sql/*.sql))
+	@mkdir -p $(@D)
 	awk '/^-- @include / { while ((getline line < $$3) > 0) print line; close($$3); next } { print }' $< > $@
 
 all: sql/segvec--$(EXTVERSION).sql

@@ -75,6 +75,12 @@ typedef struct SegvecFilter
 	bool		recheck;		/* a key on a hashed column */
 } SegvecFilter;
 
+/*
+ * What SegvecScanMutableDocs calls for an alias whose target and row are
+ * gone, or a stale doc (as graph/'s GraphAliasGoneCallback)
+ */
+typedef void (*SegvecDocGoneCallback) (const SegvecDocInfo *doc, void *arg);
+
 /* A live doc as SegvecFetchDoc finds it */
 typedef struct SegvecFoundDoc
 {
@@ -225,5 +231,15 @@ extern bool SegvecFetchDoc(Relation index, const SegvecMetaInfo *info,
 extern void SegvecSegmentBytes(const SegvecSegment *seg, int dim,
 							   int64 *codes, int64 *vectors, int64 *graph,
 							   int64 *docs);
+extern void SegvecScanMutableDocs(Relation index, const SegvecMetaInfo *info,
+								  SegvecDocCallback doc,
+								  SegvecDocGoneCallback gone, void *arg);
+extern SegvecDocInfo *SegvecSegmentLiveDocs(Relation index,
+											const SegvecSegment *seg,
+											int *ndocs);
+extern int64 SegvecSegmentUnreachable(Relation index,
+									  const SegvecSegment *seg,
+									  uint64 *docid);
+extern void SegvecDropDoc(Relation index, uint64 docid);
 
 #endif							/* SEGVEC_AM_H */

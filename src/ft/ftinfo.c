@@ -1,9 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * ftinfo.c
- *	  ft.info, ft.index_stats, ft.get, ft.keymap_buckets, ft.snapshot and
- *	  ft.verify: what an index holds, found through its manifest and
- *	  keymap.
+ *	  ft.info, ft.index_stats, ft.get, ft.keymap_buckets, ft.keymap_runs,
+ *	  ft.storage_stats and ft.snapshot: what an index holds, found
+ *	  through its manifest and keymap (and its docs through
+ *	  am/segvecdocs.c).  ft.verify is in ftverify.c.
  *
  * src/ft/ftinfo.c
  *

@@ -397,8 +397,8 @@ session of this helper holds, is free.  Returns once a backend waits at
 the point (the statement's own, or a background worker it set to work:
 an advisory lock on that key is not granted); dies when none ever gets
 there.  So one hold at a time.
-C<< setup => $sql >>: statements the session runs first, such as SET
-lines.  Returns a handle:
+C<< setup => $sql >>: statements the session runs first (before it
+sets the test point), such as SET lines.  Returns a handle:
 
   my $hold = hold_at($node, 'merge-built',
       q{SELECT segments_merged FROM ft.compact('m_v')});
@@ -406,9 +406,10 @@ lines.  Returns a handle:
   my $out = $hold->release;     # what $sql printed
 
 C<< $hold->release >> frees the lock, waits for C<$sql> to finish and ends
-both sessions; it returns what C<$sql> printed, and dies when it printed
-an error; in list context it returns (stdout, stderr) instead and does
-not die.
+both sessions; it returns what the session printed, and dies when it
+printed an error; in list context it returns (stdout, stderr) instead
+and does not die (a statement a standby cancels, for one).  C<$node> may
+be a standby.
 
 =cut
 
@@ -424,18 +425,21 @@ sub hold_at
 	my $holder = $node->background_psql('postgres');
 	$holder->query_safe("SELECT pg_advisory_lock($test_wait_key)");
 	my $session = $node->background_psql('postgres', on_error_stop => 0);
-	$session->query_until(
+	my $early = $session->query_until(
 		qr/started\n/,
-		"SET segvec.test_point = '$point';\n"
+		($opt{setup} // '')
+		  . "\nSET segvec.test_point = '$point';\n"
 		  . "SET segvec.test_point_action = 'wait';\n"
-		  . ($opt{setup} // '')
-		  . "\n\\echo started\n$sql\n");
+		  . "\\echo started\n$sql\n");
 	$node->poll_query_until(
 		'postgres', qq{SELECT count(*) > 0 FROM pg_locks
 		  WHERE locktype = 'advisory' AND objid = $test_wait_key
 		  AND NOT granted})
 	  or die "the statement never reached the test point $point";
-	return bless { holder => $holder, session => $session },
+	# what psql printed before the marker (query_until drops it from the
+	# session's stdout)
+	$early =~ s/started\n//;
+	return bless { holder => $holder, session => $session, early => $early },
 	  'SegvecTest::Hold';
 }
 
@@ -445,10 +449,13 @@ sub release
 {
 	my ($self) = @_;
 	$self->{holder}->query_safe("SELECT pg_advisory_unlock($test_wait_key)");
-	my $out = $self->{session}->query('');
-	my $err = $self->{session}->{stderr};
-	$self->{session}->quit;
 	$self->{holder}->quit;
+	# psql reads the \q after the statement has finished (or failed, or
+	# lost its connection: a standby cancels a statement in conflict with
+	# recovery)
+	$self->{session}->quit;
+	my $out = $self->{early} . $self->{session}->{stdout};
+	my $err = $self->{session}->{stderr};
 	return ($out, $err) if wantarray;
 	die "the held statement failed: $err" if $err ne '';
 	return $out;
