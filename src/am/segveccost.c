@@ -18,9 +18,10 @@
  * estimates the clauses), every doc's filter values are read (the mutable
  * segment's pages, each segment's filter area) and checked, and only the
  * passing docs are scored: in the mutable segment all of them; in a graph
- * segment of L live docs, the fewer of the s * L passing docs (exact
- * scoring) and the walk, which expands about 1/s times the nodes of an
- * unfiltered search (graph/graphsearch.c chooses the same way).  So a
+ * segment of L live docs, the cheaper of the s * L passing docs (exact
+ * scoring) and the walk, which holds ef * s passing nodes (at least 10)
+ * and so expands about that over s nodes (graph/graphsearch.c chooses the
+ * same way).  So a
  * btree on the filter column wins when the filter keeps a handful of rows,
  * and segvec when it keeps many.
  *
@@ -42,6 +43,7 @@
 #include "utils/rel.h"
 
 #include "am/am.h"
+#include "graph/graph.h"
 #include "store/store.h"
 
 void
@@ -109,8 +111,18 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 					 (segvec_ef_search + log(Max(live, 2.0))) * 2 * seg->m);
 		if (quals != NIL)
 		{
-			/* the filter area, then a walk or the passing docs exactly */
-			visits = Min(Min(visits / sel, (double) seg->ndocs), sel * live);
+			/*
+			 * the filter area, then the cheaper of a walk over a window of
+			 * ef * s passing nodes and the passing docs exactly (as
+			 * graph/graphsearch.c chooses)
+			 */
+			double		width = Max(segvec_ef_search * sel,
+									(double) SEGVEC_MIN_SEARCH_WIDTH);
+			double		walk = Min(width / sel * seg->m, (double) seg->ndocs);
+			double		exact = sel * live *
+				(seg->quant != SEGVEC_QUANT_NONE ? 4 : 1);
+
+			visits = Min(walk, exact);
 			checks += seg->ndocs;
 			pages += (double) seg->ndocs *
 				SEGVEC_FILTER_ENTRY_BYTES(nfilters) / BLCKSZ;

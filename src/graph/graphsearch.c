@@ -845,27 +845,42 @@ exact_cost_ratio(GraphScan *gs)
 }
 
 /*
+ * The window of a filtered walk: ef * s passing nodes at selectivity s, at
+ * least SEGVEC_MIN_SEARCH_WIDTH.  Returning the nearest passing nodes of
+ * an unfiltered search at ef takes about ef * s of them; a window of ef
+ * passing nodes searches as an unfiltered search at ef / s would.
+ */
+static int
+filter_width(GraphScan *gs)
+{
+	double		w = ceil((double) gs->ef * gs->npass / Max(gs->seg.ndocs, 1));
+
+	return (int) Max(Min(w, (double) gs->ef), (double) SEGVEC_MIN_SEARCH_WIDTH);
+}
+
+/*
  * Should a filtered search score its passing nodes exactly from the start?
  * When few pass (at most what a small segment has), or when a walk would
- * cost more.  At selectivity s = npass / ndocs a walk that holds ef
- * passing nodes expands about ef / s nodes, each bringing in about M new
- * neighbours (a list of 2M, half of them seen already): ef * M / s
- * distances, against npass = s * ndocs exact ones (each costing
- * exact_cost_ratio walk distances).  So exact wins while npass^2 * ratio
- * <= ndocs * ef * M: on 20,000 docs at ef 40 and M 16, up to 18% passing
- * unquantized, 9% quantized; on 1,000,000 up to 2.5% and 1.3%.  (On
- * Fashion-MNIST 20,000, sq8, 10% independent of the vector: 5.3 ms a
- * query scored exactly, 2.5 ms walking.)
+ * cost more.  At selectivity s = npass / ndocs a walk that holds W =
+ * filter_width passing nodes expands about W / s nodes, each bringing in
+ * about M new neighbours (a list of 2M, half of them seen already): W * M
+ * / s distances, against npass exact ones, each costing exact_cost_ratio
+ * walk distances.  W is ef * s while that is at least
+ * SEGVEC_MIN_SEARCH_WIDTH, so a wide filter walks for about ef * M
+ * distances whatever s; a narrow one pays 1 / s for its minimum window.
+ * On 20,000 quantized docs at ef 40 and M 16, exact wins below about 4%
+ * passing; on 1,000,000, below about 0.6%.
  */
 static bool
 filter_prefers_exact(GraphScan *gs)
 {
-	double		n = (double) gs->seg.ndocs;
-	double		p = (double) gs->npass;
+	double		s = (double) gs->npass / Max(gs->seg.ndocs, 1);
+	double		walk;
 
 	if (gs->npass <= (int64) Max(gs->ef, SEGVEC_MIN_SEARCH_WIDTH) * SEGVEC_EXACT_FACTOR)
 		return true;
-	return p * p * exact_cost_ratio(gs) <= n * gs->ef * gs->seg.m;
+	walk = (double) filter_width(gs) / s * gs->seg.m;
+	return (double) gs->npass * exact_cost_ratio(gs) <= walk;
 }
 
 /*
@@ -976,6 +991,8 @@ GraphScanBeginFiltered(Relation index, const SegvecSegment *seg,
 		start_exact(gs);
 		return gs;
 	}
+	if (gs->filtered)
+		gs->ef = filter_width(gs);
 
 	if (gs->quant)
 	{
