@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * ftcompile.c
- *	  The ft query compiler: turns a parsed query (ftquery.c) into one SQL
+ *	  The ft query compiler: turns a parsed query (ftparse.c) into one SQL
  *	  statement and its parameters, for ft.search, ft.query and ft.explain
  *	  (ftsearch.c) to run.  Its values and columns are in ftvalue.c, its
  *	  full-text terms in fttextq.c (ftcompile_int.h).

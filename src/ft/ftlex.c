@@ -2,7 +2,7 @@
  *
  * ftlex.c
  *	  The characters and tokens of the ft query dialect, for the grammar
- *	  in ftquery.c: character positions, syntax errors that say where and
+ *	  in ftparse.c: character positions, syntax errors that say where and
  *	  what was expected, the term limit, and the readers of keywords,
  *	  names, $parameters, numbers, bare and quoted text and tags.
  *
@@ -20,7 +20,10 @@
 #include "miscadmin.h"
 #include "mb/pg_wchar.h"
 
-#include "ft/ftquery_int.h"
+#include "ft/ftparse_int.h"
+
+/* segvec.max_query_terms (FtQueryInit defines it): see FtpCountTerm */
+int			segvec_max_query_terms = 10000;
 
 /*
  * 1-based character position of byte offset off.  Counts from the offset

@@ -1,18 +1,18 @@
 /*-------------------------------------------------------------------------
  *
- * ftquery_int.h
+ * ftparse_int.h
  *	  The ft query parser's state and what its files share: ftlex.c
  *	  (characters and tokens: words, names, parameters, numbers, quoted
  *	  strings, tags, and the errors that point at a character) and
- *	  ftquery.c (the grammar).  Not for other subsystems: they call
+ *	  ftparse.c (the grammar).  Not for other subsystems: they call
  *	  FtParseQuery and FtParseFilter (ftquery.h).
  *
- * src/ft/ftquery_int.h
+ * src/ft/ftparse_int.h
  *
  *-------------------------------------------------------------------------
  */
-#ifndef SEGVEC_FTQUERY_INT_H
-#define SEGVEC_FTQUERY_INT_H
+#ifndef SEGVEC_FTPARSE_INT_H
+#define SEGVEC_FTPARSE_INT_H
 
 #include <ctype.h>
 
@@ -94,4 +94,4 @@ extern char *FtpReadBare(FtParser *p, bool tag, bool *first_escaped,
 extern char *FtpReadQuoted(FtParser *p, char q, const char *what);
 extern FtValue *FtpReadTag(FtParser *p);
 
-#endif							/* SEGVEC_FTQUERY_INT_H */
+#endif							/* SEGVEC_FTPARSE_INT_H */

@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
- * ftquery.c
+ * ftparse.c
  *	  The ft query dialect: a subset of RediSearch's DIALECT 2.  Parses a
  *	  query (or ft.search's filter) into an FtQuery tree.  This file is
- *	  the grammar; ftlex.c reads its tokens (ftquery_int.h), and
+ *	  the grammar; ftlex.c reads its tokens (ftparse_int.h), and
  *	  ftqueryout.c prints the tree for ft.explain.
  *
  * Grammar (keywords are case-insensitive, white space separates tokens):
@@ -55,7 +55,7 @@
  * table's columns, quotes column names with quote_identifier() and binds
  * every value as a parameter.
  *
- * src/ft/ftquery.c
+ * src/ft/ftparse.c
  *
  *-------------------------------------------------------------------------
  */
@@ -64,15 +64,12 @@
 #include "miscadmin.h"
 #include "utils/guc.h"
 
-#include "ft/ftquery_int.h"
+#include "ft/ftparse_int.h"
 
 /* ---------------------------------------------------------------------
  * Parser
  * ---------------------------------------------------------------------
  */
-
-/* segvec.max_query_terms */
-int			segvec_max_query_terms = 10000;
 
 static FtNode *parse_or(FtParser *p);
 static FtNode *parse_unary(FtParser *p);
