@@ -356,6 +356,68 @@ segment_filter(IndexScanDesc scan, const SegvecSegment *seg,
 	return fail;
 }
 
+/* GraphFilterFn of a lazy filter: the scan's keys on a node's entry */
+static bool
+entry_passes(const char *entry, void *arg)
+{
+	return SegvecFilterMatch((const SegvecFilter *) arg, entry);
+}
+
+/*
+ * Filter-area pages a scan samples to estimate how many of a segment's
+ * nodes pass, before it decides between checking every entry at once and
+ * checking them as the walk meets the nodes (a filter area of fewer than
+ * twice as many pages is read whole).
+ */
+#define FILTER_SAMPLE_PAGES	8
+
+/*
+ * An estimate of the live nodes of seg (not in tomb) that pass the scan's
+ * filter, from FILTER_SAMPLE_PAGES pages spread evenly over its filter
+ * area; -1 when the area is small enough to read whole.
+ */
+static int64
+segment_filter_estimate(IndexScanDesc scan, const SegvecSegment *seg,
+						const uint8 *tomb)
+{
+	SegvecScanOpaque so = (SegvecScanOpaque) scan->opaque;
+	Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(seg->nfilters);
+	uint32		npages = GraphFilterPages(seg);
+	Buffer		buf = InvalidBuffer;
+	int64		seen = 0;
+	int64		pass = 0;
+	int			k;
+
+	if (seg->nfilters != so->filter.nfilters ||
+		npages < 2 * FILTER_SAMPLE_PAGES)
+		return -1;
+	for (k = 0; k < FILTER_SAMPLE_PAGES; k++)
+	{
+		uint32		pageno = (uint32) (((uint64) npages * (2 * k + 1)) /
+									   (2 * FILTER_SAMPLE_PAGES));
+		uint32		first;
+		uint32		count;
+		const char *entries;
+		uint32		i;
+
+		entries = GraphPinFilterPage(scan->indexRelation, seg, pageno, &buf,
+									 &first, &count);
+		for (i = 0; i < count; i++)
+		{
+			if (GraphTombstoneIsSet(tomb, first + i))
+				continue;
+			seen++;
+			if (SegvecFilterMatch(&so->filter, entries + (Size) i * fbytes))
+				pass++;
+		}
+	}
+	GraphReleaseFilterPage(scan->indexRelation, seg, &buf);
+	if (seen == 0)
+		return 0;
+	return (int64) ((double) pass / seen *
+					((int64) seg->ndocs - seg->ntombstones));
+}
+
 static bool
 is_zero_vector(const float *v, int dim)
 {
@@ -504,11 +566,22 @@ start_scan(IndexScanDesc scan)
 			npass = palloc0(sizeof(int64) * Max(so->ngraphs, 1));
 			for (i = 0; i < so->ngraphs && so->filtered; i++)
 			{
+				SegvecSegment *seg = &info->segments[i];
 				uint8	   *tomb = GraphGetTombstones(scan->indexRelation,
-													  &info->segments[i]);
+													  seg);
+				int64		est = segment_filter_estimate(scan, seg, tomb);
 
-				fails[i] = segment_filter(scan, &info->segments[i], tomb,
-										  &npass[i]);
+				/*
+				 * A filter that the segment will walk (by the estimate
+				 * from a sample of its entries) is checked lazily, as the
+				 * walk meets the nodes; one that it would score exactly,
+				 * at once (exact scoring needs every node's answer).
+				 */
+				if (est >= 0 &&
+					!GraphFilterPrefersExact(seg, segvec_ef_search, est))
+					npass[i] = est;
+				else
+					fails[i] = segment_filter(scan, seg, tomb, &npass[i]);
 				pfree(tomb);
 			}
 
@@ -520,7 +593,8 @@ start_scan(IndexScanDesc scan)
 					info->segments[i].ntombstones;
 			for (i = 0; i < so->ngraphs; i++)
 			{
-				so->graphs[i].scan = GraphScanBeginFiltered(scan->indexRelation,
+				if (so->filtered && fails[i] == NULL)
+					so->graphs[i].scan = GraphScanBeginLazy(scan->indexRelation,
 															&info->segments[i],
 															so->metric,
 															info->dimensions,
@@ -528,8 +602,20 @@ start_scan(IndexScanDesc scan)
 															segvec_ef_search,
 															segvec_max_scan_tuples,
 															&so->budget,
-															fails[i],
+															entry_passes,
+															&so->filter,
 															npass[i]);
+				else
+					so->graphs[i].scan = GraphScanBeginFiltered(scan->indexRelation,
+																 &info->segments[i],
+																 so->metric,
+																 info->dimensions,
+																 so->query,
+																 segvec_ef_search,
+																 segvec_max_scan_tuples,
+																 &so->budget,
+																 fails[i],
+																 npass[i]);
 				GraphScanSetBound(so->graphs[i].scan, &so->bound);
 				advance_graph(so, i);
 			}

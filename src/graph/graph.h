@@ -239,6 +239,17 @@ extern GraphScan *GraphScanBeginFiltered(Relation index,
 										 int64 exact_limit,
 										 GraphScanBudget *budget,
 										 const uint8 *fail, int64 npass);
+/* does a node with this filter entry pass? (GraphScanBeginLazy) */
+typedef bool (*GraphFilterFn) (const char *entry, void *arg);
+extern GraphScan *GraphScanBeginLazy(Relation index, const SegvecSegment *seg,
+									 SegvecMetric metric, int dim,
+									 const float *query, int ef_search,
+									 int64 exact_limit,
+									 GraphScanBudget *budget,
+									 GraphFilterFn match, void *arg,
+									 int64 npass);
+extern bool GraphFilterPrefersExact(const SegvecSegment *seg, int ef_search,
+									int64 npass);
 extern void GraphScanSetBound(GraphScan *gs, GraphScanBound *bound);
 extern GraphScanResult GraphScanNext(GraphScan *gs, double *distance,
 									 ItemPointer heaptid);

@@ -157,6 +157,16 @@ struct GraphScan
 	int64		nvisited_pass;	/* of them, to nodes that pass */
 	bool		switch_exact;	/* the walk gave way to exact scoring */
 
+	/*
+	 * a lazy filter (GraphScanBeginLazy): a node's entry is checked when
+	 * the search first meets it, and remembered
+	 */
+	GraphFilterFn match;		/* or NULL: failing nodes in tombstones */
+	void	   *match_arg;
+	uint8	   *fknown;			/* bitmap: entry checked */
+	uint8	   *ffail;			/* bitmap: checked and failed */
+	Buffer		fbuf;			/* pinned filter-area page, or Invalid */
+
 	/* the reorder stage (strict order): rows taken, not returned yet */
 	GraphHeap	ahead;			/* min-heap by distance */
 	int			lookahead;		/* rows held before the nearest goes */
@@ -327,6 +337,7 @@ reader_release(GraphScan *gs)
 {
 	release_block(gs->index, &gs->seg, &gs->buf);
 	release_block(gs->index, &gs->seg, &gs->vbuf);
+	release_block(gs->index, &gs->seg, &gs->fbuf);
 }
 
 /*
@@ -657,6 +668,38 @@ GraphCountUnreachable(Relation index, const SegvecSegment *seg,
 }
 
 /*
+ * Is node i out of the search's results: tombstoned, or failing the
+ * filter?  A lazy filter checks the node's entry the first time it is
+ * asked (a page of the filter area stays pinned from call to call).
+ */
+static inline bool
+node_out(GraphScan *gs, uint32 i)
+{
+	uint32		first;
+	uint32		count;
+	const char *entries;
+	uint32		per_page;
+	bool		pass;
+
+	if (BIT_IS_SET(gs->tombstones, i))
+		return true;
+	if (gs->match == NULL)
+		return false;
+	if (BIT_IS_SET(gs->fknown, i))
+		return BIT_IS_SET(gs->ffail, i);
+	per_page = SEGVEC_FILTERS_PER_PAGE(gs->seg.nfilters);
+	entries = GraphPinFilterPage(gs->index, &gs->seg, i / per_page,
+								 &gs->fbuf, &first, &count);
+	pass = gs->match(entries + (Size) (i - first) *
+					 SEGVEC_FILTER_ENTRY_BYTES(gs->seg.nfilters),
+					 gs->match_arg);
+	BIT_SET(gs->fknown, i);
+	if (!pass)
+		BIT_SET(gs->ffail, i);
+	return !pass;
+}
+
+/*
  * Exact mode: score every live node not yet returned, sort, and return
  * them in order from there on.  Nodes nearer than the last one returned
  * (which the graph search missed) come first: late finds, skipped under
@@ -672,7 +715,7 @@ start_exact(GraphScan *gs)
 	gs->nranked = 0;
 	for (i = 0; i < gs->seg.ndocs; i++)
 	{
-		if (BIT_IS_SET(gs->tombstones, i) || BIT_IS_SET(gs->emitted, i))
+		if (BIT_IS_SET(gs->emitted, i) || node_out(gs, i))
 			continue;
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
@@ -813,6 +856,13 @@ desc_mark(GraphScan *gs, GraphDescent *desc, uint32 id)
 		desc->overflow = true;
 }
 
+static GraphScan *scan_begin(Relation index, const SegvecSegment *seg,
+							 SegvecMetric metric, int dim,
+							 const float *query, int ef_search,
+							 int64 exact_limit, GraphScanBudget *budget,
+							 const uint8 *fail, int64 npass,
+							 GraphFilterFn match, void *arg);
+
 /*
  * GraphScanBegin: start a search of the segment for the query (dim floats,
  * must stay valid during the scan), descending the upper layers at once.
@@ -932,6 +982,56 @@ GraphScanBeginFiltered(Relation index, const SegvecSegment *seg,
 					   GraphScanBudget *budget, const uint8 *fail,
 					   int64 npass)
 {
+	return scan_begin(index, seg, metric, dim, query, ef_search, exact_limit,
+					  budget, fail, npass, NULL, NULL);
+}
+
+/*
+ * GraphScanBeginLazy: GraphScanBeginFiltered for a filter whose failing
+ * nodes are not known yet: match (called with a node's filter entry and
+ * arg) says whether a node passes, asked the first time the search meets
+ * the node; npass is an estimate of the live nodes that pass.  For a wide
+ * filter walked through its graph, which meets a few thousand nodes of a
+ * segment: a pass over every entry would cost more than the walk.  Exact
+ * scoring, if the walk turns to it, checks every node.  seg must have
+ * filter entries.
+ */
+GraphScan *
+GraphScanBeginLazy(Relation index, const SegvecSegment *seg,
+				   SegvecMetric metric, int dim, const float *query,
+				   int ef_search, int64 exact_limit, GraphScanBudget *budget,
+				   GraphFilterFn match, void *arg, int64 npass)
+{
+	return scan_begin(index, seg, metric, dim, query, ef_search, exact_limit,
+					  budget, NULL, npass, match, arg);
+}
+
+/*
+ * GraphFilterPrefersExact: would a filtered scan of seg at ef_search with
+ * npass passing nodes score them exactly from the start
+ * (filter_prefers_exact)?  For the scan layer's choice of a lazy filter.
+ */
+bool
+GraphFilterPrefersExact(const SegvecSegment *seg, int ef_search, int64 npass)
+{
+	GraphScan	gs;
+
+	memset(&gs, 0, sizeof(gs));
+	gs.seg = *seg;
+	gs.quant = (seg->quant != SEGVEC_QUANT_NONE);
+	gs.ef = Max(ef_search, gs.quant ?
+				SEGVEC_MIN_QUANT_SEARCH_WIDTH : SEGVEC_MIN_SEARCH_WIDTH);
+	gs.npass = npass;
+	return filter_prefers_exact(&gs);
+}
+
+/* GraphScanBeginFiltered and GraphScanBeginLazy */
+static GraphScan *
+scan_begin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
+		   int dim, const float *query, int ef_search, int64 exact_limit,
+		   GraphScanBudget *budget, const uint8 *fail, int64 npass,
+		   GraphFilterFn match, void *arg)
+{
 	GraphScan  *gs = palloc0(sizeof(GraphScan));
 	Size		mapbytes = (seg->ndocs + 7) / 8 + 1;
 	GraphCand	ep;
@@ -953,12 +1053,23 @@ GraphScanBeginFiltered(Relation index, const SegvecSegment *seg,
 	gs->emitted = palloc0(mapbytes);
 	gs->tombstones = palloc0(mapbytes);
 	GraphReadTombstones(index, seg, gs->tombstones);
+	gs->fbuf = InvalidBuffer;
 	if (fail)
 	{
 		Size		b;
 
 		for (b = 0; b < (seg->ndocs + 7) / 8; b++)
 			gs->tombstones[b] |= fail[b];
+		gs->filtered = true;
+		gs->npass = npass;
+	}
+	else if (match)
+	{
+		Assert(seg->nfilters > 0);
+		gs->match = match;
+		gs->match_arg = arg;
+		gs->fknown = palloc0(mapbytes);
+		gs->ffail = palloc0(mapbytes);
 		gs->filtered = true;
 		gs->npass = npass;
 	}
@@ -1071,7 +1182,7 @@ GraphScanBeginFiltered(Relation index, const SegvecSegment *seg,
 
 	BIT_SET(gs->visited, ep.id);
 	cand_heap_push(&gs->cand, ep.distance, ep.id);
-	if (!BIT_IS_SET(gs->tombstones, ep.id))
+	if (!node_out(gs, ep.id))
 		hold(gs, ep.distance, ep.id);
 
 	/*
@@ -1088,7 +1199,7 @@ GraphScanBeginFiltered(Relation index, const SegvecSegment *seg,
 			continue;
 		BIT_SET(gs->visited, e);
 		cand_heap_push(&gs->cand, desc.seeds[k].distance, e);
-		if (!BIT_IS_SET(gs->tombstones, e))
+		if (!node_out(gs, e))
 			hold(gs, desc.seeds[k].distance, e);
 	}
 
@@ -1191,7 +1302,7 @@ expand(GraphScan *gs)
 		gs->budget->visited++;
 		gs->nvisited++;
 		cand_heap_push(&gs->cand, d, e);
-		if (!BIT_IS_SET(gs->tombstones, e))
+		if (!node_out(gs, e))
 		{
 			hold(gs, d, e);
 			gs->nvisited_pass++;
