@@ -252,23 +252,11 @@ my $no_job = q{SELECT count(*) = 0 FROM ft.jobs WHERE index = 't_v'::regclass};
 
 # 7a. VACUUM held in its cleanup scan (holding the merge lock, share) until
 # no job of the index is pending or running: the rewrite follows
-my $holder = $bg->background_psql('postgres');
-$holder->query_safe('SELECT pg_advisory_lock(21334)');
 sq(q{DELETE FROM t WHERE id % 10 < 3});
-my $vac = $bg->background_psql('postgres');
-$vac->query_until(
-	qr/started\n/, q{
-SET segvec.test_point = 'vacuum-cleanup-scan';
-SET segvec.test_point_action = 'wait';
-\echo started
-VACUUM t;
-});
-$bg->poll_query_until('postgres', $waiting)
-  or die 'VACUUM never reached its cleanup scan';
+my $vac = hold_at($bg, 'vacuum-cleanup-scan', 'VACUUM t');
 ok($bg->poll_query_until('postgres', $no_job),
 	'workers: no job of the index left while VACUUM scans');
-$holder->query_safe('SELECT pg_advisory_unlock(21334)');
-$vac->query_safe('SELECT 1');
+$vac->release;
 ok( $bg->poll_query_until(
 		'postgres',
 		q{SELECT num_docs = 700 AND tombstones = 0 FROM ft.info('t_v')}),
@@ -283,6 +271,7 @@ sq(q{ALTER SYSTEM SET segvec.test_point = 'merge-built';
      SELECT pg_reload_conf()});
 $bg->poll_query_until('postgres', q{SHOW segvec.test_point}, 'merge-built')
   or die 'the configuration was not reloaded';
+my $holder = $bg->background_psql('postgres');
 $holder->query_safe('SELECT pg_advisory_lock(21334)');
 sq(q{DELETE FROM t WHERE id % 10 IN (3, 4);
      SET segvec.test_point = ''; VACUUM t});
@@ -304,6 +293,7 @@ sq(q{ALTER SYSTEM RESET segvec.test_point;
      ALTER SYSTEM RESET segvec.test_point_action;
      SELECT pg_reload_conf()});
 $holder->query_safe('SELECT pg_advisory_unlock(21334)');
+$holder->quit;
 like(
 	$cmp->query_safe(
 		q{SELECT num_docs, tombstones, num_segments FROM ft.info('t_v')}),
@@ -335,19 +325,10 @@ $bg->safe_psql('other', q{SELECT ft.submit_job('x1_v'), ft.submit_job('x2_v')});
 $bg->poll_query_until('postgres',
 	q{SELECT count(*) = 2 FROM ft.jobs WHERE state = 'running'})
   or die 'the workers never took the compactions';
-$holder->query_safe('SELECT pg_advisory_lock(21334)');
 sq(q{DELETE FROM t WHERE id % 10 IN (5, 6); VACUUM t});
 is( sq(q{SELECT state FROM ft.jobs WHERE index = 't_v'::regclass}),
 	'pending', 'workers busy: the rewrite waits in the job table');
-$vac->query_until(
-	qr/started\n/, q{
-SET segvec.test_point = 'vacuum-cleanup-scan';
-SET segvec.test_point_action = 'wait';
-\echo started
-VACUUM t;
-});
-$bg->poll_query_until('postgres', $waiting)
-  or die 'VACUUM never reached its cleanup scan';
+$vac = hold_at($bg, 'vacuum-cleanup-scan', 'VACUUM t');
 sq(q{ALTER SYSTEM RESET segvec.job_delay_ms; SELECT pg_reload_conf()});
 ok( $bg->poll_query_until(
 		'postgres', q{SELECT count(*) > 0 FROM ft.jobs
@@ -355,15 +336,12 @@ ok( $bg->poll_query_until(
 		AND retry_at IS NOT NULL}),
 	'workers: the job met the merge lock of the scan and will retry');
 is(info('t_v'), "300|200|1", 'workers: nothing rewritten meanwhile');
-$holder->query_safe('SELECT pg_advisory_unlock(21334)');
-$vac->query_safe('SELECT 1');
+$vac->release;
 ok( $bg->poll_query_until(
 		'postgres',
 		q{SELECT num_docs = 300 AND tombstones = 0 FROM ft.info('t_v')}),
 	'workers: the retry rewrote the segment');
-$vac->quit;
 $cmp->quit;
-$holder->quit;
 
 # 7d. the reproduction of section 3 (every row updated, VACUUM)
 sq(qq{INSERT INTO t SELECT i, vec(i, 0) FROM generate_series(1, $n) i
