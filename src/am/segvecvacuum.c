@@ -608,7 +608,7 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	 */
 	if (!IsParallelWorker() && SegvecMayTruncate(index))
 	{
-		BlockNumber new_end = SegvecTruncateFreeTail(index, 1);
+		BlockNumber new_end = SegvecTruncateFreeTail(index, 1, false);
 
 		if (new_end != InvalidBlockNumber)
 			npages = new_end;

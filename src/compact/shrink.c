@@ -211,11 +211,14 @@ move_tail_segment(Relation index, BlockNumber min_pages)
 /*
  * SegvecShrink: after a background job's installs, move the segment at the
  * end of the index down when a reusable run below it holds it, then give
- * the free tail back (SegvecTruncateFreeTailWait); waits up to timeout_ms,
- * in naps, for what the installs freed to become reusable and for the
- * locks (all taken without waiting).  Not if the table's vacuum_truncate
- * is off: the move would only be paid for by the truncation.  Caller holds
- * no compaction or merge lock, a RowExclusiveLock on the index.
+ * the free tail back, less the slack (SegvecTruncateFreeTailWait); waits
+ * up to timeout_ms, in naps, for what the installs freed to become
+ * reusable and for the locks (all taken without waiting).  Not if the
+ * table's vacuum_truncate is off: the move would only be paid for by the
+ * truncation.  (VACUUM does not move: it does not wait for reusability,
+ * and with transactions held across its rounds a move put the big segment
+ * where the next output could not follow, test/t/087_free_reuse.pl.)
+ * Caller holds no compaction or merge lock, and a lock on the index.
  */
 void
 SegvecShrink(Relation index, int timeout_ms)

@@ -90,6 +90,19 @@ extents_adjacent(const SegvecFreeExtent *a, const SegvecFreeExtent *b)
 }
 
 /*
+ * Does a background job place extents for moves (compact/shrink.c)?  Then
+ * the free tail is kept for the slack (tail_slack), and the big segment's
+ * next output goes after it.  Foreground compactions and merges (VACUUM,
+ * ft.compact) do not wait for what they free to become reusable, so moves
+ * seldom follow them: they place extents as before moves existed.
+ */
+static bool
+placing_for_moves(Relation index)
+{
+	return IsBackgroundWorker && SegvecMayTruncate(index);
+}
+
+/*
  * Merge entries first .. first + count - 1 of the list (adjacent ones)
  * into one, with the latest of their xids.
  */
@@ -345,7 +358,8 @@ SegvecExtentTakeBelow(Relation index, uint32 npages, BlockNumber limit,
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = SegvecPageGetMeta(BufferGetPage(metabuf));
 	/* for best_run's preference only: a size out of date does no harm */
-	nblocks = RelationGetNumberOfBlocks(index);
+	nblocks = placing_for_moves(index) ? RelationGetNumberOfBlocks(index) :
+		InvalidBlockNumber;
 	if (best_run_below(meta->free, meta->nfree, npages, nblocks, limit, true,
 					   limit != InvalidBlockNumber, &first, &count))
 	{
@@ -551,7 +565,7 @@ typedef enum FreeTail
  * Sorted and disjoint: only the last entry can end there.
  */
 static FreeTail
-free_tail(Relation index, BlockNumber min_pages)
+free_tail(Relation index, BlockNumber min_pages, bool keep_slack)
 {
 	Buffer		metabuf;
 	SegvecMetaPage meta;
@@ -573,7 +587,8 @@ free_tail(Relation index, BlockNumber min_pages)
 			f[k].start > SEGVEC_METAPAGE_BLKNO)
 		{
 			if (!extent_reusable(&f[k]))
-				result = size >= min_pages + tail_slack(f[k].start) ?
+				result = size >= min_pages +
+					(keep_slack ? tail_slack(f[k].start) : 0) ?
 					FREE_TAIL_WAIT : FREE_TAIL_NONE;
 			else
 			{
@@ -581,7 +596,8 @@ free_tail(Relation index, BlockNumber min_pages)
 					   f[k - 1].start > SEGVEC_METAPAGE_BLKNO &&
 					   extent_reusable(&f[k - 1]))
 					size += f[--k].npages;
-				size -= Min(size, tail_slack(f[k].start));
+				if (keep_slack)
+					size -= Min(size, tail_slack(f[k].start));
 				result = size >= min_pages ? FREE_TAIL_READY : FREE_TAIL_NONE;
 			}
 		}
@@ -617,7 +633,7 @@ free_tail(Relation index, BlockNumber min_pages)
  * no buffer lock; a lock on the index they already hold is no conflict.
  */
 BlockNumber
-SegvecTruncateFreeTail(Relation index, BlockNumber min_pages)
+SegvecTruncateFreeTail(Relation index, BlockNumber min_pages, bool keep_slack)
 {
 	Buffer		metabuf;
 	SegvecMetaPage meta;
@@ -632,7 +648,7 @@ SegvecTruncateFreeTail(Relation index, BlockNumber min_pages)
 	 * Only if there is something to truncate: the lock is WAL-logged, and
 	 * a standby's replay of it cancels the standby's scans of the index.
 	 */
-	if (free_tail(index, min_pages) != FREE_TAIL_READY)
+	if (free_tail(index, min_pages, keep_slack) != FREE_TAIL_READY)
 		return InvalidBlockNumber;
 	if (!ConditionalLockRelation(index, AccessExclusiveLock))
 		return InvalidBlockNumber;
@@ -659,7 +675,7 @@ SegvecTruncateFreeTail(Relation index, BlockNumber min_pages)
 			k = meta->nfree;
 		if (k < meta->nfree)
 		{
-			BlockNumber keep = tail_slack(f[k].start);
+			BlockNumber keep = keep_slack ? tail_slack(f[k].start) : 0;
 
 			if (nblocks - f[k].start >= (uint64) min_pages + keep)
 				new_end = f[k].start + keep;
@@ -741,13 +757,13 @@ SegvecTruncateFreeTailWait(Relation index, int timeout_ms)
 		/* no catalog snapshot holding the horizon back (see SegvecShrink) */
 		if (!ActiveSnapshotSet())
 			InvalidateCatalogSnapshot();
-		tail = free_tail(index, min_pages);
+		tail = free_tail(index, min_pages, true);
 
 		if (tail == FREE_TAIL_NONE)
 			return InvalidBlockNumber;
 		if (tail == FREE_TAIL_READY)
 		{
-			new_end = SegvecTruncateFreeTail(index, min_pages);
+			new_end = SegvecTruncateFreeTail(index, min_pages, true);
 			if (new_end != InvalidBlockNumber)
 				return new_end;
 		}
@@ -911,7 +927,17 @@ SegvecAllocExtent(Relation index, uint32 npages)
 	start = SegvecExtentTake(index, npages);
 	if (start != InvalidBlockNumber)
 		return start;
-	if (!SegvecMayTruncate(index))
+
+	/*
+	 * A background job moves the big segment down after its installs
+	 * (compact/shrink.c), for which the free tail, mostly the slack a
+	 * truncation keeps (tail_slack), must stay between the big segment
+	 * and the output of its next rewrite: the extent goes after it.
+	 * Foreground compactions and merges (VACUUM, ft.compact) do not wait
+	 * for what they freed to become reusable, so moves seldom follow
+	 * them: they start the extent in the free tail.
+	 */
+	if (!placing_for_moves(index))
 		start = extend_from_free_tail(index, npages);
 	if (start != InvalidBlockNumber)
 		return start;

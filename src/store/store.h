@@ -182,7 +182,8 @@ extern BlockNumber SegvecFreePageTake(Relation index, SegvecMetaPage meta,
 extern Buffer SegvecLockFreePage(Relation index, BlockNumber blkno);
 extern bool SegvecFreePagesAdd(SegvecMetaPage meta, BlockNumber *blocks,
 							   int nblocks, uint64 xid);
-extern BlockNumber SegvecTruncateFreeTail(Relation index, BlockNumber min_pages);
+extern BlockNumber SegvecTruncateFreeTail(Relation index, BlockNumber min_pages,
+										  bool keep_slack);
 extern bool SegvecMayTruncate(Relation index);
 extern BlockNumber SegvecTruncateFreeTailWait(Relation index, int timeout_ms);
 extern bool SegvecBlockIsFree(const SegvecFreeExtent *free, uint32 nfree,

@@ -25,11 +25,8 @@
 # 2. A crash inside the new tail path (test point "extent-tail-extended":
 #    the missing blocks added after the free run at the relation's end,
 #    the run still on the free-extent list), reached by ft.compact rounds
-#    with workers off, on a table with vacuum_truncate off (the only case
-#    that path serves now: otherwise the free tail is truncated, and a big
-#    merge's output is moved down instead, compact/shrink.c); then VACUUM
-#    twice, inserts and compactions that reuse the pages: nothing lost,
-#    ft.verify clean.
+#    with workers off; then VACUUM twice, inserts and compactions that
+#    reuse the pages: nothing lost, ft.verify clean.
 use strict;
 use warnings;
 
@@ -121,8 +118,7 @@ is(verify('g_v'), $clean, 'ft.verify is clean');
 
 # ---- 2. a crash between extending past the free tail and taking it ---------
 set_conf('segvec.max_workers', '0');
-sq(q{CREATE TABLE c (id int PRIMARY KEY, v real[])
-       WITH (autovacuum_enabled = off, vacuum_truncate = false);
+sq(q{CREATE TABLE c (id int PRIMARY KEY, v real[]) WITH (autovacuum_enabled = off);
      CREATE INDEX c_v ON c USING segvec (v) INCLUDE (id)
        WITH (compact_threshold = 1000)});
 my ($crashed, $rows) = (0, 0);
