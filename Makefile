@@ -44,8 +44,10 @@ DATA_built = sql/segvec--$(EXTVERSION).sql $(UPDATE_SCRIPTS)
 # ft.english_redisearch (src/sql/65_ft_dialect.sql)
 DATA_TSEARCH = src/sql/segvec_redisearch.stop
 
-REGRESS = $(patsubst sql/%.sql,%,$(filter-out sql/segvec--%.sql,$(sort $(wildcard sql/*.sql))))
-REGRESS_OPTS = --inputdir=.
+# The pg_regress suites: test/sql/NAME.sql, their output test/expected/NAME.out
+# (sql/ holds the install scripts the build puts together)
+REGRESS = $(patsubst test/sql/%.sql,%,$(sort $(wildcard test/sql/*.sql)))
+REGRESS_OPTS = --inputdir=test
 
 TAP_TESTS = 1
 PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
@@ -98,10 +100,13 @@ clean: clean-companion
 clean-companion:
 	$(MAKE) -C pgvector clean PG_CONFIG=$(PG_CONFIG)
 
+# sql/ holds only these generated scripts, so a fresh checkout has none
 sql/segvec--$(EXTVERSION).sql: $(sort $(wildcard src/sql/*.sql))
+	@mkdir -p $(@D)
 	cat $^ > $@
 
 sql/segvec--%.sql: src/sql/updates/segvec--%.sql.in $(sort $(wildcard src/sql/*.sql))
+	@mkdir -p $(@D)
 	awk '/^-- @include / { while ((getline line < $$3) > 0) print line; close($$3); next } { print }' $< > $@
 
 all: sql/segvec--$(EXTVERSION).sql

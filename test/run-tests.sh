@@ -2,7 +2,7 @@
 # run-tests.sh: what "make test" runs.  As root: install missing packages,
 # build and install segvec, then, as the postgres user in a copy of the tree:
 #
-#   1. every pg_regress suite (sql/*.sql except the install script) against a
+#   1. every pg_regress suite (test/sql/*.sql) against a
 #      throwaway pg_virtualenv cluster with shared_preload_libraries=segvec,
 #      once per distance kernel path the CPU has (segvec.kernel = scalar,
 #      avx2, avx512);
@@ -116,6 +116,18 @@ else
 	passed=$((passed + 1))
 fi
 
+echo "=== layout: regression suites in test/sql and test/expected only"
+# sql/ holds only the install scripts the build makes; a suite put there
+# (or an expected/ directory) would silently not run
+stray=$(find sql expected -type f ! -name 'segvec--*.sql' 2>/dev/null || true)
+if [ -n "$stray" ]; then
+	echo "$stray"
+	echo "run-tests.sh: the files above belong in test/sql or test/expected" >&2
+	failed=$((failed + 1))
+else
+	passed=$((passed + 1))
+fi
+
 echo "=== portability: no AVX outside the kernels (test/check-portable.sh)"
 if bash test/check-portable.sh; then
 	passed=$((passed + 1))
@@ -169,19 +181,16 @@ as_postgres() {
 suites=()
 if [ -n "${SEGVEC_REGRESS+set}" ]; then
 	for n in $SEGVEC_REGRESS; do
-		[ "$n" = segvec_pgvector ] || suites+=("sql/$n.sql")
+		[ "$n" = segvec_pgvector ] || suites+=("test/sql/$n.sql")
 	done
 else
-for f in sql/*.sql; do
-	case $f in
-		sql/segvec--*) ;;
-		*) [ -e "$f" ] && suites+=("$f") ;;
-	esac
-done
+	for f in test/sql/*.sql; do
+		[ -e "$f" ] && suites+=("$f")
+	done
 fi
 
 # The distance kernels: the suites run once per path this CPU has, as every
-# path must give the same results (src/distance.c).
+# path must give the same results (src/kernels/distance.c).
 if [ -n "${SEGVEC_KERNELS+set}" ]; then
 	kernels=($SEGVEC_KERNELS)
 else

@@ -19,6 +19,7 @@
 #include "postgres.h"
 
 #include "access/amapi.h"
+#include "access/stratnum.h"
 #include "access/genam.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
@@ -42,6 +43,52 @@ typedef enum SegvecScanOrder
 	SEGVEC_SCAN_ORDER_STRICT,	/* skip it (and count it): output sorted */
 	SEGVEC_SCAN_ORDER_RELAXED	/* return it where it was found */
 } SegvecScanOrder;
+
+/*
+ * Strategies of a label array's family (int4_array_ops, text_array_ops),
+ * GIN's numbers: doc && arg, doc @> arg, doc <@ arg, doc = arg
+ */
+#define SEGVEC_LABELS_OVERLAP		1
+#define SEGVEC_LABELS_CONTAINS		2
+#define SEGVEC_LABELS_CONTAINED		3
+#define SEGVEC_LABELS_EQUAL			4
+
+/* A scan key on a filter column, as a comparison of stored values */
+typedef struct SegvecFilterKey
+{
+	int			col;			/* filter column, 0-based */
+	int			strategy;		/* BT*StrategyNumber, or SEGVEC_LABELS_* on
+								 * a label array */
+	uint64		value;			/* the argument, kept as the column is (a
+								 * label array: its signature) */
+	uint64	   *labels;			/* a label array: each label's bits */
+	int			nlabels;
+} SegvecFilterKey;
+
+/* A scan's keys on filter columns (segvecfilter.c) */
+typedef struct SegvecFilter
+{
+	int			nfilters;		/* the index's filter columns */
+	int			nkeys;
+	SegvecFilterKey *keys;
+	bool		never;			/* a key with a NULL argument: no row */
+	bool		recheck;		/* a key on a hashed column */
+} SegvecFilter;
+
+/*
+ * What SegvecScanMutableDocs calls for an alias whose target and row are
+ * gone, or a stale doc (as graph/'s GraphAliasGoneCallback)
+ */
+typedef void (*SegvecDocGoneCallback) (const SegvecDocInfo *doc, void *arg);
+
+/* A live doc as SegvecFetchDoc finds it */
+typedef struct SegvecFoundDoc
+{
+	SegvecDocInfo doc;
+	float	   *vector;			/* palloc'd, the index's dimensions */
+	int32		segno;			/* its graph segment, 0: the mutable one */
+	bool		found;
+} SegvecFoundDoc;
 
 /* CREATE INDEX phases, for pg_stat_progress_create_index */
 #define SEGVEC_PHASE_SCAN		2
@@ -79,6 +126,87 @@ extern bool segvecgettuple(IndexScanDesc scan, ScanDirection dir);
 extern void segvecendscan(IndexScanDesc scan);
 extern double SegvecScanLastDistance(IndexScanDesc scan);
 
+/* segvecfilter.c */
+extern bool SegvecFilterTypeSupported(Oid typid);
+extern void SegvecFilterFormEntry(Relation index, const Datum *values,
+								  const bool *isnull, char *entry);
+extern void SegvecFilterCheckColumns(Relation index);
+extern void SegvecFilterPrepare(IndexScanDesc scan, SegvecFilter *f);
+
+/*
+ * SegvecFilterMatch: does a doc with filter entry entry (store/format.h)
+ * pass every key of f?  Inline: a filtered scan asks it of every doc.
+ */
+static inline bool
+SegvecFilterMatch(const SegvecFilter *f, const char *entry)
+{
+	uint64		present;
+	int			i;
+
+	if (f->never)
+		return false;
+	memcpy(&present, entry, sizeof(uint64));
+	for (i = 0; i < f->nkeys; i++)
+	{
+		const SegvecFilterKey *k = &f->keys[i];
+		int64		v;
+		int64		a = (int64) k->value;
+		bool		pass;
+
+		if (!(present & (UINT64CONST(1) << k->col)))
+			return false;
+		memcpy(&v, entry + sizeof(uint64) * (k->col + 1), sizeof(uint64));
+		if (k->labels != NULL)
+		{
+			/* a label array's signature: bits of its labels, maybe more */
+			uint64		sig = (uint64) v;
+			int			j;
+
+			switch (k->strategy)
+			{
+				case SEGVEC_LABELS_OVERLAP:
+					pass = false;
+					for (j = 0; j < k->nlabels && !pass; j++)
+						pass = (sig & k->labels[j]) == k->labels[j];
+					break;
+				case SEGVEC_LABELS_CONTAINS:
+					pass = (sig & k->value) == k->value;
+					break;
+				case SEGVEC_LABELS_CONTAINED:
+					pass = (sig & ~k->value) == 0;
+					break;
+				default:
+					pass = sig == k->value;
+					break;
+			}
+			if (!pass)
+				return false;
+			continue;
+		}
+		switch (k->strategy)
+		{
+			case BTLessStrategyNumber:
+				pass = v < a;
+				break;
+			case BTLessEqualStrategyNumber:
+				pass = v <= a;
+				break;
+			case BTEqualStrategyNumber:
+				pass = v == a;
+				break;
+			case BTGreaterEqualStrategyNumber:
+				pass = v >= a;
+				break;
+			default:
+				pass = v > a;
+				break;
+		}
+		if (!pass)
+			return false;
+	}
+	return true;
+}
+
 /* segvecvacuum.c */
 extern IndexBulkDeleteResult *segvecbulkdelete(IndexVacuumInfo *info,
 											   IndexBulkDeleteResult *stats,
@@ -96,5 +224,22 @@ extern void segveccostestimate(PlannerInfo *root, IndexPath *path,
 
 /* segvecvalidate.c */
 extern bool segvecvalidate(Oid opclassoid);
+
+/* segvecdocs.c: docs for the ft functions */
+extern bool SegvecFetchDoc(Relation index, const SegvecMetaInfo *info,
+						   uint64 docid, SegvecFoundDoc *out);
+extern void SegvecSegmentBytes(const SegvecSegment *seg, int dim,
+							   int64 *codes, int64 *vectors, int64 *graph,
+							   int64 *docs);
+extern void SegvecScanMutableDocs(Relation index, const SegvecMetaInfo *info,
+								  SegvecDocCallback doc,
+								  SegvecDocGoneCallback gone, void *arg);
+extern SegvecDocInfo *SegvecSegmentLiveDocs(Relation index,
+											const SegvecSegment *seg,
+											int *ndocs);
+extern int64 SegvecSegmentUnreachable(Relation index,
+									  const SegvecSegment *seg,
+									  uint64 *docid);
+extern void SegvecDropDoc(Relation index, uint64 docid);
 
 #endif							/* SEGVEC_AM_H */

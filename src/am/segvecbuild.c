@@ -48,6 +48,7 @@ typedef struct SegvecBuildState
 	SegvecSegment *segs;		/* written, not installed */
 	int			nsegs;
 	bool		haskey;
+	int			nfilters;		/* filter columns (keys after the vector) */
 	KeymapEntry *entries;		/* keymap of the docs so far */
 	int64		nentries;
 	int64		maxentries;
@@ -149,7 +150,9 @@ flush_mutable(SegvecBuildState *bs, int dim)
 		const float *v = HnswBuilderGetDoc(bs->builder, i, &doc);
 		bool		page_added;
 
-		doc.docid = SegvecMutableAppend(bs->index, &doc, v, dim, &page_added);
+		doc.docid = SegvecMutableAppendFiltered(bs->index, &doc, v, dim,
+												HnswBuilderGetFilters(bs->builder, i),
+												&page_added);
 		add_entry(bs, &doc);
 	}
 	HnswBuilderFree(bs->builder);
@@ -170,17 +173,20 @@ frozen_options(Relation index, SegvecFrozenOptions *opts)
 
 /*
  * Refuse a second INCLUDE column: the only one segvec reads is the id key,
- * and one it silently ignored would look like a covering column.
+ * and one it silently ignored would look like a covering column.  Key
+ * columns after the vector must be filter columns segvec can keep.
  */
 static void
 check_columns(Relation index)
 {
-	if (IndexRelationGetNumberOfAttributes(index) > 2)
+	if (IndexRelationGetNumberOfAttributes(index) >
+		IndexRelationGetNumberOfKeyAttributes(index) + 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("access method \"segvec\" supports at most one INCLUDE column"),
 				 errdetail("The INCLUDE column is the id key of the index's rows."),
 				 errhint("Filter on other columns in WHERE; the table holds them.")));
+	SegvecFilterCheckColumns(index);
 }
 
 /*
@@ -235,6 +241,8 @@ build_callback(Relation index, ItemPointer tid, Datum *values,
 	float	   *vector;
 	int			dim;
 	SegvecDocInfo doc;
+	char		filters[SEGVEC_FILTER_MAX_BYTES];
+	int			keycol = buildstate->nfilters + 1;
 
 	/* NULL vectors are not indexed */
 	if (isnull[0])
@@ -247,11 +255,13 @@ build_callback(Relation index, ItemPointer tid, Datum *values,
 	doc.docid = BuildDocId(buildstate->ndocs);
 	doc.heaptid = *tid;
 	doc.checksum = SegvecVectorChecksum(vector, dim);
-	if (buildstate->haskey && !isnull[1])
+	if (buildstate->haskey && !isnull[keycol])
 	{
-		doc.key_hash = SegvecKeyHash(index, values[1]);
+		doc.key_hash = SegvecKeyHash(index, values[keycol]);
 		doc.flags |= SEGVEC_DOC_HAS_KEY;
 	}
+	if (buildstate->nfilters > 0)
+		SegvecFilterFormEntry(index, values, isnull, filters);
 	MemoryContextSwitchTo(oldCtx);
 	buildstate->ndocs++;
 
@@ -264,8 +274,9 @@ build_callback(Relation index, ItemPointer tid, Datum *values,
 												buildstate->maxdocs);
 		HnswBuilderSetQuantization(buildstate->builder,
 								   buildstate->opts.quantization);
+		HnswBuilderSetFilters(buildstate->builder, buildstate->nfilters);
 	}
-	if (!HnswBuilderAdd(buildstate->builder, &doc, vector))
+	if (!HnswBuilderAddFiltered(buildstate->builder, &doc, vector, filters))
 	{
 		flush_segment(buildstate);
 		buildstate->builder = HnswBuilderCreate(buildstate->metric, dim,
@@ -274,7 +285,8 @@ build_callback(Relation index, ItemPointer tid, Datum *values,
 												buildstate->maxdocs);
 		HnswBuilderSetQuantization(buildstate->builder,
 								   buildstate->opts.quantization);
-		HnswBuilderAdd(buildstate->builder, &doc, vector);
+		HnswBuilderSetFilters(buildstate->builder, buildstate->nfilters);
+		HnswBuilderAddFiltered(buildstate->builder, &doc, vector, filters);
 	}
 	buildstate->indtuples += 1;
 	MemoryContextReset(buildstate->tmpCtx);
@@ -302,6 +314,7 @@ segvecbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	buildstate.index = index;
 	buildstate.metric = SegvecGetMetric(index);
 	buildstate.haskey = SegvecIndexHasKey(index);
+	buildstate.nfilters = SegvecIndexFilterCount(index);
 	frozen_options(index, &buildstate.opts);
 	buildstate.tmpCtx = AllocSetContextCreate(CurrentMemoryContext,
 											  "segvec build temporary context",

@@ -185,7 +185,7 @@ segvechandler(PG_FUNCTION_ARGS)
 	amroutine->amcanorderbyop = true;	/* ORDER BY vector <-> query */
 	amroutine->amcanbackward = false;
 	amroutine->amcanunique = false;
-	amroutine->amcanmulticol = false;
+	amroutine->amcanmulticol = true;	/* filter columns after the vector */
 	amroutine->amoptionalkey = true;
 	amroutine->amsearcharray = false;
 	amroutine->amsearchnulls = false;

@@ -268,6 +268,9 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 	KeymapDocLocation loc;
 	SegvecMetaInfo *info = NULL;
 	SegvecInsertCache *cache;
+	int			nfilters = SegvecIndexFilterCount(index);
+	int			keycol = nfilters + 1;
+	char		filters[SEGVEC_FILTER_MAX_BYTES];
 
 	if (isnull[0])
 		return false;
@@ -289,11 +292,13 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 
 	memset(&doc, 0, sizeof(doc));
 	doc.heaptid = *ht_ctid;
-	if (SegvecIndexHasKey(index) && !isnull[1])
+	if (SegvecIndexHasKey(index) && !isnull[keycol])
 	{
-		doc.key_hash = SegvecKeyHash(index, values[1]);
+		doc.key_hash = SegvecKeyHash(index, values[keycol]);
 		doc.flags |= SEGVEC_DOC_HAS_KEY;
 	}
+	if (nfilters > 0)
+		SegvecFilterFormEntry(index, values, isnull, filters);
 
 	/*
 	 * An UPDATE that did not touch the vector or the id (the executor's
@@ -301,9 +306,15 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 	 * same id holds appends an alias rather than a copy: first without
 	 * reading the vector (its datum, a TOAST pointer or inline bytes, is
 	 * the one the old version held), else by comparing floats.  An UPDATE
-	 * that assigned the vector is compared by floats only.
+	 * that assigned the vector is compared by floats only.  An index with
+	 * filter columns appends a copy: an alias would carry its target's
+	 * filter values, which the UPDATE may have changed.
 	 */
-	if (indexUnchanged && (doc.flags & SEGVEC_DOC_HAS_KEY))
+	if (nfilters > 0)
+	{
+		/* no alias */
+	}
+	else if (indexUnchanged && (doc.flags & SEGVEC_DOC_HAS_KEY))
 	{
 		bool		comparable = datum_comparable(index, heapRel);
 
@@ -354,8 +365,9 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 		KeymapAppendAlias(index, &doc, target, &page_added);
 	else
 	{
-		doc.docid = SegvecMutableAppend(index, &doc, vector, dim,
-										&page_added);
+		doc.docid = SegvecMutableAppendFiltered(index, &doc, vector, dim,
+												nfilters > 0 ? filters : NULL,
+												&page_added);
 		KeymapAddDoc(index, &doc);
 	}
 

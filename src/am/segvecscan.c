@@ -40,7 +40,10 @@
  * is skipped, so the output is in
  * non-decreasing distance (float8 order, NaN last) whatever the sources
  * did; under relaxed it is returned where it was found.  Either way the
- * scan counts them and reports the count at DEBUG1 when it ends.
+ * scan counts them and reports the count at DEBUG1 when it ends, or at
+ * NOTICE when strict order skipped some and the executor read the scan to
+ * its end: that query needed every row, so the skipped ones are missing
+ * from its answer, not just ranked out of its first k.
  *
  * Rules for odd queries (see README.md, "Vectors and distances"):
  *	- rows whose vector is NULL are not in the index, so no index scan
@@ -115,6 +118,10 @@ typedef struct SegvecScanOpaqueData
 	int64		nlate;			/* late finds since the rescan: skipped
 								 * (strict) or returned (relaxed) */
 	int			order;			/* segvec.scan_order at the scan's start */
+
+	/* the scan keys on filter columns, evaluated on every doc */
+	SegvecFilter filter;
+	bool		filtered;		/* any key at all */
 } SegvecScanOpaqueData;
 
 typedef SegvecScanOpaqueData *SegvecScanOpaque;
@@ -151,6 +158,30 @@ report_late(SegvecScanOpaque so)
 						"segvec index scan returned " INT64_FORMAT " rows after a farther row",
 						late),
 				 errdetail("It returned " INT64_FORMAT " rows.", so->nreturned)));
+	so->nlate = 0;
+	so->budget.late = 0;
+}
+
+/*
+ * The executor read the scan to its end: the query needed every row the
+ * index holds (a filter that few rows pass, or no LIMIT).  Rows that
+ * strict order skipped as late finds are then missing from its answer,
+ * not merely ranked out of the first k, so say so at NOTICE, as the scan
+ * does when segvec.max_scan_tuples stops it.
+ */
+static void
+report_skipped_at_end(SegvecScanOpaque so)
+{
+	int64		late = so->nlate + so->budget.late;
+
+	if (so->order != SEGVEC_SCAN_ORDER_STRICT || late == 0)
+		return;
+	ereport(NOTICE,
+			(errmsg("segvec index scan left out " INT64_FORMAT " rows found after a farther row had been returned",
+					late),
+			 errdetail("The scan returned " INT64_FORMAT " rows and ran to its end; under segvec.scan_order = strict, rows that the graph search found out of distance order are not returned.",
+					   so->nreturned),
+			 errhint("Raise segvec.ef_search, or set segvec.scan_order = relaxed and sort the rows again in an outer query.")));
 	so->nlate = 0;
 	so->budget.late = 0;
 }
@@ -249,6 +280,9 @@ score_doc(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 	SegvecScanOpaque so = (SegvecScanOpaque) arg;
 	double		distance;
 
+	if (so->filtered &&
+		!SegvecFilterMatch(&so->filter, SegvecDocFilterEntry(vector, dim)))
+		return;
 	if (so->query_isnull)
 		distance = 0;
 	else
@@ -261,7 +295,127 @@ score_doc(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 static void
 list_doc(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 {
-	add_candidate((SegvecScanOpaque) arg, (ItemPointer) &doc->heaptid, 0);
+	SegvecScanOpaque so = (SegvecScanOpaque) arg;
+
+	if (so->filtered &&
+		!SegvecFilterMatch(&so->filter, SegvecDocFilterEntry(vector, dim)))
+		return;
+	add_candidate(so, (ItemPointer) &doc->heaptid, 0);
+}
+
+/*
+ * The nodes of seg that fail the scan's filter (a bitmap of seg->ndocs
+ * bits, in the scan's memory), and in *npass how many nodes not in tomb
+ * pass: every entry of its filter area checked where it lies in the
+ * pinned page.  A segment without filter entries (none of an index with
+ * filter columns has) would pass nothing.
+ */
+static uint8 *
+segment_filter(IndexScanDesc scan, const SegvecSegment *seg,
+			   const uint8 *tomb, int64 *npass)
+{
+	SegvecScanOpaque so = (SegvecScanOpaque) scan->opaque;
+	Size		mapbytes = (seg->ndocs + 7) / 8 + 1;
+	uint8	   *fail = palloc0(mapbytes);
+	Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(seg->nfilters);
+	uint32		npages = GraphFilterPages(seg);
+	Buffer		buf = InvalidBuffer;
+	uint32		pageno;
+	int64		n = 0;
+
+	*npass = 0;
+	if (seg->nfilters != so->filter.nfilters)
+	{
+		memset(fail, 0xFF, mapbytes);
+		return fail;
+	}
+	for (pageno = 0; pageno < npages; pageno++)
+	{
+		uint32		first;
+		uint32		count;
+		const char *entries;
+		uint32		i;
+
+		CHECK_FOR_INTERRUPTS();
+		entries = GraphPinFilterPage(scan->indexRelation, seg, pageno, &buf,
+									 &first, &count);
+		for (i = 0; i < count; i++)
+		{
+			uint32		node = first + i;
+
+			if (GraphTombstoneIsSet(tomb, node))
+				continue;
+			if (SegvecFilterMatch(&so->filter, entries + (Size) i * fbytes))
+				n++;
+			else
+				fail[node >> 3] |= (uint8) (1 << (node & 7));
+		}
+	}
+	GraphReleaseFilterPage(scan->indexRelation, seg, &buf);
+	*npass = n;
+	return fail;
+}
+
+/* GraphFilterFn of a lazy filter: the scan's keys on a node's entry */
+static bool
+entry_passes(const char *entry, void *arg)
+{
+	return SegvecFilterMatch((const SegvecFilter *) arg, entry);
+}
+
+/*
+ * Filter-area pages a scan samples to estimate how many of a segment's
+ * nodes pass, before it decides between checking every entry at once and
+ * checking them as the walk meets the nodes (a filter area of fewer than
+ * twice as many pages is read whole).
+ */
+#define FILTER_SAMPLE_PAGES	8
+
+/*
+ * An estimate of the live nodes of seg (not in tomb) that pass the scan's
+ * filter, from FILTER_SAMPLE_PAGES pages spread evenly over its filter
+ * area; -1 when the area is small enough to read whole.
+ */
+static int64
+segment_filter_estimate(IndexScanDesc scan, const SegvecSegment *seg,
+						const uint8 *tomb)
+{
+	SegvecScanOpaque so = (SegvecScanOpaque) scan->opaque;
+	Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(seg->nfilters);
+	uint32		npages = GraphFilterPages(seg);
+	Buffer		buf = InvalidBuffer;
+	int64		seen = 0;
+	int64		pass = 0;
+	int			k;
+
+	if (seg->nfilters != so->filter.nfilters ||
+		npages < 2 * FILTER_SAMPLE_PAGES)
+		return -1;
+	for (k = 0; k < FILTER_SAMPLE_PAGES; k++)
+	{
+		uint32		pageno = (uint32) (((uint64) npages * (2 * k + 1)) /
+									   (2 * FILTER_SAMPLE_PAGES));
+		uint32		first;
+		uint32		count;
+		const char *entries;
+		uint32		i;
+
+		entries = GraphPinFilterPage(scan->indexRelation, seg, pageno, &buf,
+									 &first, &count);
+		for (i = 0; i < count; i++)
+		{
+			if (GraphTombstoneIsSet(tomb, first + i))
+				continue;
+			seen++;
+			if (SegvecFilterMatch(&so->filter, entries + (Size) i * fbytes))
+				pass++;
+		}
+	}
+	GraphReleaseFilterPage(scan->indexRelation, seg, &buf);
+	if (seen == 0)
+		return 0;
+	return (int64) ((double) pass / seen *
+					((int64) seg->ndocs - seg->ntombstones));
 }
 
 static bool
@@ -326,10 +480,15 @@ start_scan(IndexScanDesc scan)
 	SegvecScanOpaque so = (SegvecScanOpaque) scan->opaque;
 	MemoryContext oldCtx = MemoryContextSwitchTo(so->scanCtx);
 	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+	uint8	  **fails;
+	int64	   *npass;
 	int			i;
 
 	SegvecGetMetaInfo(scan->indexRelation, info);
 	so->dimensions = info->dimensions;
+
+	SegvecFilterPrepare(scan, &so->filter);
+	so->filtered = so->filter.nkeys > 0 || so->filter.never;
 
 	/* a test can run a compaction here, between manifest and chain walk */
 	SegvecTestPoint("scan-manifest-read");
@@ -351,17 +510,27 @@ start_scan(IndexScanDesc scan)
 	}
 
 	/* an index that has never seen a vector has no docs */
-	if (info->dimensions > 0)
+	if (info->dimensions > 0 && !so->filter.never)
 	{
 		if (so->query_isnull)
 		{
 			/* every doc, in index order */
-			GraphMutableScanDocs(scan->indexRelation, info, list_doc, so);
+			GraphMutableScanDocs(scan->indexRelation, info, list_doc, NULL, so);
 			for (i = 0; i < info->nsegments; i++)
 			{
 				SegvecSegment *seg = &info->segments[i];
 				uint8	   *tomb = GraphGetTombstones(scan->indexRelation, seg);
 
+				if (so->filtered)
+				{
+					int64		npass;
+					uint8	   *fail = segment_filter(scan, seg, tomb, &npass);
+					Size		b;
+
+					for (b = 0; b < (seg->ndocs + 7) / 8; b++)
+						tomb[b] |= fail[b];
+					pfree(fail);
+				}
 				GraphForEachNode(scan->indexRelation, seg, info->dimensions,
 								 tomb, list_doc, so);
 				pfree(tomb);
@@ -372,7 +541,7 @@ start_scan(IndexScanDesc scan)
 			/* the bound's first distances: the mutable segment's docs */
 			GraphBoundInit(&so->bound, segvec_ef_search);
 			so->bound.active = segvec_shared_bound;
-			GraphMutableScanDocs(scan->indexRelation, info, score_doc, so);
+			GraphMutableScanDocs(scan->indexRelation, info, score_doc, NULL, so);
 			if (so->ncands > 1)
 				sort_candidates(so->cands, so->ncands);
 
@@ -381,27 +550,72 @@ start_scan(IndexScanDesc scan)
 			so->budget.noticed = false;
 			so->budget.skip_late = (so->order == SEGVEC_SCAN_ORDER_STRICT);
 			so->budget.late = 0;
-			/* live docs of every source, for the small segments' floors */
-			so->bound.live_docs = so->ncands;
-			for (i = 0; i < info->nsegments; i++)
-				so->bound.live_docs += (int64) info->segments[i].ndocs -
-					info->segments[i].ntombstones;
 			so->ngraphs = info->nsegments;
 			so->graphs = palloc0(sizeof(SegvecGraphSource) * Max(so->ngraphs, 1));
 			/* biggest first: its nearest docs bound the smaller searches */
 			if (info->nsegments > 1)
 				qsort(info->segments, info->nsegments, sizeof(SegvecSegment),
 					  segment_size_cmp);
+
+			/*
+			 * A filter: each segment's failing nodes and passing count,
+			 * from its filter area, before any search starts (the counts
+			 * are the live docs of the small segments' floors).
+			 */
+			fails = palloc0(sizeof(uint8 *) * Max(so->ngraphs, 1));
+			npass = palloc0(sizeof(int64) * Max(so->ngraphs, 1));
+			for (i = 0; i < so->ngraphs && so->filtered; i++)
+			{
+				SegvecSegment *seg = &info->segments[i];
+				uint8	   *tomb = GraphGetTombstones(scan->indexRelation,
+													  seg);
+				int64		est = segment_filter_estimate(scan, seg, tomb);
+
+				/*
+				 * A filter that the segment will walk (by the estimate
+				 * from a sample of its entries) is checked lazily, as the
+				 * walk meets the nodes; one that it would score exactly,
+				 * at once (exact scoring needs every node's answer).
+				 */
+				if (est >= 0 &&
+					!GraphFilterPrefersExact(seg, segvec_ef_search, est))
+					npass[i] = est;
+				else
+					fails[i] = segment_filter(scan, seg, tomb, &npass[i]);
+				pfree(tomb);
+			}
+
+			/* live docs of every source, for the small segments' floors */
+			so->bound.live_docs = so->ncands;
+			for (i = 0; i < info->nsegments; i++)
+				so->bound.live_docs += so->filtered ? npass[i] :
+					(int64) info->segments[i].ndocs -
+					info->segments[i].ntombstones;
 			for (i = 0; i < so->ngraphs; i++)
 			{
-				so->graphs[i].scan = GraphScanBegin(scan->indexRelation,
-													&info->segments[i],
-													so->metric,
-													info->dimensions,
-													so->query,
-													segvec_ef_search,
-													segvec_max_scan_tuples,
-													&so->budget);
+				if (so->filtered && fails[i] == NULL)
+					so->graphs[i].scan = GraphScanBeginLazy(scan->indexRelation,
+															&info->segments[i],
+															so->metric,
+															info->dimensions,
+															so->query,
+															segvec_ef_search,
+															segvec_max_scan_tuples,
+															&so->budget,
+															entry_passes,
+															&so->filter,
+															npass[i]);
+				else
+					so->graphs[i].scan = GraphScanBeginFiltered(scan->indexRelation,
+																 &info->segments[i],
+																 so->metric,
+																 info->dimensions,
+																 so->query,
+																 segvec_ef_search,
+																 segvec_max_scan_tuples,
+																 &so->budget,
+																 fails[i],
+																 npass[i]);
 				GraphScanSetBound(so->graphs[i].scan, &so->bound);
 				advance_graph(so, i);
 			}
@@ -501,11 +715,15 @@ segvecgettuple(IndexScanDesc scan, ScanDirection dir)
 		}
 		MemoryContextSwitchTo(oldCtx);
 		if (best == NULL)
+		{
+			report_skipped_at_end(so);
 			return false;
+		}
 
 		scan->xs_heaptid = best->heaptid;
 		so->last_distance = best->distance;
-		scan->xs_recheck = false;
+		/* a hashed filter value can collide: the executor checks the row */
+		scan->xs_recheck = so->filter.recheck;
 		scan->xs_recheckorderby = false;
 
 		if (best_graph < 0)

@@ -17,6 +17,13 @@
  * An operator class needs the distance function and an ordering operator
  * for its input type (real[] for a class of anyelement).
  *
+ * A filter column's family (integer_ops, text_ops ...) has no support
+ * functions and only search operators with btree's strategy numbers (1 <,
+ * 2 <=, 3 =, 4 >=, 5 >) on the types segvecfilter.c keeps; its classes
+ * need equality on their own type.  A label array's family
+ * (int4_array_ops, text_array_ops) has GIN's array operators on anyarray
+ * (1 &&, 2 @>, 3 <@, 4 =) and needs &&.
+ *
  * src/am/segvecvalidate.c
  *
  *-------------------------------------------------------------------------
@@ -24,6 +31,7 @@
 #include "postgres.h"
 
 #include "access/amvalidate.h"
+#include "access/stratnum.h"
 #include "access/htup_details.h"
 #include "catalog/pg_amop.h"
 #include "catalog/pg_amproc.h"
@@ -56,6 +64,114 @@ has_input_proc(CatCList *proclist, Oid type)
 	return false;
 }
 
+/*
+ * The operator class of a filter column (int4_ops ...): no support
+ * functions; search operators only, with btree's strategy numbers,
+ * returning bool, on types segvec keeps as filter values; and equality on
+ * the class's own type.
+ */
+static bool
+validate_filter_class(const char *opclassname, Oid opcintype,
+					  CatCList *proclist, CatCList *oprlist)
+{
+	bool		result = true;
+	bool		has_eq = false;	/* equality (labels: overlap) */
+	bool		labels = (opcintype == INT4ARRAYOID ||
+						  opcintype == TEXTARRAYOID);
+	int			i;
+
+	for (i = 0; i < proclist->n_members; i++)
+	{
+		Form_pg_amproc procform =
+			(Form_pg_amproc) GETSTRUCT(&proclist->members[i]->tuple);
+
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("segvec filter operator family contains function %s with support number %d, which a filter column does not use",
+						format_procedure(procform->amproc),
+						procform->amprocnum)));
+		result = false;
+	}
+	for (i = 0; i < oprlist->n_members; i++)
+	{
+		Form_pg_amop oprform =
+			(Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
+
+		if (labels)
+		{
+			/* a label array's family: GIN's array operators on anyarray */
+			if (oprform->amoppurpose != AMOP_SEARCH ||
+				oprform->amopstrategy < SEGVEC_LABELS_OVERLAP ||
+				oprform->amopstrategy > SEGVEC_LABELS_EQUAL ||
+				oprform->amoplefttype != ANYARRAYOID ||
+				oprform->amoprighttype != ANYARRAYOID ||
+				!check_amop_signature(oprform->amopopr, BOOLOID,
+									  ANYARRAYOID, ANYARRAYOID))
+			{
+				ereport(INFO,
+						(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+						 errmsg("segvec label array operator family contains operator %s with invalid strategy number %d, purpose or signature",
+								format_operator(oprform->amopopr),
+								oprform->amopstrategy)));
+				result = false;
+			}
+			else if (oprform->amopstrategy == SEGVEC_LABELS_OVERLAP)
+				has_eq = true;
+			continue;
+		}
+		if (oprform->amoppurpose != AMOP_SEARCH ||
+			oprform->amopstrategy < BTLessStrategyNumber ||
+			oprform->amopstrategy > BTGreaterStrategyNumber ||
+			!SegvecFilterTypeSupported(oprform->amoplefttype) ||
+			!SegvecFilterTypeSupported(oprform->amoprighttype) ||
+			!check_amop_signature(oprform->amopopr, BOOLOID,
+								  oprform->amoplefttype,
+								  oprform->amoprighttype))
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("segvec filter operator family contains operator %s with invalid strategy number %d, purpose or signature",
+							format_operator(oprform->amopopr),
+							oprform->amopstrategy)));
+			result = false;
+			continue;
+		}
+		if (oprform->amopstrategy == BTEqualStrategyNumber &&
+			oprform->amoplefttype == opcintype &&
+			oprform->amoprighttype == opcintype)
+			has_eq = true;
+	}
+	if (!has_eq)
+	{
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("segvec operator class \"%s\" is missing its equality (or, for a label array, overlap) operator",
+						opclassname)));
+		result = false;
+	}
+	return result;
+}
+
+/*
+ * Is this a vector family: has it a distance function or an ordering
+ * operator?  (A filter column's family has neither.)
+ */
+static bool
+is_vector_family(CatCList *proclist, CatCList *oprlist)
+{
+	int			i;
+
+	for (i = 0; i < proclist->n_members; i++)
+		if (((Form_pg_amproc) GETSTRUCT(&proclist->members[i]->tuple))->amprocnum ==
+			SEGVEC_DISTANCE_PROC)
+			return true;
+	for (i = 0; i < oprlist->n_members; i++)
+		if (((Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple))->amoppurpose ==
+			AMOP_ORDER)
+			return true;
+	return false;
+}
+
 bool
 segvecvalidate(Oid opclassoid)
 {
@@ -83,6 +199,17 @@ segvecvalidate(Oid opclassoid)
 
 	proclist = SearchSysCacheList1(AMPROCNUM, ObjectIdGetDatum(opfamilyoid));
 	oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(opfamilyoid));
+
+	if (SegvecFilterTypeSupported(opcintype) &&
+		!is_vector_family(proclist, oprlist))
+	{
+		result = validate_filter_class(opclassname, opcintype, proclist,
+									   oprlist);
+		ReleaseCatCacheList(oprlist);
+		ReleaseCatCacheList(proclist);
+		ReleaseSysCache(classtup);
+		return result;
+	}
 
 	if (optype != FLOAT4ARRAYOID && !has_input_proc(proclist, optype))
 	{

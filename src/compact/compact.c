@@ -617,6 +617,7 @@ typedef struct SegmentWriter
 	int			m;
 	int			ef_construction;
 	int			quant;			/* SEGVEC_QUANT_* of the segments written */
+	int			nfilters;		/* the index's filter columns */
 	int			maxdocs;
 	uint32		next_segno;		/* number of the next segment written */
 	HnswBuilder *builder;
@@ -649,19 +650,25 @@ writer_add(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 {
 	SegmentWriter *w = (SegmentWriter *) arg;
 
+	/* the walk passes a doc's filter entry after its vector */
+	const char *filters = w->nfilters > 0 ?
+		SegvecDocFilterEntry(vector, dim) : NULL;
+
 	if (w->builder == NULL)
 	{
 		w->builder = HnswBuilderCreate(w->metric, w->dim, w->m,
 									   w->ef_construction, w->maxdocs);
 		HnswBuilderSetQuantization(w->builder, w->quant);
+		HnswBuilderSetFilters(w->builder, w->nfilters);
 	}
-	if (!HnswBuilderAdd(w->builder, doc, vector))
+	if (!HnswBuilderAddFiltered(w->builder, doc, vector, filters))
 	{
 		writer_flush(w);
 		w->builder = HnswBuilderCreate(w->metric, w->dim, w->m,
 									   w->ef_construction, w->maxdocs);
 		HnswBuilderSetQuantization(w->builder, w->quant);
-		HnswBuilderAdd(w->builder, doc, vector);
+		HnswBuilderSetFilters(w->builder, w->nfilters);
+		HnswBuilderAddFiltered(w->builder, doc, vector, filters);
 	}
 	w->ndocs++;
 }
@@ -710,6 +717,7 @@ writer_init(SegmentWriter *w, Relation index, int dim)
 	w->m = opts.m;
 	w->ef_construction = opts.ef_construction;
 	w->quant = SegvecIndexQuantization(index);
+	w->nfilters = SegvecIndexFilterCount(index);
 	w->maxdocs = SegvecMaxBuildDocs(dim, opts.m);
 	w->next_segno = SegvecNextSegno(index);
 }

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * ftcompile.c
- *	  The ft query compiler: turns a parsed query (ftquery.c) into one SQL
+ *	  The ft query compiler: turns a parsed query (ftparse.c) into one SQL
  *	  statement and its parameters, for ft.search, ft.query and ft.explain
  *	  (ftsearch.c) to run.  Its values and columns are in ftvalue.c, its
  *	  full-text terms in fttextq.c (ftcompile_int.h).
@@ -222,6 +222,45 @@ compile_vecrange(CompileState *st, FtNode *n, int *radius_pno)
 	return expr;
 }
 
+/*
+ * One finite end s of a numeric range on an integer column, as the same
+ * condition on a bigint: col >= ceil(s), col > floor(s), col <= floor(s) or
+ * col < ceil(s).  Compared as numeric, the column would be cast, and a
+ * filter column of the index (README.md, "Filter columns in the index")
+ * could not serve the condition; compared as bigint, it can.  NULL when the
+ * end bounds nothing (beyond every bigint on its side); *never when it
+ * leaves nothing in.
+ */
+static char *
+integer_bound(CompileState *st, const char *s, bool lower, bool exclusive,
+			  const char *col, bool *never)
+{
+	Datum		x = DirectFunctionCall3(numeric_in, CStringGetDatum(s),
+										ObjectIdGetDatum(InvalidOid),
+										Int32GetDatum(-1));
+	bool		up = lower != exclusive;	/* round up: >= ceil, < ceil */
+	Datum		r = DirectFunctionCall1(up ? numeric_ceil : numeric_floor, x);
+	Datum		max = DirectFunctionCall1(int8_numeric, Int64GetDatum(PG_INT64_MAX));
+	Datum		min = DirectFunctionCall1(int8_numeric, Int64GetDatum(PG_INT64_MIN));
+	int			pno;
+
+	if (DatumGetBool(DirectFunctionCall2(numeric_gt, r, max)))
+	{
+		/* above every bigint: a lower end lets nothing in, an upper all */
+		*never |= lower;
+		return NULL;
+	}
+	if (DatumGetBool(DirectFunctionCall2(numeric_lt, r, min)))
+	{
+		*never |= !lower;
+		return NULL;
+	}
+	pno = FtcAddParam(st->c, INT8OID, DirectFunctionCall1(numeric_int8, r));
+	return psprintf("%s OPERATOR(pg_catalog.%s) $%d", col,
+					lower ? (exclusive ? ">" : ">=") : (exclusive ? "<" : "<="),
+					pno);
+}
+
 /* One end of a numeric range as "t.col OP $n", or NULL when unbounded */
 static char *
 compile_bound(CompileState *st, FtNode *n, FtBound *b, bool lower,
@@ -287,6 +326,8 @@ compile_bound(CompileState *st, FtNode *n, FtBound *b, bool lower,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("bound of field \"%s\"%s must be a number, not \"%s\"",
 						n->field, FtcAtChar(b->value.location), s)));
+	if (typid == INT2OID || typid == INT4OID || typid == INT8OID)
+		return integer_bound(st, s, lower, b->exclusive, col, never);
 	if (isfloat)
 		pno = FtcAddParam(st->c, FLOAT8OID, Float8GetDatum(d));
 	else
@@ -303,10 +344,10 @@ compile_bound(CompileState *st, FtNode *n, FtBound *b, bool lower,
  * A tag filter on a number column compares numbers, not text forms:
  * @price:{10} matches 10, 10.0 and 10.00 alike (a numeric(10,2) column
  * prints 10.00).  Every tag must be a decimal number; patterns cannot
- * match a number.
+ * match a number.  A single tag on an integer column compares as bigint.
  */
 static void
-compile_numeric_tag(CompileState *st, FtNode *n, AttrNumber attno,
+compile_numeric_tag(CompileState *st, FtNode *n, AttrNumber attno, Oid typid,
 					List *exact, List *patterns, StringInfo buf)
 {
 	ListCell   *lc;
@@ -326,6 +367,33 @@ compile_numeric_tag(CompileState *st, FtNode *n, AttrNumber attno,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("tag \"%s\" of numeric field \"%s\"%s is not a number",
 							t, n->field, FtcAtChar(n->field_location))));
+	}
+	if (list_length(exact) == 1 &&
+		(typid == INT2OID || typid == INT4OID || typid == INT8OID))
+	{
+		/*
+		 * One tag on an integer column: equality on a bigint, which a
+		 * filter column of the index can serve; a tag with a fraction or
+		 * beyond every bigint matches no row.
+		 */
+		Datum		x = DirectFunctionCall3(numeric_in,
+											CStringGetDatum(linitial(exact)),
+											ObjectIdGetDatum(InvalidOid),
+											Int32GetDatum(-1));
+		Datum		r = DirectFunctionCall1(numeric_floor, x);
+		Datum		max = DirectFunctionCall1(int8_numeric, Int64GetDatum(PG_INT64_MAX));
+		Datum		min = DirectFunctionCall1(int8_numeric, Int64GetDatum(PG_INT64_MIN));
+
+		if (!DatumGetBool(DirectFunctionCall2(numeric_eq, r, x)) ||
+			DatumGetBool(DirectFunctionCall2(numeric_gt, r, max)) ||
+			DatumGetBool(DirectFunctionCall2(numeric_lt, r, min)))
+			appendStringInfoString(buf, "false");
+		else
+			appendStringInfo(buf, "(%s OPERATOR(pg_catalog.=) $%d)",
+							 FtcColumnRef(st, attno),
+							 FtcAddParam(st->c, INT8OID,
+										 DirectFunctionCall1(numeric_int8, r)));
+		return;
 	}
 	appendStringInfo(buf,
 					 "(CAST(%s AS pg_catalog.numeric) OPERATOR(pg_catalog.=) ANY (CAST($%d AS pg_catalog.numeric[])))",
@@ -375,10 +443,19 @@ compile_tag(CompileState *st, FtNode *n, StringInfo buf)
 	if (typid == INT2OID || typid == INT4OID || typid == INT8OID ||
 		typid == FLOAT4OID || typid == FLOAT8OID || typid == NUMERICOID)
 	{
-		compile_numeric_tag(st, n, attno, exact, patterns, buf);
+		compile_numeric_tag(st, n, attno, typid, exact, patterns, buf);
 		return;
 	}
 	isarray = get_element_type(typid) != InvalidOid;
+	if (typid == TEXTOID && cs && patterns == NIL && list_length(exact) == 1)
+	{
+		/* one case-sensitive tag on a text column: what a filter column serves */
+		appendStringInfo(buf, "(%s OPERATOR(pg_catalog.=) $%d)",
+						 FtcColumnRef(st, attno),
+						 FtcAddParam(st->c, TEXTOID,
+									 CStringGetTextDatum(linitial(exact))));
+		return;
+	}
 	if (isarray && cs && patterns == NIL)
 	{
 		appendStringInfo(buf,

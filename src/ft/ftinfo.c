@@ -1,9 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * ftinfo.c
- *	  ft.info, ft.index_stats, ft.get, ft.keymap_buckets, ft.snapshot and
- *	  ft.verify: what an index holds, found through its manifest and
- *	  keymap.
+ *	  ft.info, ft.index_stats, ft.get, ft.keymap_buckets, ft.keymap_runs,
+ *	  ft.storage_stats and ft.snapshot: what an index holds, found
+ *	  through its manifest and keymap (and its docs through
+ *	  am/segvecdocs.c).  ft.verify is in ftverify.c.
  *
  * src/ft/ftinfo.c
  *
@@ -36,9 +37,9 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
+#include "am/am.h"
 #include "compact/compact.h"
 #include "ft/ftquery.h"
-#include "graph/graph.h"
 #include "hooks/testhooks.h"
 #include "jobs/jobs.h"
 #include "keymap/keymap.h"
@@ -49,80 +50,6 @@
  * Finding docs
  * ----------------
  */
-
-/* Where a doc was found, and what it is */
-typedef struct FoundDoc
-{
-	SegvecDocInfo doc;
-	float	   *vector;
-	int32		segno;			/* 0: the mutable segment */
-	bool		found;
-} FoundDoc;
-
-typedef struct FindState
-{
-	uint64		docid;
-	FoundDoc   *out;
-} FindState;
-
-static void
-find_in_mutable(const SegvecDocInfo *doc, const float *vector, int dim,
-				void *arg)
-{
-	FindState  *fs = (FindState *) arg;
-
-	if (doc->docid == fs->docid && !fs->out->found)
-	{
-		fs->out->doc = *doc;
-		fs->out->vector = palloc(sizeof(float) * dim);
-		memcpy(fs->out->vector, vector, sizeof(float) * dim);
-		fs->out->segno = 0;
-		fs->out->found = true;
-	}
-}
-
-static bool
-tombstoned(Relation index, const SegvecSegment *seg, uint32 node)
-{
-	uint8	   *tomb = GraphGetTombstones(index, seg);
-	bool		result;
-
-	result = GraphTombstoneIsSet(tomb, node);
-	pfree(tomb);
-	return result;
-}
-
-/*
- * Find the live doc with this doc id: in an immutable segment (binary
- * search of its doc area, not tombstoned) or the mutable segment.
- */
-static bool
-find_doc(Relation index, SegvecMetaInfo *info, uint64 docid, FoundDoc *out)
-{
-	int			i;
-	FindState	fs;
-
-	memset(out, 0, sizeof(FoundDoc));
-	for (i = 0; i < info->nsegments; i++)
-	{
-		SegvecSegment *seg = &info->segments[i];
-		int64		node = GraphFindDoc(index, seg, docid);
-
-		if (node < 0 || tombstoned(index, seg, (uint32) node))
-			continue;
-		GraphReadDocs(index, seg, (uint32) node, 1, &out->doc);
-		out->vector = palloc(sizeof(float) * info->dimensions);
-		GraphReadVector(index, seg, (uint32) node, info->dimensions, out->vector);
-		out->segno = seg->segno;
-		out->found = true;
-		return true;
-	}
-	fs.docid = docid;
-	fs.out = out;
-	if (info->dimensions > 0)
-		GraphMutableScanDocs(index, info, find_in_mutable, &fs);
-	return out->found;
-}
 
 /*
  * Is the heap row the doc points at visible to the snapshot, with this id
@@ -143,7 +70,7 @@ heap_row_matches(Relation heap, Relation index, ItemPointer tid,
 	if (table_index_fetch_tuple(fetch, &t, snapshot, slot, &call_again,
 								&all_dead))
 	{
-		AttrNumber	attno = index->rd_index->indkey.values[1];
+		AttrNumber	attno = index->rd_index->indkey.values[SegvecIndexKeyColumn(index)];
 		bool		isnull;
 		Datum		value = slot_getattr(slot, attno, &isnull);
 
@@ -313,11 +240,11 @@ get_one(Oid relid, text *idtext, Relation policyrel, bool rls,
 	nentries = KeymapLookup(index, key_hash, &entries);
 	for (i = 0; i < nentries; i++)
 	{
-		FoundDoc	fd;
+		SegvecFoundDoc fd;
 		Datum		values[4];
 		bool		nulls[4] = {false, false, false, false};
 
-		if (!find_doc(index, info, entries[i].docid, &fd))
+		if (!SegvecFetchDoc(index, info, entries[i].docid, &fd))
 			continue;
 		if (!heap_row_matches(heap, index, &fd.doc.heaptid,
 							  GetActiveSnapshot(), keybin, &visible_tid))
@@ -522,8 +449,8 @@ ft_index_stats(PG_FUNCTION_ARGS)
 
 		immutable += seg->ndocs - seg->ntombstones;
 		tombstones += seg->ntombstones;
-		GraphSegmentSplit(seg, info->dimensions, &codes, &vectors, &graph,
-						  &docs);
+		SegvecSegmentBytes(seg, info->dimensions, &codes, &vectors, &graph,
+						   &docs);
 		appendStringInfo(&segs, "%s{\"segment\": %u, \"docs\": %u, \"tombstones\": %u, \"pages\": %u, \"bytes\": " INT64_FORMAT ", \"quantization\": \"%s\", \"code_bytes\": " INT64_FORMAT ", \"vector_bytes\": " INT64_FORMAT ", \"graph_bytes\": " INT64_FORMAT ", \"doc_bytes\": " INT64_FORMAT "}",
 						 i > 0 ? ", " : "", seg->segno, seg->ndocs,
 						 seg->ntombstones, seg->npages,
@@ -635,7 +562,11 @@ ft_info(PG_FUNCTION_ARGS)
 							  " s.compact_threshold, s.background_work,"
 							  " ms.pending, ms.oldest_pending_at,"
 							  " ms.merge_index_built_total, ms.merges_total,"
-							  " j.run, j.coalesced, j.failed"
+							  " j.run, j.coalesced, j.failed,"
+							  " ARRAY(SELECT pg_catalog.pg_get_indexdef($1, k, true)"
+							  "  FROM pg_catalog.generate_series(2,"
+							  "   (SELECT i.indnkeyatts FROM pg_catalog.pg_index i"
+							  "     WHERE i.indexrelid = $1)) k ORDER BY k)"
 							  " FROM ft.index_stats($1) s"
 							  " LEFT JOIN LATERAL (SELECT * FROM ft.merge_stats($1)"
 							  " LIMIT 1) ms ON true,"

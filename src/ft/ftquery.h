@@ -2,7 +2,7 @@
  *
  * ftquery.h
  *	  The ft query dialect (a subset of RediSearch's DIALECT 2): its parse
- *	  tree, the parser (ftquery.c), and the compiler that turns a parsed
+ *	  tree, the parser (ftparse.c), and the compiler that turns a parsed
  *	  query into one SQL statement plus a list of bound parameters
  *	  (ftcompile.c), run by the SQL functions of ftsearch.c.
  *
@@ -271,11 +271,15 @@ typedef struct FtCompiled
  * ----------------
  */
 
-/* ftquery.c: parser */
-extern PGDLLIMPORT int segvec_max_query_terms;
+/* ftparse.c: parser */
 extern void FtQueryInit(void);
 extern FtQuery *FtParseQuery(const char *query);
 extern FtNode *FtParseFilter(const char *filter);
+
+/* ftlex.c: the parser's tokens (the rest is in ftparse_int.h) */
+extern PGDLLIMPORT int segvec_max_query_terms;
+
+/* ftqueryout.c */
 extern char *FtQueryToString(FtQuery *q);
 
 /* ftcompile.c */

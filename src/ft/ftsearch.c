@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * ftsearch.c
- *	  ft.search, ft.query and ft.explain: parse the query (ftquery.c),
+ *	  ft.search, ft.query and ft.explain: parse the query (ftparse.c),
  *	  compile it into one parameterised SQL statement (ftcompile.c) and run
  *	  that with SPI, as the calling user; and the pending upserts the
  *	  statement combines with the table.
@@ -114,13 +114,13 @@ FtGetIndexInfo(Oid indexoid)
 	info->relname = pstrdup(RelationGetRelationName(heap));
 	info->tupdesc = CreateTupleDescCopy(RelationGetDescr(heap));
 
-	if (index->rd_index->indnkeyatts != 1 || index->rd_index->indnatts < 2)
+	if (index->rd_index->indnatts <= index->rd_index->indnkeyatts)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("index \"%s\" has no id column", info->indexname),
 				 errhint("Create the index with INCLUDE (id), or with ft.create.")));
 	info->vecattno = index->rd_index->indkey.values[0];
-	info->idattno = index->rd_index->indkey.values[1];
+	info->idattno = index->rd_index->indkey.values[SegvecIndexKeyColumn(index)];
 	if (info->vecattno == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -511,7 +511,7 @@ ft_search(PG_FUNCTION_ARGS)
  * ft.query(index regclass, query text, params jsonb DEFAULT '{}')
  *	 RETURNS TABLE (id text, distance real, fields jsonb)
  *
- * Runs a query of the ft dialect (see ftquery.c); params gives its
+ * Runs a query of the ft dialect (see ftparse.c); params gives its
  * $parameters and may give LIMIT, RETURN, SORTBY.
  */
 PG_FUNCTION_INFO_V1(ft_query);

@@ -31,7 +31,6 @@
  */
 #include "postgres.h"
 
-#include "access/generic_xlog.h"
 #include "access/genam.h"
 #include "access/relation.h"
 #include "access/relscan.h"
@@ -40,7 +39,6 @@
 #include "catalog/index.h"
 #include "funcapi.h"
 #include "miscadmin.h"
-#include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -51,7 +49,6 @@
 #include "compat.h"
 #include "am/am.h"
 #include "ft/ftquery.h"
-#include "graph/graph.h"
 #include "hooks/testhooks.h"
 #include "keymap/keymap.h"
 #include "merge/merge.h"
@@ -144,6 +141,21 @@ collect_doc(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 	vs->docs[vs->ndocs].segno = vs->cur_segno;
 	vs->docs[vs->ndocs].has_entry = false;
 	vs->ndocs++;
+}
+
+/*
+ * SegvecDocGoneCallback: an alias whose target and row are gone, or a
+ * stale doc (a rolled-back vector of another length).  Neither is
+ * searched, but each is in the mutable segment with its keymap entry
+ * until VACUUM or the next compaction removes both: a doc, not a phantom.
+ */
+static void
+collect_gone(const SegvecDocInfo *doc, void *arg)
+{
+	SegvecDocInfo d = *doc;
+
+	d.flags &= ~SEGVEC_DOC_ALIAS;
+	collect_doc(&d, NULL, 0, arg);
 }
 
 static int
@@ -271,16 +283,26 @@ reindex_row(VerifyState *vs, ItemPointer tid, Datum *values, bool *isnull)
 	float	   *vector;
 	int			dim;
 
+	int			keycol = SegvecIndexKeyColumn(vs->index);
+	int			nfilters = SegvecIndexFilterCount(vs->index);
+	char	   *filters = NULL;
+
 	vector = SegvecDatumGetVector(vs->index, values[0], &dim);
 	memset(&doc, 0, sizeof(doc));
 	doc.heaptid = *tid;
 	doc.checksum = SegvecVectorChecksum(vector, dim);
-	if (SegvecIndexHasKey(vs->index) && !isnull[1])
+	if (SegvecIndexHasKey(vs->index) && !isnull[keycol])
 	{
-		doc.key_hash = SegvecKeyHash(vs->index, values[1]);
+		doc.key_hash = SegvecKeyHash(vs->index, values[keycol]);
 		doc.flags |= SEGVEC_DOC_HAS_KEY;
 	}
-	doc.docid = SegvecMutableAppend(vs->index, &doc, vector, dim, &page_added);
+	if (nfilters > 0)
+	{
+		filters = palloc0(SEGVEC_FILTER_ENTRY_BYTES(nfilters));
+		SegvecFilterFormEntry(vs->index, values, isnull, filters);
+	}
+	doc.docid = SegvecMutableAppendFiltered(vs->index, &doc, vector, dim,
+											filters, &page_added);
 	KeymapAddDoc(vs->index, &doc);
 	vs->repaired++;
 }
@@ -453,36 +475,31 @@ ft_verify(PG_FUNCTION_ARGS)
 	if (vs.info->dimensions > 0)
 	{
 		vs.cur_segno = 0;
-		GraphMutableScanDocs(vs.index, vs.info, collect_doc, &vs);
+		SegvecScanMutableDocs(vs.index, vs.info, collect_doc, collect_gone,
+							  &vs);
 		for (s = 0; s < vs.info->nsegments; s++)
 		{
 			SegvecSegment *seg = &vs.info->segments[s];
-			uint8	   *tomb = GraphGetTombstones(vs.index, seg);
-			SegvecDocInfo *docs = palloc(sizeof(SegvecDocInfo) * Max(seg->ndocs, 1));
-			uint32		n;
+			int			ndocs;
+			SegvecDocInfo *docs = SegvecSegmentLiveDocs(vs.index, seg, &ndocs);
+			int			n;
+			int64		unreached;
+			uint64		unreached_docid;
 
-			GraphReadDocs(vs.index, seg, 0, seg->ndocs, docs);
 			vs.cur_segno = seg->segno;
-			for (n = 0; n < seg->ndocs; n++)
-				if (!GraphTombstoneIsSet(tomb, n))
-					collect_doc(&docs[n], NULL, 0, &vs);
+			for (n = 0; n < ndocs; n++)
+				collect_doc(&docs[n], NULL, 0, &vs);
 
 			/* layer-0 reachability from the entry point */
+			unreached = SegvecSegmentUnreachable(vs.index, seg,
+												 &unreached_docid);
+			if (unreached > 0)
 			{
-				int64		first;
-				int64		unreached;
-
-				unreached = GraphCountUnreachable(vs.index, seg, tomb, &first);
-				if (unreached > 0)
-				{
-					vs.unreachable += unreached;
-					example(&vs, "segment %d: " INT64_FORMAT " of %u nodes are not reachable from the entry point (doc id " UINT64_FORMAT " is one)",
-							seg->segno, unreached, seg->ndocs,
-							docs[first].docid);
-				}
+				vs.unreachable += unreached;
+				example(&vs, "segment %d: " INT64_FORMAT " of %u nodes are not reachable from the entry point (doc id " UINT64_FORMAT " is one)",
+						seg->segno, unreached, seg->ndocs, unreached_docid);
 			}
 			pfree(docs);
-			pfree(tomb);
 		}
 	}
 
@@ -610,7 +627,6 @@ ft_stage_phantom(PG_FUNCTION_ARGS)
 	text	   *idtext = PG_GETARG_TEXT_PP(1);
 	Relation	heap,
 				index;
-	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
 	KeymapEntry *entries;
 	int			nentries;
 	Oid			typid,
@@ -619,7 +635,6 @@ ft_stage_phantom(PG_FUNCTION_ARGS)
 	Datum		key;
 	uint64		key_hash;
 	uint64		docid;
-	int			s;
 	SegvecSavedIdentity saved;
 
 	SegvecCheckTestHooks("ft._stage_phantom");
@@ -655,65 +670,8 @@ ft_stage_phantom(PG_FUNCTION_ARGS)
 		elog(ERROR, "no keymap entry for that id");
 	docid = entries[nentries - 1].docid;
 
-	LockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
-	SegvecGetMetaInfo(index, info);
-	for (s = 0; s < info->nsegments; s++)
-	{
-		SegvecSegment *seg = &info->segments[s];
-		int64		node = GraphFindDoc(index, seg, docid);
-		uint32		node32;
+	SegvecDropDoc(index, docid);
 
-		if (node < 0)
-			continue;
-		node32 = (uint32) node;
-		GraphSetTombstones(index, seg, &node32, 1);
-		goto done;
-	}
-
-	/* the mutable segment: find the page by its sequence number */
-	{
-		BlockNumber blkno = info->mutable_head;
-
-		while (blkno != InvalidBlockNumber)
-		{
-			Buffer		buf = ReadBuffer(index, blkno);
-			Page		page;
-
-			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-			page = BufferGetPage(buf);
-			if (!SegvecPageIsDeleted(page) &&
-				SegvecPageGetOpaque(page)->seqno == (docid >> 16))
-			{
-				OffsetNumber off;
-				SegvecMutableTuple tup = NULL;
-				GenericXLogState *state;
-				Page		wpage;
-
-				for (off = FirstOffsetNumber; off <= PageGetMaxOffsetNumber(page); off++)
-				{
-					tup = (SegvecMutableTuple) PageGetItem(page, PageGetItemId(page, off));
-					if (tup->docid == docid)
-						break;
-				}
-				if (off > PageGetMaxOffsetNumber(page))
-					elog(ERROR, "doc not found on its page");
-				if (tup->npieces != 1)
-					elog(ERROR, "ft._stage_phantom handles only single-piece docs");
-				state = GenericXLogStart(index);
-				wpage = GenericXLogRegisterBuffer(state, buf, 0);
-				PageIndexMultiDelete(wpage, &off, 1);
-				GenericXLogFinish(state);
-				UnlockReleaseBuffer(buf);
-				goto done;
-			}
-			blkno = SegvecPageGetOpaque(page)->nextblkno;
-			UnlockReleaseBuffer(buf);
-		}
-		elog(ERROR, "doc " UINT64_FORMAT " not found", docid);
-	}
-
-done:
-	UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
 	relation_close(index, RowExclusiveLock);
 	relation_close(heap, AccessShareLock);
 	PG_RETURN_INT64((int64) docid);

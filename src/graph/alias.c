@@ -322,6 +322,13 @@ resolve_alias(const SegvecDocInfo *doc, uint64 target, void *arg)
 {
 	AliasWalk  *w = (AliasWalk *) arg;
 
+	/* a stale doc: never searched, but its keymap entry is gone too */
+	if (target == SEGVEC_STALE_TARGET)
+	{
+		if (w->gone)
+			w->gone(doc, w->arg);
+		return;
+	}
 	if (GraphFindVector(w->index, w->segs, w->nsegs, target, w->dim,
 						w->vector) ||
 		heap_vector(w, &doc->heaptid))
@@ -342,7 +349,8 @@ walk_begin(AliasWalk *w, Relation index, const SegvecSegment *segs,
 	w->dim = dim;
 	w->callback = callback;
 	w->arg = arg;
-	w->vector = palloc(sizeof(float) * dim);
+	/* room for a filter entry after the vector: zeros (all NULL) */
+	w->vector = palloc0(sizeof(float) * dim + SEGVEC_FILTER_MAX_BYTES);
 	w->tmpctx = AllocSetContextCreate(CurrentMemoryContext,
 									  "segvec alias heap read",
 									  ALLOCSET_SMALL_SIZES);
@@ -372,8 +380,9 @@ walk_end(AliasWalk *w)
  * An alias whose target is in no segment of segs (a merge or a rewrite
  * dropped it, tombstoned) and whose heap row is gone is passed to gone
  * instead, if not NULL (compaction's freeze drops its keymap entry, as
- * VACUUM would have with the alias).  Holds no buffer lock during
- * callbacks.
+ * VACUUM would have with the alias), and so is a stale doc (a vector of
+ * another length, SEGVEC_STALE_TARGET), whose row is gone too (its
+ * transaction rolled back).  Holds no buffer lock during callbacks.
  */
 void
 GraphMutableForEachDoc(Relation index, const SegvecSegment *segs, int nsegs,
@@ -394,16 +403,18 @@ GraphMutableForEachDoc(Relation index, const SegvecSegment *segs, int nsegs,
  * GraphMutableScanDocs: GraphMutableForEachDoc over the whole mutable
  * segment of info (the caller's metapage read, whose manifest resolves the
  * aliases), with the checks SegvecMutableScanDocs makes on a standby; for
- * scans and the ft functions.
+ * scans and the ft functions.  gone (or NULL) as for GraphMutableForEachDoc.
  */
 void
 GraphMutableScanDocs(Relation index, const SegvecMetaInfo *info,
-					 SegvecDocCallback callback, void *arg)
+					 SegvecDocCallback callback, GraphAliasGoneCallback gone,
+					 void *arg)
 {
 	AliasWalk	w;
 
 	walk_begin(&w, index, info->segments, info->nsegments, info->dimensions,
 			   callback, arg);
+	w.gone = gone;
 	SegvecMutableScanItems(index, info, pass_doc, resolve_alias, &w);
 	walk_end(&w);
 }

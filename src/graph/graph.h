@@ -51,6 +51,11 @@ extern Size HnswBuilderNodeBytes(int dim, int m);
 extern void HnswBuilderSetQuantization(HnswBuilder *builder, int quant);
 extern bool HnswBuilderAdd(HnswBuilder *builder, const SegvecDocInfo *doc,
 						   const float *vector);
+extern void HnswBuilderSetFilters(HnswBuilder *builder, int nfilters);
+extern bool HnswBuilderAddFiltered(HnswBuilder *builder,
+								   const SegvecDocInfo *doc,
+								   const float *vector, const char *filters);
+extern const char *HnswBuilderGetFilters(HnswBuilder *builder, int i);
 extern const float *HnswBuilderGetDoc(HnswBuilder *builder, int i,
 									  SegvecDocInfo *doc);
 extern int	HnswBuilderCount(HnswBuilder *builder);
@@ -227,6 +232,24 @@ extern GraphScan *GraphScanBegin(Relation index, const SegvecSegment *seg,
 								 SegvecMetric metric, int dim,
 								 const float *query, int ef_search,
 								 int64 exact_limit, GraphScanBudget *budget);
+extern GraphScan *GraphScanBeginFiltered(Relation index,
+										 const SegvecSegment *seg,
+										 SegvecMetric metric, int dim,
+										 const float *query, int ef_search,
+										 int64 exact_limit,
+										 GraphScanBudget *budget,
+										 const uint8 *fail, int64 npass);
+/* does a node with this filter entry pass? (GraphScanBeginLazy) */
+typedef bool (*GraphFilterFn) (const char *entry, void *arg);
+extern GraphScan *GraphScanBeginLazy(Relation index, const SegvecSegment *seg,
+									 SegvecMetric metric, int dim,
+									 const float *query, int ef_search,
+									 int64 exact_limit,
+									 GraphScanBudget *budget,
+									 GraphFilterFn match, void *arg,
+									 int64 npass);
+extern bool GraphFilterPrefersExact(const SegvecSegment *seg, int ef_search,
+									int64 npass);
 extern void GraphScanSetBound(GraphScan *gs, GraphScanBound *bound);
 extern GraphScanResult GraphScanNext(GraphScan *gs, double *distance,
 									 ItemPointer heaptid);
@@ -259,6 +282,13 @@ extern void GraphForEachNode(Relation index, const SegvecSegment *seg,
 							 SegvecDocCallback callback, void *arg);
 extern void GraphReadDocs(Relation index, const SegvecSegment *seg,
 						  uint32 first, uint32 count, SegvecDocInfo *docs);
+extern uint32 GraphFilterPages(const SegvecSegment *seg);
+extern const char *GraphPinFilterPage(Relation index,
+									  const SegvecSegment *seg,
+									  uint32 pageno, Buffer *buf,
+									  uint32 *first, uint32 *count);
+extern void GraphReleaseFilterPage(Relation index, const SegvecSegment *seg,
+								   Buffer *buf);
 extern int64 GraphFindDoc(Relation index, const SegvecSegment *seg,
 						  uint64 docid);
 extern int64 GraphFindDocEntry(Relation index, const SegvecSegment *seg,
@@ -284,7 +314,10 @@ extern bool GraphHeapKeepsValue(Relation heap, const ItemPointerData *start,
 								const ItemPointerData *newtid,
 								AttrNumber attnum, Datum value,
 								BlockNumber *nblocks);
-/* an alias GraphMutableForEachDoc passed over: its target and row are gone */
+/*
+ * an alias GraphMutableForEachDoc passed over (its target and row are
+ * gone), or a stale doc (SEGVEC_STALE_TARGET)
+ */
 typedef void (*GraphAliasGoneCallback) (const SegvecDocInfo *doc, void *arg);
 extern void GraphMutableForEachDoc(Relation index, const SegvecSegment *segs,
 								   int nsegs, BlockNumber head,
@@ -292,6 +325,7 @@ extern void GraphMutableForEachDoc(Relation index, const SegvecSegment *segs,
 								   SegvecDocCallback callback,
 								   GraphAliasGoneCallback gone, void *arg);
 extern void GraphMutableScanDocs(Relation index, const SegvecMetaInfo *info,
-								 SegvecDocCallback callback, void *arg);
+								 SegvecDocCallback callback,
+								 GraphAliasGoneCallback gone, void *arg);
 
 #endif							/* SEGVEC_GRAPH_H */

@@ -52,6 +52,8 @@ struct HnswBuilder
 	/* in memory only (paged == false) */
 	float	   *vectors;		/* maxn * dim */
 	SegvecDocInfo *docs;
+	int			nfilters;		/* filter columns (HnswBuilderSetFilters) */
+	char	   *filters;		/* maxn filter entries, or NULL */
 	uint32	   *nbr0;			/* maxn * m0 */
 	uint16	   *nnbr0;
 
@@ -214,6 +216,7 @@ extern void GraphNotePeak(HnswBuilder *b);
 extern void GraphPlanLayout(SegvecSegment *seg, int n, const uint8 *levels,
 							int m, int dim, uint64 min_docid,
 							uint64 max_docid, uint32 *upper_off);
+extern void GraphPlanFilterLayout(SegvecSegment *seg, int n, int nfilters);
 extern void GraphPlanQuantLayout(SegvecSegment *seg, int n, int m, int dim,
 								 int quant);
 extern void GraphInitSegmentPage(Page page, const SegvecSegment *seg);

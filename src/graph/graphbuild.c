@@ -869,6 +869,55 @@ HnswBuilderAdd(HnswBuilder *b, const SegvecDocInfo *doc, const float *vector)
 }
 
 /*
+ * HnswBuilderSetFilters: the docs carry filter entries for nfilters filter
+ * columns (format.h), written to the segment's filter area.  Call before
+ * the first HnswBuilderAdd.
+ */
+void
+HnswBuilderSetFilters(HnswBuilder *b, int nfilters)
+{
+	Assert(b->n == 0);
+	b->nfilters = nfilters;
+	if (nfilters > 0)
+		b->filters = MemoryContextAllocHuge(b->ctx,
+											mul_size(b->maxn,
+													 SEGVEC_FILTER_ENTRY_BYTES(nfilters)));
+}
+
+/*
+ * HnswBuilderAddFiltered: HnswBuilderAdd with the doc's filter entry (NULL:
+ * every value NULL); the builder must have had HnswBuilderSetFilters.
+ */
+bool
+HnswBuilderAddFiltered(HnswBuilder *b, const SegvecDocInfo *doc,
+					   const float *vector, const char *filters)
+{
+	Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(b->nfilters);
+
+	if (!HnswBuilderAdd(b, doc, vector))
+		return false;
+	if (fbytes > 0)
+	{
+		char	   *to = b->filters + (Size) (b->n - 1) * fbytes;
+
+		if (filters)
+			memcpy(to, filters, fbytes);
+		else
+			memset(to, 0, fbytes);
+	}
+	return true;
+}
+
+/* HnswBuilderGetFilters: doc i's filter entry, or NULL without filters */
+const char *
+HnswBuilderGetFilters(HnswBuilder *b, int i)
+{
+	if (b->nfilters == 0)
+		return NULL;
+	return b->filters + (Size) i * SEGVEC_FILTER_ENTRY_BYTES(b->nfilters);
+}
+
+/*
  * HnswBuilderGetDoc: the stored vector of doc i, and its identity.
  */
 const float *
@@ -1157,6 +1206,20 @@ sort_by_docid(HnswBuilder *b)
 	}
 	memcpy(b->docs, sorted, sizeof(SegvecDocInfo) * b->n);
 	pfree(sorted);
+
+	/* filter entries: position i gets the entry now at from[i] */
+	if (b->nfilters > 0)
+	{
+		Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(b->nfilters);
+		char	   *fsorted = MemoryContextAllocHuge(b->ctx,
+													 mul_size(b->n, fbytes));
+
+		for (i = 0; i < b->n; i++)
+			memcpy(fsorted + (Size) i * fbytes,
+				   b->filters + (Size) from[i] * fbytes, fbytes);
+		memcpy(b->filters, fsorted, fbytes * b->n);
+		pfree(fsorted);
+	}
 
 	/* vectors: position i must receive the vector now at from[i] */
 	done = palloc0(sizeof(bool) * b->n);

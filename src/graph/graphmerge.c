@@ -85,6 +85,7 @@ typedef struct SegReader
 	Buffer		docbuf;			/* pinned doc-area page */
 	Buffer		upbuf;			/* pinned upper-layer page */
 	Buffer		vecbuf;			/* pinned vector-area page (quantized) */
+	Buffer		filtbuf;		/* pinned filter-area page */
 	char	   *spanbuf;		/* a record spanning pages, copied */
 	float	   *veccopy;		/* a vector crossing pages, copied */
 	int			dim;
@@ -105,6 +106,7 @@ reader_init(SegReader *r, Relation index, const SegvecSegment *seg, int dim)
 	r->seg = seg;
 	r->dim = dim;
 	r->nodebuf = r->docbuf = r->upbuf = r->vecbuf = InvalidBuffer;
+	r->filtbuf = InvalidBuffer;
 	r->spanbuf = seg->pages_per_node > 0 ? palloc(seg->node_size) : NULL;
 	r->veccopy = seg->quant != SEGVEC_QUANT_NONE ?
 		palloc(sizeof(float) * Max(dim, 1)) : NULL;
@@ -117,6 +119,7 @@ reader_end(SegReader *r)
 	unpin(&r->docbuf);
 	unpin(&r->upbuf);
 	unpin(&r->vecbuf);
+	unpin(&r->filtbuf);
 }
 
 /* node id's record, valid until the reader's next record */
@@ -182,6 +185,18 @@ reader_doc(SegReader *r, uint32 id)
 								 r->seg->doc_start + id / SEGVEC_DOCS_PER_PAGE);
 
 	return (const SegvecDocInfo *) data + id % SEGVEC_DOCS_PER_PAGE;
+}
+
+/* node id's filter entry (format.h), valid until the reader's next one */
+static const char *
+reader_filters(SegReader *r, uint32 id)
+{
+	const SegvecSegment *seg = r->seg;
+	uint32		per_page = SEGVEC_FILTERS_PER_PAGE(seg->nfilters);
+	BlockNumber area = seg->start + seg->npages - GraphFilterPages(seg);
+
+	return GraphPinBlock(r->index, &r->filtbuf, area + id / per_page) +
+		(Size) (id % per_page) * SEGVEC_FILTER_ENTRY_BYTES(seg->nfilters);
 }
 
 static uint32
@@ -323,6 +338,26 @@ write_record(PageFiller *f, uint32 o, const char *rec)
 		memcpy(filler_page(f, blk++), rec + done, len);
 		done += len;
 	}
+}
+
+/*
+ * write node o's filter entry (entry, or zeros when NULL) into the filter
+ * area (nodes are written in order, so pages fill in order)
+ */
+static void
+write_filters(PageFiller *f, uint32 o, const char *entry)
+{
+	const SegvecSegment *seg = f->seg;
+	uint32		per_page = SEGVEC_FILTERS_PER_PAGE(seg->nfilters);
+	Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(seg->nfilters);
+	BlockNumber area = seg->start + seg->npages - GraphFilterPages(seg);
+	char	   *to = filler_page(f, area + o / per_page) +
+		(Size) (o % per_page) * fbytes;
+
+	if (entry)
+		memcpy(to, entry, fbytes);
+	else
+		memset(to, 0, fbytes);
 }
 
 /*
@@ -685,6 +720,7 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	GraphPlanLayout(seg, (int) n, b->levels, m, dim, min_docid, max_docid,
 					b->upper_off);
 	GraphPlanQuantLayout(seg, (int) n, m, dim, quant);
+	GraphPlanFilterLayout(seg, (int) n, SegvecIndexFilterCount(index));
 	seg->segno = segno;
 	seg->start = SegvecAllocExtent(index, seg->npages);
 	seg->doc_start += seg->start;
@@ -827,12 +863,14 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	{
 		PageFiller	df;
 		PageFiller	vf;
+		PageFiller	ff;
 		char	   *outrec = palloc0(seg->node_size);
 
 		df.index = index;
 		df.seg = seg;
 		df.buf = InvalidBuffer;
 		vf = df;
+		ff = df;
 		cursors_start(cs, ninputs);
 		o = 0;
 		while ((i = cursors_next(cs, ninputs)) >= 0)
@@ -848,6 +886,10 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 			data = filler_page(&df, seg->doc_start + o / SEGVEC_DOCS_PER_PAGE);
 			memcpy(data + (o % SEGVEC_DOCS_PER_PAGE) * sizeof(SegvecDocInfo),
 				   reader_doc(&cs[i].r, j), sizeof(SegvecDocInfo));
+			if (seg->nfilters > 0)
+				write_filters(&ff, o,
+							  inputs[i].nfilters == seg->nfilters ?
+							  reader_filters(&cs[i].r, j) : NULL);
 
 			rec = reader_node(&cs[i].r, j);
 			memset(outrec, 0, seg->node_size);
@@ -928,6 +970,7 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 		}
 		filler_end(&df);
 		filler_end(&vf);
+		filler_end(&ff);
 		filler_end(&f);
 		pfree(outrec);
 	}

@@ -109,6 +109,35 @@ plan_layout(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off)
 	seg->max_level = Max(b->maxlevel, 0);
 
 	GraphPlanQuantLayout(seg, b->n, b->m, b->dim, b->quant);
+	GraphPlanFilterLayout(seg, b->n, b->nfilters);
+}
+
+/*
+ * GraphPlanFilterLayout: add the filter area of a segment of n nodes with
+ * nfilters filter columns (nothing when 0) to the layout planned so far:
+ * its last pages, SEGVEC_FILTERS_PER_PAGE entries a page (format.h).
+ * Call last: the area is found from the extent's end (GraphFilterPages).
+ */
+void
+GraphPlanFilterLayout(SegvecSegment *seg, int n, int nfilters)
+{
+	seg->nfilters = nfilters;
+	seg->npages += GraphFilterPages(seg);
+}
+
+/*
+ * GraphFilterPages: the pages of seg's filter area, the last of its extent
+ * (0 without filter columns).
+ */
+uint32
+GraphFilterPages(const SegvecSegment *seg)
+{
+	uint32		per_page;
+
+	if (seg->nfilters == 0)
+		return 0;
+	per_page = SEGVEC_FILTERS_PER_PAGE(seg->nfilters);
+	return (seg->ndocs + per_page - 1) / per_page;
 }
 
 /*
@@ -194,7 +223,17 @@ fill_page(HnswBuilder *b, SegvecSegment *seg, uint32 k, Page page,
 	GraphInitSegmentPage(page, seg);
 	data = PageGetContents(page);
 
-	if (k < seg->doc_start)
+	if (seg->nfilters > 0 && k >= seg->npages - GraphFilterPages(seg))
+	{
+		/* filter entries, whole entries on each page */
+		uint32		per_page = SEGVEC_FILTERS_PER_PAGE(seg->nfilters);
+		uint32		first = (k - (seg->npages - GraphFilterPages(seg))) * per_page;
+		uint32		count = Min(per_page, b->n - first);
+		Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(seg->nfilters);
+
+		memcpy(data, b->filters + (Size) first * fbytes, fbytes * count);
+	}
+	else if (k < seg->doc_start)
 	{
 		/* tombstone page: no tombstones yet */
 	}

@@ -66,7 +66,9 @@ extern void SegvecDelayPoint(void);
  * "install-dropping-segments" (an install that frees segments, a merge's,
  * is about to lock the metapage) and "keymap-install-metapage-lock" (an
  * install of keymap runs is about to lock the metapage), "keymap-dir-read"
- * (a keymap look-up has read the directory, not yet the chains or runs).
+ * (a keymap look-up has read the directory, not yet the chains or runs),
+ * "merge-queue-locked" (ft.flush or a background merge holds its table's
+ * lock and the index's queue lock, and has applied nothing yet).
  */
 extern PGDLLIMPORT char *segvec_test_point;
 extern PGDLLIMPORT int segvec_test_point_action;

@@ -40,6 +40,7 @@
 #include "access/xact.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_database.h"
 #include "commands/defrem.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -47,6 +48,7 @@
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/lmgr.h"
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
@@ -56,6 +58,7 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "compat.h"
 #include "jobs/jobs_int.h"
 
 /* What next_work found */
@@ -460,6 +463,8 @@ run_sweep(uint32 kinds, bool startup)
 			outcome = JobRun(indexid, (SegvecJobKind) k, false, 0, false,
 							 &changed, &rows);
 			LWLockAcquire(SegvecJobs->lock, LW_EXCLUSIVE);
+			/* a sweep's job counts as submitted, so that run <= submitted */
+			SegvecJobs->counters.submitted[k]++;
 			JobCountOutcomeLocked((SegvecJobKind) k, outcome);
 			if (k == SEGVEC_JOB_MERGE)
 				(void) JobNoteMergeOutcomeLocked(MyDatabaseId, indexid,
@@ -487,6 +492,62 @@ run_sweep(uint32 kinds, bool startup)
 		ereport(LOG,
 				(errmsg("segvec swept %d index(es) of database %u: the job table was full",
 						list_length(indexes), MyDatabaseId)));
+}
+
+/*
+ * The worker's lock on its database.  A command that needs the database
+ * to itself (DROP DATABASE, ALTER DATABASE ... RENAME or SET TABLESPACE)
+ * locks it, then counts the other backends connected to it and fails if
+ * they have not left after 5 seconds.  Autovacuum workers it signals; a
+ * segvec worker would go on with the jobs of the database.  So the worker
+ * holds a session lock on the database that such a command waits for
+ * while a job runs, and leaves before its next job when the lock is not
+ * to be had or someone waits for it (lock_database).
+ */
+static void
+database_locktag(LOCKTAG *tag)
+{
+	SET_LOCKTAG_OBJECT(*tag, InvalidOid, DatabaseRelationId, MyDatabaseId, 0);
+}
+
+/*
+ * Hold the database's lock, unless a command waits to have the database
+ * to itself (then release it and return false).  Taken without waiting:
+ * once such a command holds it, waiting for it would keep it counting
+ * this worker.  A job that failed lost the lock (a transaction abort
+ * releases session locks too), so it is taken again here.
+ */
+static bool
+lock_database(void)
+{
+	LOCKTAG		tag;
+
+	database_locktag(&tag);
+	if (!SegvecLockHeldByMe(&tag, AccessShareLock) &&
+		LockAcquire(&tag, AccessShareLock, true, true) == LOCKACQUIRE_NOT_AVAIL)
+		return false;
+	if (LockHasWaiters(&tag, AccessShareLock, true))
+	{
+		LockRelease(&tag, AccessShareLock, true);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Release the database's lock, if held.  A session lock is released by a
+ * transaction abort only, and a worker usually exits outside a
+ * transaction: without this the lock would stay in the shared lock table
+ * under the PGPROC the next process gets.
+ */
+static void
+unlock_database(int code, Datum arg)
+{
+	LOCKTAG		tag;
+
+	database_locktag(&tag);
+	if (SegvecLockHeldByMe(&tag, AccessShareLock))
+		LockRelease(&tag, AccessShareLock, true);
 }
 
 /*
@@ -532,6 +593,9 @@ SegvecWorkerMain(Datum main_arg)
 	SegvecJobs->workers[my_worker].connected = true;
 	LWLockRelease(SegvecJobs->lock);
 
+	/* the database's lock, taken before each job (lock_database) */
+	before_shmem_exit(unlock_database, 0);
+
 	/* jobs wait for locks as long as it takes, like autovacuum */
 	SetConfigOption("statement_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("lock_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
@@ -560,6 +624,13 @@ SegvecWorkerMain(Datum main_arg)
 		}
 		MemoryContextReset(loop_ctx);
 
+		if (!lock_database())
+		{
+			ereport(DEBUG1,
+					(errmsg_internal("segvec worker leaves database %u, which a command waits to have to itself",
+									 MyDatabaseId)));
+			break;
+		}
 		look_up_owners();
 		what = next_work(&idx, &job, &sweep_kinds, &sweep_startup, !first);
 		first = false;

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * distance.c
- *	  Vector input checks, distance kernels and the SQL distance functions.
+ *	  The distance kernels, their choice at load time, and SegvecDistance.
  *
  * Three kernels do the work of the index: the sum of squared differences
  * and the dot product of two float4 arrays (accumulated in float), and the
@@ -15,6 +15,10 @@
  *	- avx2: AVX2 intrinsics, compiled with target("avx2,fma");
  *	- avx512: AVX-512F intrinsics, target("avx512f"), masked loads for the
  *	  tail.
+ *
+ * The avx2 and avx512 versions are written once, in distance_simd.h, which
+ * this file includes once per instruction set after defining that set's
+ * primitives (register types, loads, masks, the reduction trees).
  *
  * All three return the same bits for the same inputs, so that an index
  * answers the same on every machine (and the regression suite's expected
@@ -48,8 +52,9 @@
  * avx512 sections carry target attributes: the rest of the module runs on
  * any x86-64 CPU (test/check-portable.sh checks the built module).
  *
- * The SQL functions go through SegvecDistance(), so an operator returns
- * exactly the value the index computes for the same pair.
+ * The input checks and the SQL functions are in vector.c; they go through
+ * SegvecDistance(), so an operator returns exactly the value the index
+ * computes for the same pair.
  *
  * src/kernels/distance.c
  *
@@ -63,10 +68,6 @@
 #include <immintrin.h>
 #endif
 
-#include "catalog/pg_type.h"
-#include "fmgr.h"
-#include "utils/array.h"
-#include "utils/builtins.h"
 #include "utils/float.h"
 #include "utils/guc.h"
 
@@ -468,39 +469,16 @@ dot_double(const float *a, const float *b, int dim)
 	return dot;
 }
 
-/* Sum of a[i]^2 in double, for l2_norm and l2_normalize */
-static double
-norm_squared_double(const float *a, int dim)
-{
-	double		s0 = 0.0,
-				s1 = 0.0,
-				s2 = 0.0,
-				s3 = 0.0;
-	int			i = 0;
-
-	for (; i + 4 <= dim; i += 4)
-	{
-		s0 += (double) a[i] * (double) a[i];
-		s1 += (double) a[i + 1] * (double) a[i + 1];
-		s2 += (double) a[i + 2] * (double) a[i + 2];
-		s3 += (double) a[i + 3] * (double) a[i + 3];
-	}
-	s0 = (s0 + s1) + (s2 + s3);
-	for (; i < dim; i++)
-		s0 += (double) a[i] * (double) a[i];
-
-	return s0;
-}
-
 
 #ifdef SEGVEC_HAVE_X86_KERNELS
 
 /* ---------------------------------------------------------------------
  * AVX2 kernels
  *
- * Four 8-float registers hold lanes 0-7, 8-15, 16-23 and 24-31; the tail
- * is read by masked loads (masked-off lanes read as zero, and their memory
- * is not touched).
+ * Four 8-float registers hold lanes 0-7, 8-15, 16-23 and 24-31, two
+ * 4-double registers the cosine lanes 0-3 and 4-7; the tail is read by
+ * masked loads (masked-off lanes read as zero, and their memory is not
+ * touched).
  * ---------------------------------------------------------------------
  */
 
@@ -514,14 +492,15 @@ tail_mask_avx2(int n, int g)
 }
 
 /*
- * The fixed tree over 32 float lanes held as s0 (0-7) .. s3 (24-31):
+ * The fixed tree over 32 float lanes held as s[0] (0-7) .. s[3] (24-31):
  * (j, j + 16), then (j, j + 8), (j, j + 4), (j, j + 2), (j, j + 1).
  */
 SEGVEC_TARGET_AVX2
 static inline float
-reduce_float_lanes_avx2(__m256 s0, __m256 s1, __m256 s2, __m256 s3)
+reduce_float_lanes_avx2(const __m256 *s)
 {
-	__m256		t = _mm256_add_ps(_mm256_add_ps(s0, s2), _mm256_add_ps(s1, s3));
+	__m256		t = _mm256_add_ps(_mm256_add_ps(s[0], s[2]),
+								  _mm256_add_ps(s[1], s[3]));
 	__m128		u = _mm_add_ps(_mm256_castps256_ps128(t),
 							   _mm256_extractf128_ps(t, 1));
 
@@ -530,12 +509,12 @@ reduce_float_lanes_avx2(__m256 s0, __m256 s1, __m256 s2, __m256 s3)
 	return _mm_cvtss_f32(u);
 }
 
-/* The fixed tree over 8 double lanes held as q0 (0-3) and q1 (4-7) */
+/* The fixed tree over 8 double lanes held as q[0] (0-3) and q[1] (4-7) */
 SEGVEC_TARGET_AVX2
 static inline double
-reduce_double_lanes_avx2(__m256d q0, __m256d q1)
+reduce_double_lanes_avx2(const __m256d *q)
 {
-	__m256d		t = _mm256_add_pd(q0, q1);
+	__m256d		t = _mm256_add_pd(q[0], q[1]);
 	__m128d		u = _mm_add_pd(_mm256_castpd256_pd128(t),
 							   _mm256_extractf128_pd(t, 1));
 
@@ -543,254 +522,73 @@ reduce_double_lanes_avx2(__m256d q0, __m256d q1)
 	return _mm_cvtsd_f64(u);
 }
 
+/* The 8 floats at p widened to doubles in q[0] (0-3) and q[1] (4-7) */
 SEGVEC_TARGET_AVX2
-static float
-l2_squared_avx2(const float *a, const float *b, int dim)
+static inline void
+widen_avx2(const float *p, __m256d *q)
 {
-	__m256		s0 = _mm256_setzero_ps();
-	__m256		s1 = _mm256_setzero_ps();
-	__m256		s2 = _mm256_setzero_ps();
-	__m256		s3 = _mm256_setzero_ps();
-	__m256		d0,
-				d1,
-				d2,
-				d3;
-	__m256i		m0,
-				m1,
-				m2,
-				m3;
-	int			i = 0;
-	int			n;
-
-	for (; i + FLOAT_LANES <= dim; i += FLOAT_LANES)
-	{
-		d0 = _mm256_sub_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i));
-		d1 = _mm256_sub_ps(_mm256_loadu_ps(a + i + 8),
-						   _mm256_loadu_ps(b + i + 8));
-		d2 = _mm256_sub_ps(_mm256_loadu_ps(a + i + 16),
-						   _mm256_loadu_ps(b + i + 16));
-		d3 = _mm256_sub_ps(_mm256_loadu_ps(a + i + 24),
-						   _mm256_loadu_ps(b + i + 24));
-		s0 = _mm256_add_ps(s0, _mm256_mul_ps(d0, d0));
-		s1 = _mm256_add_ps(s1, _mm256_mul_ps(d1, d1));
-		s2 = _mm256_add_ps(s2, _mm256_mul_ps(d2, d2));
-		s3 = _mm256_add_ps(s3, _mm256_mul_ps(d3, d3));
-	}
-	if (i < dim)
-	{
-		n = dim - i;
-		m0 = tail_mask_avx2(n, 0);
-		m1 = tail_mask_avx2(n, 1);
-		m2 = tail_mask_avx2(n, 2);
-		m3 = tail_mask_avx2(n, 3);
-		d0 = _mm256_sub_ps(_mm256_maskload_ps(a + i, m0),
-						   _mm256_maskload_ps(b + i, m0));
-		d1 = _mm256_sub_ps(_mm256_maskload_ps(a + i + 8, m1),
-						   _mm256_maskload_ps(b + i + 8, m1));
-		d2 = _mm256_sub_ps(_mm256_maskload_ps(a + i + 16, m2),
-						   _mm256_maskload_ps(b + i + 16, m2));
-		d3 = _mm256_sub_ps(_mm256_maskload_ps(a + i + 24, m3),
-						   _mm256_maskload_ps(b + i + 24, m3));
-		s0 = _mm256_add_ps(s0, _mm256_mul_ps(d0, d0));
-		s1 = _mm256_add_ps(s1, _mm256_mul_ps(d1, d1));
-		s2 = _mm256_add_ps(s2, _mm256_mul_ps(d2, d2));
-		s3 = _mm256_add_ps(s3, _mm256_mul_ps(d3, d3));
-	}
-
-	return reduce_float_lanes_avx2(s0, s1, s2, s3);
+	q[0] = _mm256_cvtps_pd(_mm_loadu_ps(p));
+	q[1] = _mm256_cvtps_pd(_mm_loadu_ps(p + 4));
 }
 
-/* l2_squared_avx2 that may stop early, as l2_squared_bounded_scalar */
+/* The same for the first n (1..7) floats at p, zeros after them */
 SEGVEC_TARGET_AVX2
-static float
-l2_squared_bounded_avx2(const float *a, const float *b, int dim, float bound)
+static inline void
+widen_tail_avx2(const float *p, int n, __m256d *q)
 {
-	__m256		s0 = _mm256_setzero_ps();
-	__m256		s1 = _mm256_setzero_ps();
-	__m256		s2 = _mm256_setzero_ps();
-	__m256		s3 = _mm256_setzero_ps();
-	__m256		d0,
-				d1,
-				d2,
-				d3;
-	__m256i		m0,
-				m1,
-				m2,
-				m3;
-	int			i = 0;
-	int			k = 0;
-	int			n;
+	__m256		v = _mm256_maskload_ps(p, tail_mask_avx2(n, 0));
 
-	for (; i + FLOAT_LANES <= dim; i += FLOAT_LANES)
-	{
-		d0 = _mm256_sub_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i));
-		d1 = _mm256_sub_ps(_mm256_loadu_ps(a + i + 8),
-						   _mm256_loadu_ps(b + i + 8));
-		d2 = _mm256_sub_ps(_mm256_loadu_ps(a + i + 16),
-						   _mm256_loadu_ps(b + i + 16));
-		d3 = _mm256_sub_ps(_mm256_loadu_ps(a + i + 24),
-						   _mm256_loadu_ps(b + i + 24));
-		s0 = _mm256_add_ps(s0, _mm256_mul_ps(d0, d0));
-		s1 = _mm256_add_ps(s1, _mm256_mul_ps(d1, d1));
-		s2 = _mm256_add_ps(s2, _mm256_mul_ps(d2, d2));
-		s3 = _mm256_add_ps(s3, _mm256_mul_ps(d3, d3));
-		if (++k % BOUND_CHECK_BLOCKS == 0 && i + 2 * FLOAT_LANES <= dim)
-		{
-			float		sum = reduce_float_lanes_avx2(s0, s1, s2, s3);
-
-			if (sum >= bound)
-				return sum;
-		}
-	}
-	if (i < dim)
-	{
-		n = dim - i;
-		m0 = tail_mask_avx2(n, 0);
-		m1 = tail_mask_avx2(n, 1);
-		m2 = tail_mask_avx2(n, 2);
-		m3 = tail_mask_avx2(n, 3);
-		d0 = _mm256_sub_ps(_mm256_maskload_ps(a + i, m0),
-						   _mm256_maskload_ps(b + i, m0));
-		d1 = _mm256_sub_ps(_mm256_maskload_ps(a + i + 8, m1),
-						   _mm256_maskload_ps(b + i + 8, m1));
-		d2 = _mm256_sub_ps(_mm256_maskload_ps(a + i + 16, m2),
-						   _mm256_maskload_ps(b + i + 16, m2));
-		d3 = _mm256_sub_ps(_mm256_maskload_ps(a + i + 24, m3),
-						   _mm256_maskload_ps(b + i + 24, m3));
-		s0 = _mm256_add_ps(s0, _mm256_mul_ps(d0, d0));
-		s1 = _mm256_add_ps(s1, _mm256_mul_ps(d1, d1));
-		s2 = _mm256_add_ps(s2, _mm256_mul_ps(d2, d2));
-		s3 = _mm256_add_ps(s3, _mm256_mul_ps(d3, d3));
-	}
-
-	return reduce_float_lanes_avx2(s0, s1, s2, s3);
+	q[0] = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+	q[1] = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
 }
 
-SEGVEC_TARGET_AVX2
-static float
-dot_avx2(const float *a, const float *b, int dim)
-{
-	__m256		s0 = _mm256_setzero_ps();
-	__m256		s1 = _mm256_setzero_ps();
-	__m256		s2 = _mm256_setzero_ps();
-	__m256		s3 = _mm256_setzero_ps();
-	__m256i		m0,
-				m1,
-				m2,
-				m3;
-	int			i = 0;
-	int			n;
+#define SIMD_ISA			avx2
+#define SIMD_TARGET			SEGVEC_TARGET_AVX2
+#define simd_f				__m256
+#define simd_d				__m256d
+#define SIMD_FREGS			4
+#define SIMD_FWIDTH			8
+#define SIMD_DREGS			2
+#define SIMD_FZERO()		_mm256_setzero_ps()
+#define SIMD_FLOAD(p)		_mm256_loadu_ps(p)
+#define SIMD_FADD(x, y)		_mm256_add_ps(x, y)
+#define SIMD_FSUB(x, y)		_mm256_sub_ps(x, y)
+#define SIMD_FMUL(x, y)		_mm256_mul_ps(x, y)
+#define simd_fmask			__m256i
+#define SIMD_FTAIL_MASK(n, r)	tail_mask_avx2(n, r)
+#define SIMD_FLOAD_MASKED(p, m)	_mm256_maskload_ps(p, m)
+#define SIMD_FREDUCE(s)		reduce_float_lanes_avx2(s)
+#define SIMD_DZERO()		_mm256_setzero_pd()
+#define SIMD_DFMADD(x, y, acc)	_mm256_fmadd_pd(x, y, acc)
+#define SIMD_DWIDEN(p, q)	widen_avx2(p, q)
+#define SIMD_DWIDEN_TAIL(p, n, q)	widen_tail_avx2(p, n, q)
+#define SIMD_DREDUCE(q)		reduce_double_lanes_avx2(q)
 
-	for (; i + FLOAT_LANES <= dim; i += FLOAT_LANES)
-	{
-		s0 = _mm256_add_ps(s0, _mm256_mul_ps(_mm256_loadu_ps(a + i),
-											 _mm256_loadu_ps(b + i)));
-		s1 = _mm256_add_ps(s1, _mm256_mul_ps(_mm256_loadu_ps(a + i + 8),
-											 _mm256_loadu_ps(b + i + 8)));
-		s2 = _mm256_add_ps(s2, _mm256_mul_ps(_mm256_loadu_ps(a + i + 16),
-											 _mm256_loadu_ps(b + i + 16)));
-		s3 = _mm256_add_ps(s3, _mm256_mul_ps(_mm256_loadu_ps(a + i + 24),
-											 _mm256_loadu_ps(b + i + 24)));
-	}
-	if (i < dim)
-	{
-		n = dim - i;
-		m0 = tail_mask_avx2(n, 0);
-		m1 = tail_mask_avx2(n, 1);
-		m2 = tail_mask_avx2(n, 2);
-		m3 = tail_mask_avx2(n, 3);
-		s0 = _mm256_add_ps(s0, _mm256_mul_ps(_mm256_maskload_ps(a + i, m0),
-											 _mm256_maskload_ps(b + i, m0)));
-		s1 = _mm256_add_ps(s1, _mm256_mul_ps(_mm256_maskload_ps(a + i + 8, m1),
-											 _mm256_maskload_ps(b + i + 8, m1)));
-		s2 = _mm256_add_ps(s2, _mm256_mul_ps(_mm256_maskload_ps(a + i + 16, m2),
-											 _mm256_maskload_ps(b + i + 16, m2)));
-		s3 = _mm256_add_ps(s3, _mm256_mul_ps(_mm256_maskload_ps(a + i + 24, m3),
-											 _mm256_maskload_ps(b + i + 24, m3)));
-	}
-
-	return reduce_float_lanes_avx2(s0, s1, s2, s3);
-}
-
-/*
- * Fused cosine parts in double, eight floats per iteration, widened to two
- * registers of four doubles (lanes 0-3 and 4-7).  A fused multiply-add
- * gives the same bits as a multiply and an add here, as the product of two
- * floats is exact in double.
- */
-SEGVEC_TARGET_AVX2
-static void
-cosine_parts_avx2(const float *a, const float *b, int dim,
-				  double *dot, double *norma, double *normb)
-{
-	__m256d		d0 = _mm256_setzero_pd(),
-				d1 = _mm256_setzero_pd();
-	__m256d		x0 = _mm256_setzero_pd(),
-				x1 = _mm256_setzero_pd();
-	__m256d		y0 = _mm256_setzero_pd(),
-				y1 = _mm256_setzero_pd();
-	__m256		va,
-				vb;
-	__m256d		alo,
-				ahi,
-				blo,
-				bhi;
-	__m256i		mask;
-	int			i = 0;
-
-	for (; i + DOUBLE_LANES <= dim; i += DOUBLE_LANES)
-	{
-		alo = _mm256_cvtps_pd(_mm_loadu_ps(a + i));
-		ahi = _mm256_cvtps_pd(_mm_loadu_ps(a + i + 4));
-		blo = _mm256_cvtps_pd(_mm_loadu_ps(b + i));
-		bhi = _mm256_cvtps_pd(_mm_loadu_ps(b + i + 4));
-		d0 = _mm256_fmadd_pd(alo, blo, d0);
-		d1 = _mm256_fmadd_pd(ahi, bhi, d1);
-		x0 = _mm256_fmadd_pd(alo, alo, x0);
-		x1 = _mm256_fmadd_pd(ahi, ahi, x1);
-		y0 = _mm256_fmadd_pd(blo, blo, y0);
-		y1 = _mm256_fmadd_pd(bhi, bhi, y1);
-	}
-	if (i < dim)
-	{
-		mask = tail_mask_avx2(dim - i, 0);
-		va = _mm256_maskload_ps(a + i, mask);
-		vb = _mm256_maskload_ps(b + i, mask);
-		alo = _mm256_cvtps_pd(_mm256_castps256_ps128(va));
-		ahi = _mm256_cvtps_pd(_mm256_extractf128_ps(va, 1));
-		blo = _mm256_cvtps_pd(_mm256_castps256_ps128(vb));
-		bhi = _mm256_cvtps_pd(_mm256_extractf128_ps(vb, 1));
-		d0 = _mm256_fmadd_pd(alo, blo, d0);
-		d1 = _mm256_fmadd_pd(ahi, bhi, d1);
-		x0 = _mm256_fmadd_pd(alo, alo, x0);
-		x1 = _mm256_fmadd_pd(ahi, ahi, x1);
-		y0 = _mm256_fmadd_pd(blo, blo, y0);
-		y1 = _mm256_fmadd_pd(bhi, bhi, y1);
-	}
-
-	*dot = reduce_double_lanes_avx2(d0, d1);
-	*norma = reduce_double_lanes_avx2(x0, x1);
-	*normb = reduce_double_lanes_avx2(y0, y1);
-}
+#include "kernels/distance_simd.h"
 
 
 /* ---------------------------------------------------------------------
  * AVX-512F kernels
  *
- * Two 16-float registers hold lanes 0-15 and 16-31; the tail is read by
- * masked loads.
+ * Two 16-float registers hold lanes 0-15 and 16-31, one 8-double register
+ * the cosine lanes; the tail is read by masked loads.
  * ---------------------------------------------------------------------
  */
 
 /* Mask of the first n lanes (n may exceed 16: all lanes) */
 #define TAIL_MASK16(n)	((__mmask16) ((n) >= 16 ? 0xFFFF : (1U << (n)) - 1))
 
-/* The fixed tree over 32 float lanes held as s0 (0-15) and s1 (16-31) */
+/* Mask of the first n lanes of lane group g (none when n <= 16g) */
+#define TAIL_MASK16_GROUP(n, g) \
+	((g) == 0 ? TAIL_MASK16(n) : \
+	 (n) > 16 * (g) ? TAIL_MASK16((n) - 16 * (g)) : (__mmask16) 0)
+
+/* The fixed tree over 32 float lanes held as s[0] (0-15) and s[1] (16-31) */
 SEGVEC_TARGET_AVX512
 static inline float
-reduce_float_lanes_avx512(__m512 s0, __m512 s1)
+reduce_float_lanes_avx512(const __m512 *s)
 {
-	__m512		t = _mm512_add_ps(s0, s1);
+	__m512		t = _mm512_add_ps(s[0], s[1]);
 	__m256		h = _mm256_add_ps(_mm512_castps512_ps256(t),
 								  _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(t), 1)));
 	__m128		u = _mm_add_ps(_mm256_castps256_ps128(h),
@@ -801,13 +599,13 @@ reduce_float_lanes_avx512(__m512 s0, __m512 s1)
 	return _mm_cvtss_f32(u);
 }
 
-/* The fixed tree over 8 double lanes held in q */
+/* The fixed tree over 8 double lanes held in q[0] */
 SEGVEC_TARGET_AVX512
 static inline double
-reduce_double_lanes_avx512(__m512d q)
+reduce_double_lanes_avx512(const __m512d *q)
 {
-	__m256d		h = _mm256_add_pd(_mm512_castpd512_pd256(q),
-								  _mm512_extractf64x4_pd(q, 1));
+	__m256d		h = _mm256_add_pd(_mm512_castpd512_pd256(q[0]),
+								  _mm512_extractf64x4_pd(q[0], 1));
 	__m128d		u = _mm_add_pd(_mm256_castpd256_pd128(h),
 							   _mm256_extractf128_pd(h, 1));
 
@@ -815,158 +613,46 @@ reduce_double_lanes_avx512(__m512d q)
 	return _mm_cvtsd_f64(u);
 }
 
+/* The 8 floats at p widened to doubles in q[0] */
 SEGVEC_TARGET_AVX512
-static float
-l2_squared_avx512(const float *a, const float *b, int dim)
+static inline void
+widen_avx512(const float *p, __m512d *q)
 {
-	__m512		s0 = _mm512_setzero_ps();
-	__m512		s1 = _mm512_setzero_ps();
-	__m512		d0,
-				d1;
-	__mmask16	m0,
-				m1;
-	int			i = 0;
-
-	for (; i + FLOAT_LANES <= dim; i += FLOAT_LANES)
-	{
-		d0 = _mm512_sub_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i));
-		d1 = _mm512_sub_ps(_mm512_loadu_ps(a + i + 16),
-						   _mm512_loadu_ps(b + i + 16));
-		s0 = _mm512_add_ps(s0, _mm512_mul_ps(d0, d0));
-		s1 = _mm512_add_ps(s1, _mm512_mul_ps(d1, d1));
-	}
-	if (i < dim)
-	{
-		m0 = TAIL_MASK16(dim - i);
-		m1 = (dim - i > 16) ? TAIL_MASK16(dim - i - 16) : 0;
-		d0 = _mm512_sub_ps(_mm512_maskz_loadu_ps(m0, a + i),
-						   _mm512_maskz_loadu_ps(m0, b + i));
-		d1 = _mm512_sub_ps(_mm512_maskz_loadu_ps(m1, a + i + 16),
-						   _mm512_maskz_loadu_ps(m1, b + i + 16));
-		s0 = _mm512_add_ps(s0, _mm512_mul_ps(d0, d0));
-		s1 = _mm512_add_ps(s1, _mm512_mul_ps(d1, d1));
-	}
-
-	return reduce_float_lanes_avx512(s0, s1);
+	q[0] = _mm512_cvtps_pd(_mm256_loadu_ps(p));
 }
 
-/* l2_squared_avx512 that may stop early, as l2_squared_bounded_scalar */
+/* The same for the first n (1..7) floats at p, zeros after them */
 SEGVEC_TARGET_AVX512
-static float
-l2_squared_bounded_avx512(const float *a, const float *b, int dim,
-						  float bound)
+static inline void
+widen_tail_avx512(const float *p, int n, __m512d *q)
 {
-	__m512		s0 = _mm512_setzero_ps();
-	__m512		s1 = _mm512_setzero_ps();
-	__m512		d0,
-				d1;
-	__mmask16	m0,
-				m1;
-	int			i = 0;
-	int			k = 0;
-
-	for (; i + FLOAT_LANES <= dim; i += FLOAT_LANES)
-	{
-		d0 = _mm512_sub_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i));
-		d1 = _mm512_sub_ps(_mm512_loadu_ps(a + i + 16),
-						   _mm512_loadu_ps(b + i + 16));
-		s0 = _mm512_add_ps(s0, _mm512_mul_ps(d0, d0));
-		s1 = _mm512_add_ps(s1, _mm512_mul_ps(d1, d1));
-		if (++k % BOUND_CHECK_BLOCKS == 0 && i + 2 * FLOAT_LANES <= dim)
-		{
-			float		sum = reduce_float_lanes_avx512(s0, s1);
-
-			if (sum >= bound)
-				return sum;
-		}
-	}
-	if (i < dim)
-	{
-		m0 = TAIL_MASK16(dim - i);
-		m1 = (dim - i > 16) ? TAIL_MASK16(dim - i - 16) : 0;
-		d0 = _mm512_sub_ps(_mm512_maskz_loadu_ps(m0, a + i),
-						   _mm512_maskz_loadu_ps(m0, b + i));
-		d1 = _mm512_sub_ps(_mm512_maskz_loadu_ps(m1, a + i + 16),
-						   _mm512_maskz_loadu_ps(m1, b + i + 16));
-		s0 = _mm512_add_ps(s0, _mm512_mul_ps(d0, d0));
-		s1 = _mm512_add_ps(s1, _mm512_mul_ps(d1, d1));
-	}
-
-	return reduce_float_lanes_avx512(s0, s1);
+	q[0] = _mm512_cvtps_pd(_mm512_castps512_ps256(
+		_mm512_maskz_loadu_ps(TAIL_MASK16(n), p)));
 }
 
-SEGVEC_TARGET_AVX512
-static float
-dot_avx512(const float *a, const float *b, int dim)
-{
-	__m512		s0 = _mm512_setzero_ps();
-	__m512		s1 = _mm512_setzero_ps();
-	__mmask16	m0,
-				m1;
-	int			i = 0;
+#define SIMD_ISA			avx512
+#define SIMD_TARGET			SEGVEC_TARGET_AVX512
+#define simd_f				__m512
+#define simd_d				__m512d
+#define SIMD_FREGS			2
+#define SIMD_FWIDTH			16
+#define SIMD_DREGS			1
+#define SIMD_FZERO()		_mm512_setzero_ps()
+#define SIMD_FLOAD(p)		_mm512_loadu_ps(p)
+#define SIMD_FADD(x, y)		_mm512_add_ps(x, y)
+#define SIMD_FSUB(x, y)		_mm512_sub_ps(x, y)
+#define SIMD_FMUL(x, y)		_mm512_mul_ps(x, y)
+#define simd_fmask			__mmask16
+#define SIMD_FTAIL_MASK(n, r)	TAIL_MASK16_GROUP(n, r)
+#define SIMD_FLOAD_MASKED(p, m)	_mm512_maskz_loadu_ps(m, p)
+#define SIMD_FREDUCE(s)		reduce_float_lanes_avx512(s)
+#define SIMD_DZERO()		_mm512_setzero_pd()
+#define SIMD_DFMADD(x, y, acc)	_mm512_fmadd_pd(x, y, acc)
+#define SIMD_DWIDEN(p, q)	widen_avx512(p, q)
+#define SIMD_DWIDEN_TAIL(p, n, q)	widen_tail_avx512(p, n, q)
+#define SIMD_DREDUCE(q)		reduce_double_lanes_avx512(q)
 
-	for (; i + FLOAT_LANES <= dim; i += FLOAT_LANES)
-	{
-		s0 = _mm512_add_ps(s0, _mm512_mul_ps(_mm512_loadu_ps(a + i),
-											 _mm512_loadu_ps(b + i)));
-		s1 = _mm512_add_ps(s1, _mm512_mul_ps(_mm512_loadu_ps(a + i + 16),
-											 _mm512_loadu_ps(b + i + 16)));
-	}
-	if (i < dim)
-	{
-		m0 = TAIL_MASK16(dim - i);
-		m1 = (dim - i > 16) ? TAIL_MASK16(dim - i - 16) : 0;
-		s0 = _mm512_add_ps(s0, _mm512_mul_ps(_mm512_maskz_loadu_ps(m0, a + i),
-											 _mm512_maskz_loadu_ps(m0, b + i)));
-		s1 = _mm512_add_ps(s1, _mm512_mul_ps(_mm512_maskz_loadu_ps(m1, a + i + 16),
-											 _mm512_maskz_loadu_ps(m1, b + i + 16)));
-	}
-
-	return reduce_float_lanes_avx512(s0, s1);
-}
-
-/*
- * Fused cosine parts in double, eight floats per iteration widened to one
- * vector of eight doubles, with fused multiply-adds as in
- * cosine_parts_avx2.
- */
-SEGVEC_TARGET_AVX512
-static void
-cosine_parts_avx512(const float *a, const float *b, int dim,
-					double *dot, double *norma, double *normb)
-{
-	__m512d		d = _mm512_setzero_pd();
-	__m512d		x = _mm512_setzero_pd();
-	__m512d		y = _mm512_setzero_pd();
-	__m512d		av,
-				bv;
-	__mmask16	mask;
-	int			i = 0;
-
-	for (; i + DOUBLE_LANES <= dim; i += DOUBLE_LANES)
-	{
-		av = _mm512_cvtps_pd(_mm256_loadu_ps(a + i));
-		bv = _mm512_cvtps_pd(_mm256_loadu_ps(b + i));
-		d = _mm512_fmadd_pd(av, bv, d);
-		x = _mm512_fmadd_pd(av, av, x);
-		y = _mm512_fmadd_pd(bv, bv, y);
-	}
-	if (i < dim)
-	{
-		mask = TAIL_MASK16(dim - i);
-		av = _mm512_cvtps_pd(_mm512_castps512_ps256(
-			_mm512_maskz_loadu_ps(mask, a + i)));
-		bv = _mm512_cvtps_pd(_mm512_castps512_ps256(
-			_mm512_maskz_loadu_ps(mask, b + i)));
-		d = _mm512_fmadd_pd(av, bv, d);
-		x = _mm512_fmadd_pd(av, av, x);
-		y = _mm512_fmadd_pd(bv, bv, y);
-	}
-
-	*dot = reduce_double_lanes_avx512(d);
-	*norma = reduce_double_lanes_avx512(x);
-	*normb = reduce_double_lanes_avx512(y);
-}
+#include "kernels/distance_simd.h"
 
 #endif							/* SEGVEC_HAVE_X86_KERNELS */
 
@@ -1103,14 +789,6 @@ SegvecKernelName(void)
 	return kernel_name;
 }
 
-/* SQL segvec_kernel(): SegvecKernelName() */
-PG_FUNCTION_INFO_V1(segvec_kernel_name);
-Datum
-segvec_kernel_name(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_TEXT_P(cstring_to_text(SegvecKernelName()));
-}
-
 const char *
 SegvecMetricName(SegvecMetric metric)
 {
@@ -1209,225 +887,3 @@ SegvecDistance(SegvecMetric metric, const float *a, const float *b, int dim)
 	return 0.0;					/* keep compiler quiet */
 }
 
-
-/* ---------------------------------------------------------------------
- * Input checks
- * ---------------------------------------------------------------------
- */
-
-/*
- * Are x[0 .. n - 1] all finite?  A float is NaN or infinite when its
- * exponent bits are all set; or-ing a per-element flag without a branch
- * lets the compiler vectorise the loop (the input check of every distance
- * call and index scan, 784 elements on Fashion-MNIST).
- */
-static bool
-all_finite(const float *x, int n)
-{
-	uint32		bad[8] = {0};
-	uint32		bits[8];
-	int			i,
-				j;
-
-	for (i = 0; i + 8 <= n; i += 8)
-	{
-		memcpy(bits, &x[i], sizeof(bits));
-		for (j = 0; j < 8; j++)
-			bad[j] |= ~bits[j] & 0x7f800000 ? 0 : 1;
-	}
-	for (j = 0; i < n; i++, j++)
-	{
-		memcpy(bits, &x[i], sizeof(uint32));
-		bad[j] |= ~bits[0] & 0x7f800000 ? 0 : 1;
-	}
-	for (j = 1; j < 8; j++)
-		bad[0] |= bad[j];
-	return bad[0] == 0;
-}
-
-/*
- * SegvecArrayGetVector: see distance.h.  Returns a pointer into the array's
- * data; the array must stay alive (and detoasted) as long as it is used.
- */
-float *
-SegvecArrayGetVector(ArrayType *array, int *dim)
-{
-	float	   *x;
-	int			ndim = ARR_NDIM(array);
-	int			n;
-	int			i;
-
-	if (ARR_ELEMTYPE(array) != FLOAT4OID)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("vector must be an array of real")));
-
-	if (ndim > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("vector must be a one-dimensional array"),
-				 errdetail("The array has %d dimensions.", ndim)));
-
-	n = (ndim == 0) ? 0 : ArrayGetNItems(ndim, ARR_DIMS(array));
-
-	if (n < 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("vector must have at least 1 dimension")));
-
-	if (n > SEGVEC_MAX_DIM)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("vector cannot have more than %d dimensions",
-						SEGVEC_MAX_DIM),
-				 errdetail("The array has %d elements.", n)));
-
-	if (array_contains_nulls(array))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("vector must not contain NULL elements")));
-
-	x = (float *) ARR_DATA_PTR(array);
-
-	/* every call of a distance function passes here: keep it cheap */
-	if (likely(all_finite(x, n)))
-	{
-		*dim = n;
-		return x;
-	}
-
-	for (i = 0; i < n; i++)
-	{
-		if (unlikely(!isfinite(x[i])))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("vector must not contain NaN or infinite values"),
-					 errdetail("Element %d is %s.", i + 1,
-							   isnan(x[i]) ? "NaN" :
-							   (x[i] > 0 ? "Infinity" : "-Infinity"))));
-	}
-
-	*dim = n;
-	return x;
-}
-
-/* SegvecCheckSameDim: ERROR unless found == expected */
-void
-SegvecCheckSameDim(int expected, int found)
-{
-	if (expected != found)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg_plural("vector has %d dimension, expected %d",
-							   "vector has %d dimensions, expected %d",
-							   found, found, expected)));
-}
-
-
-/* ---------------------------------------------------------------------
- * SQL-callable functions
- * ---------------------------------------------------------------------
- */
-
-/* Check both arguments and compute their distance under the metric */
-static double
-distance_of_args(FunctionCallInfo fcinfo, SegvecMetric metric)
-{
-	ArrayType  *a = PG_GETARG_ARRAYTYPE_P(0);
-	ArrayType  *b = PG_GETARG_ARRAYTYPE_P(1);
-	float	   *x;
-	float	   *y;
-	int			dima;
-	int			dimb;
-
-	x = SegvecArrayGetVector(a, &dima);
-	y = SegvecArrayGetVector(b, &dimb);
-	SegvecCheckSameDim(dima, dimb);
-
-	return SegvecDistance(metric, x, y, dima);
-}
-
-PG_FUNCTION_INFO_V1(segvec_l2_distance);
-Datum
-segvec_l2_distance(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_FLOAT8(distance_of_args(fcinfo, SEGVEC_METRIC_L2));
-}
-
-PG_FUNCTION_INFO_V1(segvec_cosine_distance);
-Datum
-segvec_cosine_distance(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_FLOAT8(distance_of_args(fcinfo, SEGVEC_METRIC_COSINE));
-}
-
-/* inner_product is exactly minus negative_inner_product */
-PG_FUNCTION_INFO_V1(segvec_inner_product);
-Datum
-segvec_inner_product(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_FLOAT8(0.0 - distance_of_args(fcinfo, SEGVEC_METRIC_IP));
-}
-
-PG_FUNCTION_INFO_V1(segvec_negative_inner_product);
-Datum
-segvec_negative_inner_product(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_FLOAT8(distance_of_args(fcinfo, SEGVEC_METRIC_IP));
-}
-
-/* Euclidean norm, accumulated in double */
-PG_FUNCTION_INFO_V1(segvec_l2_norm);
-Datum
-segvec_l2_norm(PG_FUNCTION_ARGS)
-{
-	ArrayType  *a = PG_GETARG_ARRAYTYPE_P(0);
-	float	   *x;
-	int			dim;
-
-	x = SegvecArrayGetVector(a, &dim);
-
-	PG_RETURN_FLOAT8(sqrt(norm_squared_double(x, dim)));
-}
-
-/*
- * The vector divided by its norm (computed in double); a zero vector is
- * returned unchanged.  The result is a new one-dimensional real[] with lower
- * bound 1.
- */
-PG_FUNCTION_INFO_V1(segvec_l2_normalize);
-Datum
-segvec_l2_normalize(PG_FUNCTION_ARGS)
-{
-	ArrayType  *a = PG_GETARG_ARRAYTYPE_P(0);
-	ArrayType  *result;
-	float	   *x;
-	float	   *y;
-	double		norm;
-	Size		nbytes;
-	int			dim;
-	int			i;
-
-	x = SegvecArrayGetVector(a, &dim);
-	norm = sqrt(norm_squared_double(x, dim));
-
-	nbytes = ARR_OVERHEAD_NONULLS(1) + dim * sizeof(float);
-	result = (ArrayType *) palloc0(nbytes);
-	SET_VARSIZE(result, nbytes);
-	result->ndim = 1;
-	result->dataoffset = 0;
-	result->elemtype = FLOAT4OID;
-	ARR_DIMS(result)[0] = dim;
-	ARR_LBOUND(result)[0] = 1;
-
-	y = (float *) ARR_DATA_PTR(result);
-	if (norm == 0.0)
-		memcpy(y, x, dim * sizeof(float));
-	else
-	{
-		for (i = 0; i < dim; i++)
-			y[i] = (float) (x[i] / norm);
-	}
-
-	PG_RETURN_ARRAYTYPE_P(result);
-}

@@ -17,6 +17,8 @@
 #include "postgres.h"
 #include "utils/array.h"
 
+#include "kernels/quantkernels.h"
+
 /* Largest vector the index accepts (16,000 float4 = 64,000 bytes) */
 #define SEGVEC_MAX_DIM			16000
 
@@ -52,29 +54,7 @@ typedef float (*SegvecBoundedKernelFn) (const float *a, const float *b,
 
 extern PGDLLIMPORT SegvecBoundedKernelFn SegvecL2SquaredBoundedKernel;
 
-/*
- * The SQ8 kernel over 8-bit codes (sq8.c), chosen with the others:
- * sum q[j] * code[j] in int32.  |q[j]| must be at most SEGVEC_SQ8_QMAX(dim),
- * so that no partial sum overflows (and every path returns the same).
- */
-typedef int32 (*SegvecSq8DotFn) (const int16 *q, const uint8 *code, int dim);
-
-#define SEGVEC_SQ8_QMAX(dim) \
-	((int) Min(32767, PG_INT32_MAX / ((int64) Max(dim, 1) * 255)))
-
-extern PGDLLIMPORT SegvecSq8DotFn SegvecSq8DotKernel;
-extern void SegvecSq8SelectKernels(const char *path);
-
-/*
- * The RaBitQ kernel over 1-bit codes (rabitq.c), chosen with the others:
- * sum_j 2^j popcount(code AND planes[j]) over four bit planes of nwords
- * uint64 each, and popcount(code) into *ones.
- */
-typedef uint32 (*SegvecRabitqDotFn) (const uint8 *code, const uint64 *planes,
-									 int nwords, uint32 *ones);
-
-extern PGDLLIMPORT SegvecRabitqDotFn SegvecRabitqDotKernel;
-extern void SegvecRabitqSelectKernels(const char *path);
+/* The kernels over quantized codes, chosen with these: quantkernels.h */
 
 extern void SegvecInitKernels(void);
 extern const char *SegvecKernelName(void);

@@ -34,7 +34,7 @@
 #include <immintrin.h>
 #endif
 
-#include "kernels/distance.h"
+#include "kernels/quantkernels.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define SQ8_HAVE_X86_KERNELS 1

@@ -64,13 +64,26 @@ typedef struct KeyMerge
 	bool		drop_removes;
 } KeyMerge;
 
+/* Sort order of run entries: key hash, then doc id (the remove bit aside) */
+static inline int
+KmRunCmp(const KeymapEntry *a, const KeymapEntry *b)
+{
+	uint64		da = a->docid & ~KEYMAP_DOCID_REMOVED;
+	uint64		db = b->docid & ~KEYMAP_DOCID_REMOVED;
+
+	if (a->key_hash != b->key_hash)
+		return a->key_hash < b->key_hash ? -1 : 1;
+	if (da != db)
+		return da < db ? -1 : 1;
+	return 0;
+}
+
 /* keymapsrc.c */
 extern int	KmEntryCmp(const void *a, const void *b);
 extern void	KmCheckRunPage(Relation index, const SegvecKeymapRun *run,
 					Page page, BlockNumber blkno);
 extern uint32	KmReadRunPage(Relation index, const SegvecKeymapRun *run,
 					uint32 p, KeymapEntry *out, KeymapEntry *first);
-extern int	KmRunCmp(const KeymapEntry *a, const KeymapEntry *b);
 extern void	KmArrayAdd(EntryArray *a, const KeymapEntry *e);
 extern void	KmFoldChanges(EntryArray *a, bool drop_removes);
 extern void	KmMergeBegin(KeyMerge *m, Relation index, KeySource *src, int nsrc,

@@ -42,7 +42,8 @@
 bool
 SegvecIndexHasKey(Relation index)
 {
-	return IndexRelationGetNumberOfAttributes(index) > 1;
+	return IndexRelationGetNumberOfAttributes(index) >
+		IndexRelationGetNumberOfKeyAttributes(index);
 }
 
 /*
@@ -175,20 +176,6 @@ KmReadRunPage(Relation index, const SegvecKeymapRun *run, uint32 p,
 		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 	ReleaseBuffer(buf);
 	return n;
-}
-
-/* Sort order of run entries: key hash, then doc id (the remove bit aside) */
-int
-KmRunCmp(const KeymapEntry *a, const KeymapEntry *b)
-{
-	uint64		da = a->docid & ~KEYMAP_DOCID_REMOVED;
-	uint64		db = b->docid & ~KEYMAP_DOCID_REMOVED;
-
-	if (a->key_hash != b->key_hash)
-		return a->key_hash < b->key_hash ? -1 : 1;
-	if (da != db)
-		return da < db ? -1 : 1;
-	return 0;
 }
 
 /* ----------------

@@ -52,6 +52,7 @@
 #include "utils/ruleutils.h"
 #include "utils/syscache.h"
 
+#include "hooks/testhooks.h"
 #include "jobs/jobs.h"
 #include "kernels/distance.h"
 #include "merge/merge.h"
@@ -462,17 +463,14 @@ coalesce_sql(const char *taken, const char *order)
 }
 
 /*
- * ft.pending_for(index regclass)
- *	 -> TABLE (id text, op "char", vector real[], fields jsonb, generation bigint)
- *
- * The index's pending upserts folded per id (see coalesce_sql; op is 'u'
- * or 'd'), for the ft API's reads.  Needs SELECT on the table; a caller to
- * whom the table's row-level security applies gets no rows (the policies
- * cannot be judged on rows not yet in the table).
+ * The rows of one of the queue's tables for the index (arg 0) that sql
+ * returns ($1: the index), as a set-returning function's result, a replace
+ * ('r') shown as an upsert ('u') in the second column.  Needs SELECT on
+ * the table; a caller to whom the table's row-level security applies gets
+ * no rows (the policies cannot be judged on rows not yet in the table).
  */
-PG_FUNCTION_INFO_V1(ft_pending_for);
-Datum
-ft_pending_for(PG_FUNCTION_ARGS)
+static Datum
+queue_rows(FunctionCallInfo fcinfo, const char *sql)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MergeTarget t;
@@ -488,27 +486,102 @@ ft_pending_for(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	arg = ObjectIdGetDatum(t.indexoid);
-	MergeQueueExecute(coalesce_sql("SELECT id, op, vector, fields, generation\n"
-							   "  FROM ft.pending WHERE indexrelid = $1",
-							   "x.id"),
-				  1, &argtype, &arg, NULL, 0);
+	MergeQueueExecute(sql, 1, &argtype, &arg, NULL, 0);
 	for (i = 0; i < SPI_processed; i++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[i];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
-		Datum		values[5];
-		bool		nulls[5];
+		Datum	   *values = palloc(sizeof(Datum) * desc->natts);
+		bool	   *nulls = palloc(sizeof(bool) * desc->natts);
 		int			j;
 
-		for (j = 0; j < 5; j++)
+		for (j = 0; j < desc->natts; j++)
 			values[j] = SPI_getbinval(tup, desc, j + 1, &nulls[j]);
-		if (DatumGetChar(values[1]) == 'r')
+		if (!nulls[1] && DatumGetChar(values[1]) == 'r')
 			values[1] = CharGetDatum('u');
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values,
 							 nulls);
+		pfree(values);
+		pfree(nulls);
 	}
 	SPI_finish();
 	return (Datum) 0;
+}
+
+/*
+ * ft.pending_for(index regclass)
+ *	 -> TABLE (id text, op "char", vector real[], fields jsonb, generation bigint)
+ *
+ * The index's pending upserts folded per id (see coalesce_sql; op is 'u'
+ * or 'd'), for the ft API's reads.  Needs SELECT on the table; a caller to
+ * whom the table's row-level security applies gets no rows (the policies
+ * cannot be judged on rows not yet in the table).
+ */
+PG_FUNCTION_INFO_V1(ft_pending_for);
+Datum
+ft_pending_for(PG_FUNCTION_ARGS)
+{
+	return queue_rows(fcinfo,
+					  coalesce_sql("SELECT id, op, vector, fields, generation\n"
+								   "  FROM ft.pending WHERE indexrelid = $1",
+								   "x.id"));
+}
+
+/*
+ * ft.failed_for(index regclass)
+ *	 -> TABLE (id text, op "char", vector real[], fields jsonb,
+ *			   generation bigint, failed_at timestamptz, sqlstate text,
+ *			   message text)
+ *
+ * The index's queued upserts that a background merge set aside because
+ * applying them failed (set_aside), oldest first.  Needs SELECT on the
+ * table; a caller to whom the table's row-level security applies gets no
+ * rows, as from ft.pending_for.
+ */
+PG_FUNCTION_INFO_V1(ft_failed_for);
+Datum
+ft_failed_for(PG_FUNCTION_ARGS)
+{
+	return queue_rows(fcinfo,
+					  "SELECT id, op, vector, fields, generation, failed_at,\n"
+					  "       sqlstate, message\n"
+					  "  FROM ft.pending_failed WHERE indexrelid = $1\n"
+					  "  ORDER BY generation");
+}
+
+/*
+ * ft.discard_failed(index regclass, id text DEFAULT NULL) -> bigint
+ *
+ * Forgets the set-aside upserts of the index (of the id, when given);
+ * returns how many.  Needs INSERT, UPDATE or DELETE on the table, as
+ * ft.flush does.
+ */
+PG_FUNCTION_INFO_V1(ft_discard_failed);
+Datum
+ft_discard_failed(PG_FUNCTION_ARGS)
+{
+	MergeTarget t;
+	Oid			argtypes[2] = {OIDOID, TEXTOID};
+	Datum		values[2];
+	char		nulls[2] = {' ', ' '};
+	uint64		n;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	MergeOpenTarget(PG_GETARG_OID(0), AccessShareLock, false, &t);
+	MergeCheckAnyPrivilege(&t, ACL_INSERT | ACL_UPDATE | ACL_DELETE);
+
+	SPI_connect();
+	values[0] = ObjectIdGetDatum(t.indexoid);
+	values[1] = PG_ARGISNULL(1) ? (Datum) 0 : PG_GETARG_DATUM(1);
+	if (PG_ARGISNULL(1))
+		nulls[1] = 'n';
+	MergeQueueExecute("DELETE FROM ft.pending_failed\n"
+					  "  WHERE indexrelid = $1 AND ($2 IS NULL OR id = $2)",
+					  2, argtypes, values, nulls, 0);
+	n = SPI_processed;
+	SPI_finish();
+	PG_RETURN_INT64((int64) n);
 }
 
 /*
@@ -729,6 +802,180 @@ batch_error_context(void *arg)
 			   b->n, b->t->relname, ids.data, b->n > 10 ? ", ..." : "");
 }
 
+/* MERGE the folded rows [start, end) of tt, one group of the same fields */
+static void
+apply_group(MergeTarget *t, SPITupleTable *tt, uint64 start, uint64 end,
+			bool probe, MergeCounts *c)
+{
+	StagedBatch batch;
+
+	batch.tuptable = tt;
+	batch.start = start;
+	batch.end = end;
+	run_staged(t, group_stmt(t, tt, start, end), probe, &batch, c);
+}
+
+/*
+ * Whether an error that applying queued rows raised is the rows' own
+ * (a constraint, a trigger, a value that does not fit its column, a
+ * column dropped since), so that the same rows would fail again, as
+ * opposed to one of the moment (a cancel or the job's time limit, a
+ * deadlock or serialization failure, a lock not available, no memory or
+ * disk) or of the server, which must fail the merge as before.
+ */
+static bool
+error_is_the_rows(int sqlerrcode)
+{
+	switch (ERRCODE_TO_CATEGORY(sqlerrcode))
+	{
+		case ERRCODE_CONNECTION_EXCEPTION:
+		case ERRCODE_INVALID_TRANSACTION_STATE:
+		case ERRCODE_TRANSACTION_ROLLBACK:
+		case ERRCODE_INSUFFICIENT_RESOURCES:
+		case ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE:
+		case ERRCODE_OPERATOR_INTERVENTION:
+		case ERRCODE_SYSTEM_ERROR:
+		case ERRCODE_CONFIG_FILE_ERROR:
+		case ERRCODE_INTERNAL_ERROR:
+			return false;
+		default:
+			return true;
+	}
+}
+
+/*
+ * try_group: apply_group in a subtransaction.  Returns true when it
+ * applied; false when it failed with an error of the rows' own
+ * (error_is_the_rows), rolled back, its error in *edata when edata is not
+ * NULL.  Any other error is thrown again.  SPI connected (outside the
+ * subtransaction, so tt outlives it, as in PL/pgSQL's exception blocks).
+ */
+static bool
+try_group(MergeTarget *t, SPITupleTable *tt, uint64 start, uint64 end,
+		  bool probe, MergeCounts *c, ErrorData **edata)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	MergeCounts counted = *c;
+	volatile bool applied = true;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcxt);
+	PG_TRY();
+	{
+		apply_group(t, tt, start, end, probe, &counted);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *err;
+
+		MemoryContextSwitchTo(oldcxt);
+		err = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+		if (!error_is_the_rows(err->sqlerrcode))
+			ReThrowError(err);
+		if (edata)
+			*edata = err;
+		else
+			FreeErrorData(err);
+		applied = false;
+	}
+	PG_END_TRY();
+	if (applied)
+		*c = counted;
+	return applied;
+}
+
+/*
+ * set_aside: move row i of tt, which a background merge could not apply,
+ * into ft.pending_failed with its error, so that it holds up no other row
+ * of the queue (it was taken out of ft.pending with the batch), and log
+ * it.  A row already set aside for the id is replaced.  SPI connected.
+ */
+static void
+set_aside(MergeTarget *t, SPITupleTable *tt, uint64 i, ErrorData *edata)
+{
+	Oid			argtypes[8] = {OIDOID, TEXTOID, CHAROID, FLOAT4ARRAYOID,
+	JSONBOID, INT8OID, TEXTOID, TEXTOID};
+	Datum		values[8];
+	char		nulls[8];
+	int			j;
+
+	values[0] = ObjectIdGetDatum(t->indexoid);
+	nulls[0] = ' ';
+	for (j = 1; j <= 5; j++)
+	{
+		bool		isnull;
+
+		values[j] = SPI_getbinval(tt->vals[i], tt->tupdesc, j, &isnull);
+		nulls[j] = isnull ? 'n' : ' ';
+	}
+	values[6] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
+	nulls[6] = ' ';
+	values[7] = CStringGetTextDatum(edata->message ? edata->message : "");
+	nulls[7] = ' ';
+	MergeQueueExecute("INSERT INTO ft.pending_failed AS f\n"
+					  "  (indexrelid, id, op, vector, fields, generation, sqlstate, message)\n"
+					  "  VALUES ($1, $2, $3, $4, $5, $6, $7, $8)\n"
+					  "  ON CONFLICT (indexrelid, id) DO UPDATE SET\n"
+					  "    op = excluded.op, vector = excluded.vector,\n"
+					  "    fields = excluded.fields, generation = excluded.generation,\n"
+					  "    failed_at = excluded.failed_at, sqlstate = excluded.sqlstate,\n"
+					  "    message = excluded.message",
+					  8, argtypes, values, nulls, 0);
+	ereport(WARNING,
+			(errcode(edata->sqlerrcode),
+			 errmsg("queued upsert of id %s into table \"%s\" failed and was set aside",
+					TextDatumGetCString(values[1]), t->relname),
+			 errdetail("%s", edata->message ? edata->message : ""),
+			 errhint("See ft.failed_for('%s'); queue the id again once its cause is fixed.",
+					 t->indexname)));
+	FreeErrorData(edata);
+}
+
+/*
+ * A newer write of an id supersedes the row set aside for it: drop the
+ * set-aside rows of the ids of tt (a write that fails again is set aside
+ * again).  SPI connected.
+ */
+static void
+forget_superseded_failures(MergeTarget *t, SPITupleTable *tt, uint64 n)
+{
+	Oid			argtypes[2] = {OIDOID, TEXTARRAYOID};
+	Datum		values[2];
+	Datum	   *ids;
+	uint64		i;
+	SPITupleTable *saved = SPI_tuptable;
+	uint64		saved_n = SPI_processed;
+
+	values[0] = ObjectIdGetDatum(t->indexoid);
+	MergeQueueExecute("SELECT 1 FROM ft.pending_failed WHERE indexrelid = $1 LIMIT 1",
+					  1, argtypes, values, NULL, 1);
+	if (SPI_processed > 0)
+	{
+		ids = palloc(sizeof(Datum) * n);
+		for (i = 0; i < n; i++)
+		{
+			bool		isnull;
+
+			ids[i] = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &isnull);
+		}
+		values[1] = PointerGetDatum(construct_array(ids, (int) n, TEXTOID, -1,
+													false, TYPALIGN_INT));
+		MergeQueueExecute("DELETE FROM ft.pending_failed\n"
+						  "  WHERE indexrelid = $1 AND id = ANY ($2)",
+						  2, argtypes, values, NULL, 0);
+	}
+	SPI_tuptable = saved;
+	SPI_processed = saved_n;
+}
+
 /*
  * merge_batch: apply the index's oldest pending rows, at most limit
  * (segvec.merge_batch_rows, or fewer after merges ran out of time), no
@@ -736,7 +983,12 @@ batch_error_context(void *arg)
  * ft.pending and fold them per id (as the extension's owner), then MERGE
  * each group of ids that set the same fields, as the current user (the
  * table's owner).  Taking and applying are in one transaction: a crash
- * either keeps the rows queued or has applied them, once.  The caller
+ * either keeps the rows queued or has applied them, once.  In a
+ * background merge a group that fails with an error of its rows' own is
+ * applied again one id at a time, and the ids that still fail are set
+ * aside in ft.pending_failed (set_aside), so that one bad row does not
+ * hold up the queue behind it; ft.flush fails instead, as a statement
+ * would.  The caller
  * holds the index's MERGE_INDEX lock.  Returns the rows taken (0: the
  * queue is empty up to horizon).
  */
@@ -809,20 +1061,29 @@ merge_batch(MergeTarget *t, int64 horizon, int limit, MergeCounts *c)
 	probe = MergeEnsureKeyBtree(t, &built);
 	one.built = built;
 	c->built |= built;
+	forget_superseded_failures(t, tt, n);
 	for (start = 0; start < n;)
 	{
 		char	   *keys = row_keys(tt, start);
 		uint64		end = start + 1;
-		char	   *sql;
-		StagedBatch batch;
 
 		while (end < n && strcmp(row_keys(tt, end), keys) == 0)
 			end++;
-		sql = group_stmt(t, tt, start, end);
-		batch.tuptable = tt;
-		batch.start = start;
-		batch.end = end;
-		run_staged(t, sql, probe, &batch, &one);
+		if (!segvec_merge_in_background)
+			apply_group(t, tt, start, end, probe, &one);
+		else if (!try_group(t, tt, start, end, probe, &one, NULL))
+		{
+			uint64		i;
+
+			/* one by one, setting aside the rows that fail */
+			for (i = start; i < end; i++)
+			{
+				ErrorData  *edata;
+
+				if (!try_group(t, tt, i, i + 1, probe, &one, &edata))
+					set_aside(t, tt, i, edata);
+			}
+		}
 		start = end;
 	}
 	if (segvec_merge_in_background)
@@ -897,6 +1158,7 @@ ft_flush(PG_FUNCTION_ARGS)
 	MergeCheckAnyPrivilege(&t, ACL_INSERT | ACL_UPDATE | ACL_DELETE);
 	MergeCheckIdPrivilege(&t);
 	lock_index_queue(t.indexoid);
+	SegvecTestPoint("merge-queue-locked");
 
 	memset(&c, 0, sizeof(c));
 	SPI_connect();
@@ -970,6 +1232,7 @@ SegvecMergePending(Relation index)
 
 	acquire_merge_slot();
 	lock_index_queue(t.indexoid);
+	SegvecTestPoint("merge-queue-locked");
 
 	memset(&c, 0, sizeof(c));
 	segvec_merge_in_background = true;

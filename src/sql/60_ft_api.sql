@@ -18,8 +18,9 @@
  * a btree leads with the id column (ft._ensure_id_btree: a unique one, or
  * a plain one with a WARNING when the ids repeat or cannot be unique on a
  * partitioned or distributed table), then creates the segvec index
- *   CREATE INDEX index_name ON tbl USING segvec (vector_column <opclass>)
- *     INCLUDE (id_column) WITH (m = .., ef_construction = ..)
+ *   CREATE INDEX index_name ON tbl USING segvec (vector_column <opclass>
+ *     [, filter_columns...]) INCLUDE (id_column)
+ *     WITH (m = .., ef_construction = ..)
  * in the table's schema, and returns it.  metric: l2 (default), cosine or
  * ip.  text_fields, language and casesensitive are the dialect's field
  * options (TEXT fields with their GIN index, case-sensitive TAG fields),
@@ -29,7 +30,7 @@ CREATE FUNCTION ft.create(index_name text, tbl regclass, id_column name,
 	vector_column name, metric text DEFAULT 'l2', m int DEFAULT 16,
 	ef_construction int DEFAULT 64, dimensions int DEFAULT NULL,
 	text_fields name[] DEFAULT NULL, language text DEFAULT NULL,
-	casesensitive name[] DEFAULT NULL)
+	casesensitive name[] DEFAULT NULL, filter_columns name[] DEFAULT NULL)
 RETURNS regclass
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -40,6 +41,8 @@ DECLARE
 	id_att record;
 	opc record;
 	opc_name name;
+	filters text := '';
+	f name;
 BEGIN
 	IF index_name IS NULL OR tbl IS NULL OR id_column IS NULL
 		OR vector_column IS NULL OR metric IS NULL OR m IS NULL
@@ -113,15 +116,24 @@ BEGIN
 		JOIN pg_namespace n ON n.oid = oc.opcnamespace
 	WHERE am.amname = 'segvec' AND oc.opcname = opc_name;
 
+	-- filter columns: key columns after the vector
+	FOREACH f IN ARRAY coalesce(filter_columns, '{}') LOOP
+		IF f IS NULL THEN
+			RAISE EXCEPTION 'filter_columns must not contain nulls'
+				USING ERRCODE = 'null_value_not_allowed';
+		END IF;
+		filters := filters || ', ' || quote_ident(f);
+	END LOOP;
+
 	-- the btree on the id that merge-insert probes (unique if it can be)
 	PERFORM ft._ensure_id_btree(tbl, id_column);
 
 	-- XXX: register the index with the merge-insert API here if ft.add
 	-- comes to need it.
-	EXECUTE format('CREATE INDEX %I ON %I.%I USING segvec (%I %I.%I) INCLUDE (%I) '
+	EXECUTE format('CREATE INDEX %I ON %I.%I USING segvec (%I %I.%I%s) INCLUDE (%I) '
 			'WITH (m = %L, ef_construction = %L%s)',
 		index_name, rel.nspname, rel.relname, vector_column, opc.nspname,
-		opc.opcname, id_column, m, ef_construction,
+		opc.opcname, filters, id_column, m, ef_construction,
 		CASE WHEN dimensions IS NOT NULL
 			THEN format(', dimensions = %L', dimensions) ELSE '' END);
 
@@ -135,8 +147,8 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION ft.create(text, regclass, name, name, text, int, int, int, name[], text, name[])
-	IS 'FT.CREATE: create a segvec index on tbl (vector_column) INCLUDE (id_column), with a btree on the id';
+COMMENT ON FUNCTION ft.create(text, regclass, name, name, text, int, int, int, name[], text, name[], name[])
+	IS 'FT.CREATE: create a segvec index on tbl (vector_column, filter_columns...) INCLUDE (id_column), with a btree on the id';
 
 /*
  * ft._pending_rows(): the pending upserts a running ft.search or ft.query

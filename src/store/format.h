@@ -120,7 +120,9 @@ typedef struct SegvecSegment
 	uint64		min_docid;		/* doc ids held, sorted in the doc area */
 	uint64		max_docid;
 	uint16		quant;			/* SEGVEC_QUANT_* of the node records */
-	uint16		quant_unused;
+	uint16		nfilters;		/* filter columns: each node has an entry
+								 * in the filter area, the extent's last
+								 * pages (SEGVEC_FILTER_*); 0: none */
 	uint32		code_size;		/* bytes of a node record's quantized part */
 	BlockNumber qparam_start;	/* quantizer parameters, or Invalid */
 	BlockNumber vec_start;		/* first vector page, or Invalid when the
@@ -155,7 +157,7 @@ typedef struct SegvecSegment
  * ----------------
  */
 #define SEGVEC_MAGIC			0x53475643	/* "SGVC" */
-#define SEGVEC_VERSION			4
+#define SEGVEC_VERSION			5
 
 /*
  * Options frozen into the metapage at build time (the reloptions can be
@@ -354,6 +356,27 @@ typedef SegvecMutableTupleData *SegvecMutableTuple;
  * vector it shares (the *target*).  See src/README.md, "Aliases".
  */
 #define SEGVEC_ALIAS_ITEMSZ		MAXALIGN(SEGVEC_MUTABLE_HDRSZ + sizeof(uint64))
+
+/* ----------------
+ * Filter columns (format version 5)
+ *
+ * The key columns after the vector are filter columns.  A doc's filter
+ * values are one *filter entry* of SEGVEC_FILTER_ENTRY_BYTES(n) bytes for n
+ * filter columns: a uint64 whose bit i is set when column i is not NULL,
+ * then one uint64 per column (the value as an int64 for the integer-like
+ * types, so ranges compare; a hash for text and uuid).  A mutable doc's
+ * pieces each carry the entry right after their floats (an item with none,
+ * or a shorter one, reads as all NULL); an immutable segment keeps its
+ * nodes' entries in node order in its *filter area*, the last pages of its
+ * extent, SEGVEC_FILTERS_PER_PAGE(n) entries a page, none across pages.
+ * ----------------
+ */
+#define SEGVEC_MAX_FILTERS		(INDEX_MAX_KEYS - 2)
+#define SEGVEC_FILTER_ENTRY_BYTES(n) \
+	((n) > 0 ? (Size) sizeof(uint64) * ((n) + 1) : (Size) 0)
+#define SEGVEC_FILTER_MAX_BYTES	SEGVEC_FILTER_ENTRY_BYTES(SEGVEC_MAX_FILTERS)
+#define SEGVEC_FILTERS_PER_PAGE(n) \
+	((uint32) (SEGVEC_SEGPAGE_USABLE / SEGVEC_FILTER_ENTRY_BYTES(n)))
 
 
 /* ----------------

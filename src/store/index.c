@@ -163,7 +163,11 @@ get_relcache(Relation index)
 		SegvecMetric metric;
 		Oid			inputoid = InvalidOid;
 
-		metric = metric_of_family(index, opfamily, index->rd_opcintype[0]);
+		/*
+		 * The type first: a column of a filter type (text, int4 ...) takes
+		 * that type's filter class by default, which has no distance
+		 * function, but what is wrong is the column.
+		 */
 		if (!SegvecIsVectorType(vectype))
 		{
 			char	   *typname = type_name(vectype);
@@ -183,6 +187,7 @@ get_relcache(Relation index)
 								 bare) :
 						 errhint("Index a real[] column, or an expression that casts the column to real[].")));
 		}
+		metric = metric_of_family(index, opfamily, index->rd_opcintype[0]);
 
 		cache = MemoryContextAllocZero(index->rd_indexcxt,
 									   sizeof(SegvecRelCache));
@@ -282,7 +287,8 @@ SegvecKeySendProc(Relation index)
 
 	if (!cache->key_ready)
 	{
-		Oid			typid = TupleDescAttr(RelationGetDescr(index), 1)->atttypid;
+		Oid			typid = TupleDescAttr(RelationGetDescr(index),
+										  IndexRelationGetNumberOfKeyAttributes(index))->atttypid;
 		Oid			sendfn;
 		bool		isvarlena;
 
@@ -660,4 +666,26 @@ int
 SegvecIndexQuantization(Relation index)
 {
 	return SegvecQuantizationOption((SegvecOptions *) index->rd_options);
+}
+
+/*
+ * SegvecIndexFilterCount: how many filter columns the index has (its key
+ * columns after the vector; src/README.md, "Filter columns").
+ */
+int
+SegvecIndexFilterCount(Relation index)
+{
+	return IndexRelationGetNumberOfKeyAttributes(index) - 1;
+}
+
+/*
+ * SegvecIndexKeyColumn: where the id key is among the index's columns
+ * (0-based, as in the values an insert gets): the first INCLUDE column,
+ * after the vector and the filter columns.  Meaningful when
+ * SegvecIndexHasKey.
+ */
+int
+SegvecIndexKeyColumn(Relation index)
+{
+	return IndexRelationGetNumberOfKeyAttributes(index);
 }

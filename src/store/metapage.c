@@ -20,6 +20,7 @@
 #include "access/xact.h"
 #include "common/pg_prng.h"
 #include "storage/bufmgr.h"
+#include "storage/lmgr.h"
 #include "storage/lwlock.h"
 #include "storage/procarray.h"
 #include "utils/builtins.h"
@@ -306,8 +307,11 @@ SegvecGetMetaInfo(Relation index, SegvecMetaInfo *info)
  * first vector decides), remembering the transaction that did it.  The
  * metapage is not transactional, so if that transaction (or
  * subtransaction) did not commit, the dimension it set did not count
- * either, and a vector of another length may set it again.  Otherwise a
- * vector of another length gets the usual mismatch error.
+ * either, and a vector of another length may set it again, as long as no
+ * graph segment holds vectors of the old length (a compaction froze them
+ * while the setter ran) and no compaction is freezing some (it holds the
+ * compaction lock).  Otherwise a vector of another length gets the usual
+ * mismatch error.
  *
  * A vector of the same length, while the setter's outcome is not known
  * committed, must keep the dimension for its own sake: the dimension
@@ -327,15 +331,33 @@ SegvecSetDimensions(Relation index, int dim)
 	SegvecMetaPage meta;
 	int			current;
 	TransactionId setter;
+	bool		compaction_locked = false;
 
 	buf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	meta = SegvecPageGetMeta(BufferGetPage(buf));
 	SegvecCheckMetaPage(index, meta);
+	if (meta->dimensions != 0 && meta->dimensions != dim &&
+		meta->nsegments == 0 && SegvecDimensionsXidAborted(meta->dimensions_xid))
+	{
+		/*
+		 * A reset, if no compaction is freezing vectors of the old length
+		 * into a graph segment right now: it holds the compaction lock to
+		 * its install.  Taken without waiting (this backend may hold
+		 * locks a compaction waits for), before the buffer lock, as
+		 * everyone takes them; then look again.
+		 */
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		compaction_locked = ConditionalLockPage(index, SEGVEC_METAPAGE_BLKNO,
+												ExclusiveLock);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		meta = SegvecPageGetMeta(BufferGetPage(buf));
+	}
 	current = meta->dimensions;
 	setter = meta->dimensions_xid;
-	if (current != dim &&
-		(current == 0 || SegvecDimensionsXidAborted(setter)))
+	if (current == 0 ||
+		(current != dim && compaction_locked && meta->nsegments == 0 &&
+		 SegvecDimensionsXidAborted(setter)))
 	{
 		/* set, or reset after an aborted setter */
 		current = dim;
@@ -360,6 +382,8 @@ SegvecSetDimensions(Relation index, int dim)
 		GenericXLogFinish(state);
 	}
 	UnlockReleaseBuffer(buf);
+	if (compaction_locked)
+		UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
 
 	SegvecCheckIndexDim(index, current, dim);
 }

@@ -194,6 +194,23 @@ uint64
 SegvecMutableAppend(Relation index, const SegvecDocInfo *doc,
 					const float *vector, int dim, bool *page_added)
 {
+	return SegvecMutableAppendFiltered(index, doc, vector, dim, NULL,
+									   page_added);
+}
+
+/*
+ * SegvecMutableAppendFiltered: SegvecMutableAppend of a doc with its filter
+ * entry (format.h; SEGVEC_FILTER_ENTRY_BYTES for the index's filter
+ * columns, or NULL for all NULL), which every piece carries after its
+ * floats.
+ */
+uint64
+SegvecMutableAppendFiltered(Relation index, const SegvecDocInfo *doc,
+							const float *vector, int dim,
+							const char *filters, bool *page_added)
+{
+	Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(SegvecIndexFilterCount(index));
+	int			maxfloats = SEGVEC_MAX_PIECE_FLOATS - (int) (fbytes / sizeof(float4));
 	int			npieces;
 	int			pieceno;
 	int			done = 0;
@@ -201,7 +218,7 @@ SegvecMutableAppend(Relation index, const SegvecDocInfo *doc,
 	Buffer		buf;
 	SegvecMutableTuple tup;
 
-	npieces = (dim + SEGVEC_MAX_PIECE_FLOATS - 1) / SEGVEC_MAX_PIECE_FLOATS;
+	npieces = (dim + maxfloats - 1) / maxfloats;
 	Assert(npieces >= 1 && npieces <= PG_UINT16_MAX);
 	tup = palloc(SEGVEC_MAX_ITEMSZ);
 
@@ -210,9 +227,9 @@ SegvecMutableAppend(Relation index, const SegvecDocInfo *doc,
 
 	for (pieceno = 0; pieceno < npieces; pieceno++)
 	{
-		int			nfloats = Min(dim - done, SEGVEC_MAX_PIECE_FLOATS);
+		int			nfloats = Min(dim - done, maxfloats);
 		Size		itemsz = MAXALIGN(SEGVEC_MUTABLE_HDRSZ +
-									  nfloats * sizeof(float4));
+									  nfloats * sizeof(float4) + fbytes);
 		GenericXLogState *state;
 		Page		page;
 		OffsetNumber off;
@@ -243,6 +260,13 @@ SegvecMutableAppend(Relation index, const SegvecDocInfo *doc,
 		tup->npieces = npieces;
 		tup->nfloats = nfloats;
 		memcpy(tup->data, vector + done, nfloats * sizeof(float4));
+		if (fbytes > 0)
+		{
+			if (filters)
+				memcpy(tup->data + nfloats, filters, fbytes);
+			else
+				memset(tup->data + nfloats, 0, fbytes);
+		}
 
 		off = PageAddItem(page, (Item) tup, itemsz, InvalidOffsetNumber,
 						  false, false);
@@ -571,6 +595,22 @@ chain_conflict(Relation index, BlockNumber blkno, const char *what)
 			 errhint("Set hot_standby_feedback = on so that the primary keeps the pages that queries on this standby read.")));
 }
 
+/* bytes an item holds after its floats (its filter entry, and padding) */
+static inline Size
+item_filter_bytes(ItemId iid, SegvecMutableTuple tup)
+{
+	Size		used = SEGVEC_MUTABLE_HDRSZ + tup->nfloats * sizeof(float4);
+
+	return ItemIdGetLength(iid) > used ? ItemIdGetLength(iid) - used : 0;
+}
+
+/* a buffer for a vector of dim floats and a filter entry of fbytes */
+static inline Size
+assembly_bytes(int dim, Size fbytes)
+{
+	return dim * sizeof(float4) + fbytes;
+}
+
 /*
  * The walk of SegvecMutableForEachDoc and SegvecMutableScanDocs; check
  * (standby scans only, else NULL) as SegvecMutableScanDocs says.
@@ -584,6 +624,7 @@ walk_chain(Relation index, BlockNumber head, BlockNumber stop,
 	Page		page = (Page) pagecopy.data;
 	SegvecDocInfo doc;
 	float	   *assembly = NULL;
+	Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(SegvecIndexFilterCount(index));
 	uint64		cur_docid = 0;
 	int			cur_next = -1;	/* next piece expected; -1: none */
 	int			cur_done = 0;
@@ -653,11 +694,24 @@ walk_chain(Relation index, BlockNumber head, BlockNumber stop,
 			if (tup->npieces == 1)
 			{
 				cur_next = -1;
+				tuple_doc(tup, &doc);
 				if (tup->nfloats == dim)
 				{
-					tuple_doc(tup, &doc);
-					callback(&doc, tup->data, dim, arg);
+					const float *v = tup->data;
+
+					/* the filter entry follows the floats, or zeros */
+					if (fbytes > 0 && item_filter_bytes(iid, tup) < fbytes)
+					{
+						if (assembly == NULL)
+							assembly = palloc(assembly_bytes(dim, fbytes));
+						memcpy(assembly, tup->data, dim * sizeof(float4));
+						memset(assembly + dim, 0, fbytes);
+						v = assembly;
+					}
+					callback(&doc, v, dim, arg);
 				}
+				else if (alias_callback)
+					alias_callback(&doc, SEGVEC_STALE_TARGET, arg);
 				continue;
 			}
 
@@ -668,25 +722,36 @@ walk_chain(Relation index, BlockNumber head, BlockNumber stop,
 				cur_next = 0;
 				cur_done = 0;
 				if (assembly == NULL)
-					assembly = palloc(dim * sizeof(float));
+					assembly = palloc(assembly_bytes(dim, fbytes));
 			}
-			if (cur_next != tup->pieceno || cur_docid != tup->docid ||
-				cur_done + tup->nfloats > dim)
+			if (cur_next != tup->pieceno || cur_docid != tup->docid)
 			{
 				cur_next = -1;	/* out of sequence: drop the doc */
 				continue;
 			}
-			memcpy(assembly + cur_done, tup->data,
-				   tup->nfloats * sizeof(float4));
+			/* past the dimension: a stale doc, whose pieces are counted */
+			if (cur_done + tup->nfloats <= dim)
+				memcpy(assembly + cur_done, tup->data,
+					   tup->nfloats * sizeof(float4));
 			cur_done += tup->nfloats;
 			cur_next++;
 			if (cur_next == tup->npieces)
 			{
+				tuple_doc(tup, &doc);
 				if (cur_done == dim)
 				{
-					tuple_doc(tup, &doc);
+					if (fbytes > 0)
+					{
+						if (item_filter_bytes(iid, tup) >= fbytes)
+							memcpy(assembly + dim, tup->data + tup->nfloats,
+								   fbytes);
+						else
+							memset(assembly + dim, 0, fbytes);
+					}
 					callback(&doc, assembly, dim, arg);
 				}
+				else if (alias_callback)
+					alias_callback(&doc, SEGVEC_STALE_TARGET, arg);
 				cur_next = -1;
 			}
 		}

@@ -44,9 +44,13 @@
 #define SEGVEC_INPUT_PROC			2
 #define SEGVEC_NPROC				2
 
-/* Strategy: the single ordering operator */
+/*
+ * Strategies.  A vector family has one: its ordering operator.  A filter
+ * column's family (int4_ops ...) has btree's five (BTLessStrategyNumber ..
+ * BTGreaterStrategyNumber), or equality (3) alone for a hashed type.
+ */
 #define SEGVEC_ORDERBY_STRATEGY		1
-#define SEGVEC_NSTRATEGIES			1
+#define SEGVEC_NSTRATEGIES			5
 
 /* ----------------
  * Index options (reloptions) and their bounds (HNSW's M and ef_construction)
@@ -123,9 +127,29 @@ typedef void (*SegvecDocCallback) (const SegvecDocInfo *doc,
 								   const float *vector, int dim, void *arg);
 
 /*
- * Callback for SegvecMutableForEachItem: called once per alias of the
- * mutable segment with its identity and its target's doc id.
+ * In an index with filter columns, the walks of the mutable segment
+ * (SegvecMutableForEachDoc and the others below, GraphMutableForEachDoc)
+ * pass a doc's filter entry (format.h) right after its vector: a callback
+ * reads it here, with memcpy (it need not be aligned).  A doc without one
+ * gets zeros (every value NULL).
  */
+static inline const char *
+SegvecDocFilterEntry(const float *vector, int dim)
+{
+	return (const char *) (vector + dim);
+}
+
+/*
+ * Callback for SegvecMutableForEachItem: called once per alias of the
+ * mutable segment with its identity and its target's doc id; and once per
+ * *stale* doc, one whose vector has another length than the index's
+ * dimension (a rolled-back first insert's, after a vector of another
+ * length set the dimension again: SegvecSetDimensions), with target
+ * SEGVEC_STALE_TARGET, which is no doc's: such a doc is never searched,
+ * but its keymap entry is there until VACUUM or a compaction removes it.
+ */
+#define SEGVEC_STALE_TARGET PG_UINT64_MAX
+
 typedef void (*SegvecAliasCallback) (const SegvecDocInfo *doc, uint64 target,
 									 void *arg);
 
@@ -240,11 +264,18 @@ extern void SegvecRecordInputDependency(Relation index);
 extern int	SegvecIndexDimensions(Relation index);
 extern int	SegvecQuantizationOption(SegvecOptions *relopts);
 extern int	SegvecIndexQuantization(Relation index);
+extern int	SegvecIndexFilterCount(Relation index);
+extern int	SegvecIndexKeyColumn(Relation index);
 
 /* mutable.c: the mutable segment */
 extern uint64 SegvecMutableAppend(Relation index, const SegvecDocInfo *doc,
 								  const float *vector, int dim,
 								  bool *page_added);
+extern uint64 SegvecMutableAppendFiltered(Relation index,
+										  const SegvecDocInfo *doc,
+										  const float *vector, int dim,
+										  const char *filters,
+										  bool *page_added);
 extern void SegvecMutableForEachDoc(Relation index, BlockNumber head,
 									BlockNumber stop, int dim,
 									SegvecDocCallback callback, void *arg);

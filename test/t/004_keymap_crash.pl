@@ -102,33 +102,13 @@ is(scalar(@errors), 0, 'no statement of the loop failed')
   or diag join("\n", @errors[ 0 .. ($#errors < 4 ? $#errors : 4) ]);
 $primary->start;
 
-my $vquery = q{SELECT heap_rows, indexed_docs, missing_docs, duplicate_docs,
-  docs_in_two_segments, keymap_entries, phantom_entries, checksum_mismatches,
-  missing_keymap_entries, search_checked, search_misses, repaired, examples
-  FROM ft.verify('items_idx', false, %s)};
-
-# ft.verify(items_idx, false, search_limit): its row as a hash
-sub verify
-{
-	my ($node, $search_limit) = @_;
-	my $out = $node->safe_psql('postgres',
-		"SET segvec.ef_search = 100;\n" . sprintf($vquery, $search_limit));
-	my %v;
-	@v{
-		qw(heap_rows indexed_docs missing_docs duplicate_docs
-		  docs_in_two_segments keymap_entries phantom_entries
-		  checksum_mismatches missing_keymap_entries search_checked
-		  search_misses repaired examples)
-	} = split /\|/, $out, 13;
-	return \%v;
-}
-
 # ft.verify finds no problem; with $search_all every row is searched at
 # k = 1 (search_limit NULL), else none (search_limit 0)
 sub check_clean
 {
 	my ($node, $n, $stage, $search_all) = @_;
-	my $v = verify($node, $search_all ? 'NULL' : '0');
+	my $v = verify('items_idx', node => $node, ef_search => 100,
+		search_limit => $search_all ? 'NULL' : '0');
 	note "$stage: ft.verify: "
 	  . join(', ', map { "$_=$v->{$_}" } sort keys %$v);
 	for my $k (

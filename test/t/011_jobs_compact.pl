@@ -64,7 +64,7 @@ ok( wait_for(q{SELECT mutable_docs < 500 AND immutable_docs > 0
                FROM ft.info('a_idx')}, 30),
 	'the mutable segment drained below the threshold by itself');
 note sprintf('drained %.1f s after the last insert', time() - $t0);
-ok(wait_for('SELECT count(*) = 0 FROM ft.jobs', 30), 'the jobs finished');
+ok(wait_for('SELECT count(*) = 0 FROM ft.jobs'), 'the jobs finished');
 cmp_ok(jstat('compact', 'run'), '>=', 1, 'background compactions ran');
 is(jstat('compact', 'failed'), '0', 'none failed');
 cmp_ok(jstat('compact', 'coalesced'), '>', 0, 'page appends over the threshold coalesced');
@@ -132,7 +132,7 @@ is( sq(q{SELECT keymap_entries || '|' || keymap_buckets_changed
 	'130|0',
 	'and the keymap snapshot covers them all');
 set_conf('segvec.job_delay_ms', '0');
-ok(wait_for('SELECT count(*) = 0 FROM ft.jobs', 30), 'the jobs finished');
+ok(wait_for('SELECT count(*) = 0 FROM ft.jobs'), 'the jobs finished');
 is(jstat('compact', 'run') - $run0, 1, 'the background compaction finished normally');
 is(jstat('compact', 'failed') - $fail0, 0, 'and did not fail');
 is( sq(q{SELECT missing_docs + duplicate_docs + docs_in_two_segments +

@@ -61,7 +61,7 @@ VACUUM items;
 },
 	});
 
-ok(wait_for('SELECT count(*) = 0 FROM ft.jobs', 60), 'the jobs finished');
+ok(wait_for('SELECT count(*) = 0 FROM ft.jobs'), 'the jobs finished');
 my $stats = sq(q{SELECT string_agg(kind || ' ' || run || ' run, ' ||
                                  coalesced || ' coalesced, ' || failed || ' failed',
                                  '; ')
@@ -79,7 +79,7 @@ if (sq(q{SELECT run FROM ft.job_stats() WHERE kind = 'compact'}) == 0)
 	sq(qq{INSERT INTO items SELECT i, vec(i, 16) FROM (SELECT nextval('items_id')::int i) s})
 	  for 1 .. 700;
 	wait_for(q{SELECT run > 0 FROM ft.job_stats() WHERE kind = 'compact'}, 120);
-	ok(wait_for('SELECT count(*) = 0 FROM ft.jobs', 60), 'the jobs finished');
+	ok(wait_for('SELECT count(*) = 0 FROM ft.jobs'), 'the jobs finished');
 }
 cmp_ok(sq(q{SELECT run FROM ft.job_stats() WHERE kind = 'compact'}),
 	'>=', 1, 'background compactions ran');

@@ -73,7 +73,7 @@ sq('DELETE FROM items WHERE id % 13 = 0');
 my $vacuumed = 0;
 for (1 .. 60)
 {
-	wait_for('SELECT count(*) = 0 FROM ft.jobs', 60);
+	wait_for('SELECT count(*) = 0 FROM ft.jobs');
 	sq('VACUUM (INDEX_CLEANUP ON) items');
 	if (sq(q{SELECT num_docs = (SELECT count(*) FROM items)
 	         FROM ft.info('items_idx')}) eq 't')
@@ -84,7 +84,7 @@ for (1 .. 60)
 	usleep(500_000);
 }
 ok($vacuumed, 'VACUUM removed the deleted rows from the index');
-ok(wait_for('SELECT count(*) = 0 FROM ft.jobs', 60), 'first jobs finished');
+ok(wait_for('SELECT count(*) = 0 FROM ft.jobs'), 'first jobs finished');
 cmp_ok(sq(q{SELECT num_segments FROM ft.info('items_idx')}),
 	'>=', 1, 'the index has immutable segments');
 
@@ -132,9 +132,9 @@ ok(wait_for('SELECT count(*) = 0 FROM ft.jobs'),
 	'the job table is empty once the startup sweep is done');
 sq('INSERT INTO items SELECT g, vec(g, 16) FROM generate_series(2601, 3000) g');
 $n = sq('SELECT count(*) FROM items');
-ok( wait_for(q{SELECT mutable_docs < 400 FROM ft.info('items_idx')}, 30),
+ok( wait_for(q{SELECT mutable_docs < 400 FROM ft.info('items_idx')}),
 	'inserts after the restart are compacted in the background');
-ok(wait_for('SELECT count(*) = 0 FROM ft.jobs', 30), 'the jobs finished');
+ok(wait_for('SELECT count(*) = 0 FROM ft.jobs'), 'the jobs finished');
 cmp_ok(sq(q{SELECT run FROM ft.job_stats() WHERE kind = 'compact'}),
 	'>=', 1, 'compactions ran after the restart');
 is(sq(q{SELECT num_docs FROM ft.info('items_idx')}),
@@ -174,7 +174,7 @@ sq('SELECT pg_reload_conf()');
 ok(wait_for("SELECT count(*) = 1 FROM ft.job_workers() WHERE role = 'launcher'"),
 	'the restarted server runs the launcher');
 sq(q{SELECT ft.submit_job('items_idx')});
-ok(wait_for(q{SELECT run >= 1 FROM ft.job_stats() WHERE kind = 'compact'}, 30),
+ok(wait_for(q{SELECT run >= 1 FROM ft.job_stats() WHERE kind = 'compact'}),
 	'and runs jobs');
 
 $node->stop;

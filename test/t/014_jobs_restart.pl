@@ -87,5 +87,12 @@ is( sq(
 	'0|0|0|0',
 	'ft.verify is clean');
 
+# the sweeps' jobs are counted as submitted: no kind ran more jobs than
+# were submitted
+is( sq(q{SELECT count(*) FROM ft.job_stats()
+	  WHERE run + failed + skipped > submitted}),
+	'0',
+	'ft.job_stats: run, failed and skipped never exceed submitted');
+
 $node->stop;
 done_testing();

@@ -6,6 +6,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
 open(my $fh, '<', 'README.md') or die "could not open README.md: $!";
 my $readme = do { local $/; <$fh> };
@@ -16,10 +19,7 @@ ok(defined $section, 'README.md has a Getting started section');
 my ($sql) = $section =~ /```sql\n(.*?)```/s;
 ok(defined $sql && $sql =~ /CREATE INDEX/, 'the section has a SQL example');
 
-my $node = PostgreSQL::Test::Cluster->new('readme');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'segvec'");
-$node->start;
+my $node = segvec_node('readme');
 
 my ($ret, $stdout, $stderr) =
   $node->psql('postgres', $sql, extra_params => [ '-v', 'ON_ERROR_STOP=1' ]);

@@ -31,6 +31,9 @@ use File::Path qw(make_path);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
 my $prev_src = $ENV{SEGVEC_PREV_SRC} // '';
 my $have_prev = $prev_src ne '' && -e "$prev_src/segvec.control";
@@ -185,16 +188,10 @@ SKIP:
 	note "on-disk format $prev_format to $cur_format";
 	isnt($prev_version, $cur_version, 'the previous release has another version');
 
-	$node = PostgreSQL::Test::Cluster->new('upgrade',
-		install_path => private_install($src));
-	$node->init;
-	$node->append_conf(
-		'postgresql.conf', q{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+	$node = segvec_node(
+		'upgrade', q{
 segvec.max_workers = 0
-});
-	$node->start;
+}, install_path => private_install($src));
 	$node->safe_psql('postgres', 'CREATE EXTENSION segvec');
 	is($node->safe_psql('postgres',
 			q{SELECT extversion FROM pg_extension WHERE extname = 'segvec'}),
@@ -274,15 +271,9 @@ SELECT ft.compact('items_idx');
 # --- an index in a format this build does not read ---------------------------
 if (!defined $node)
 {
-	$node = PostgreSQL::Test::Cluster->new('upgrade');
-	$node->init;
-	$node->append_conf(
-		'postgresql.conf', q{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+	$node = segvec_node('upgrade', q{
 segvec.max_workers = 0
 });
-	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION segvec');
 }
 $node->safe_psql('postgres', $schema);

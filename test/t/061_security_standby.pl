@@ -143,19 +143,10 @@ my $want = $primary->safe_psql('postgres', $cq);
 is($standby->safe_psql('postgres', "SET enable_seqscan = off; $cq"),
 	$want, 'before the churn the standby scan is right');
 
-my $lock = $standby->background_psql('postgres');
-$lock->query_safe('SELECT pg_advisory_lock(21334)');
-my $scan = $standby->background_psql('postgres', on_error_stop => 0);
-my $early2 = $scan->query_until(qr/held/,
-	"\\set VERBOSITY verbose\nSET enable_seqscan = off;\n"
-	  . "SET segvec.enable_test_hooks = on;\n"
-	  . "SET segvec.test_point = 'scan-manifest-read';\n"
-	  . "SET segvec.test_point_action = 'wait';\n"
-	  . "\\echo held\n$cq;\n");
-ok( $standby->poll_query_until(
-		'postgres', q{SELECT count(*) = 1 FROM pg_locks
-		 WHERE locktype = 'advisory' AND objid = 21334 AND NOT granted}),
-	'the standby scan waits between its manifest and its chain walk');
+# the standby scan waits between its manifest and its chain walk
+my $scan = hold_at($standby, 'scan-manifest-read', $cq,
+	setup => "\\set VERBOSITY verbose\nSET enable_seqscan = off;\n"
+	  . "SET segvec.enable_test_hooks = on;\n");
 
 # the primary drops every page the scan will walk and reuses them
 $primary->safe_psql('postgres', q{SELECT ft.compact('chain_idx')});
@@ -171,10 +162,8 @@ is( $primary->safe_psql('postgres',
 	'1200 600', 'the primary froze the old chain and appended a new one');
 $primary->wait_for_catchup($standby);
 
-$lock->query_safe('SELECT pg_advisory_unlock(21334)');
-$lock->quit;
-$scan->quit;
-my $got = $early2 . $scan->{stdout} . "\n" . $scan->{stderr};
+my ($scan_out, $scan_err) = $scan->release;
+my $got = $scan_out . "\n" . $scan_err;
 note "held standby scan: $got";
 my ($rows) = $got =~ /^rows:([\d,]*)$/m;
 my $cancelled2 = $got =~ /40001: canceling statement due to conflict with recovery/

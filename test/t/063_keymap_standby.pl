@@ -48,19 +48,9 @@ like($want, qr/^row:405 /, 'the primary finds id 405 in the keymap');
 is($standby->safe_psql('postgres', $q), $want,
 	'before the churn the standby finds it too');
 
-my $lock = $standby->background_psql('postgres');
-$lock->query_safe('SELECT pg_advisory_lock(21334)');
-my $get = $standby->background_psql('postgres', on_error_stop => 0);
-my $early = $get->query_until(qr/held/,
-	"\\set VERBOSITY verbose\n"
-	  . "SET segvec.enable_test_hooks = on;\n"
-	  . "SET segvec.test_point = 'keymap-dir-read';\n"
-	  . "SET segvec.test_point_action = 'wait';\n"
-	  . "\\echo held\n$q;\n");
-ok( $standby->poll_query_until(
-		'postgres', q{SELECT count(*) = 1 FROM pg_locks
-		 WHERE locktype = 'advisory' AND objid = 21334 AND NOT granted}),
-	'the standby look-up waits after reading the directory');
+# the standby look-up waits after reading the directory
+my $get = hold_at($standby, 'keymap-dir-read', $q,
+	setup => "\\set VERBOSITY verbose\nSET segvec.enable_test_hooks = on;\n");
 
 # the primary folds the chains, frees their pages and reuses them
 $primary->safe_psql('postgres', q{SELECT ft.snapshot('k_idx')});
@@ -69,10 +59,8 @@ $primary->safe_psql('postgres',
 	q{INSERT INTO k SELECT g, vec(g) FROM generate_series(431, 460) g});
 $primary->wait_for_catchup($standby);
 
-$lock->query_safe('SELECT pg_advisory_unlock(21334)');
-$lock->quit;
-$get->quit;
-my $got = $early . $get->{stdout} . "\n" . $get->{stderr};
+my ($get_out, $get_err) = $get->release;
+my $got = $get_out . "\n" . $get_err;
 note "held standby look-up: $got";
 my ($row) = $got =~ /^(row:.*)$/m;
 my $cancelled = $got =~ /40001: canceling statement due to conflict with recovery/

@@ -48,20 +48,6 @@ restart_after_crash = on
 sq("CREATE EXTENSION segvec;\n"
 	  . vec_function(type => 'bigint', coef => [ 0.37, 1.3, 0.011 ]));
 
-# Every row of the table found at k = 1 by its own vector, and the index's
-# doc count equal to the table's.
-sub verify
-{
-	my ($idx, $limit) = @_;
-	$limit //= 100000;
-	return sq(
-		qq{SELECT heap_rows = indexed_docs, missing_docs, duplicate_docs,
-		   docs_in_two_segments, phantom_entries, missing_keymap_entries,
-		   search_misses, search_checked = least(heap_rows, $limit)
-		   FROM ft.verify('$idx', false, $limit)});
-}
-my $clean = 't|0|0|0|0|0|0|t';
-
 # ---- 1. no cap on segments ------------------------------------------------
 sq(q{
 CREATE TABLE s (id bigint PRIMARY KEY, v real[]) WITH (autovacuum_enabled = off);
@@ -82,7 +68,7 @@ is(sq(q{SELECT num_segments, mutable_docs, num_docs FROM ft.info('s_v')}),
 sq(q{DELETE FROM s WHERE id % 7 = 0; VACUUM s});
 is(sq(q{SELECT num_docs, tombstones FROM ft.info('s_v')}),
 	'7715|1285', 'VACUUM tombstones docs in every segment');
-is(verify('s_v', 2000), $clean,
+is(verify_problems('s_v', search_limit => 2000), '',
 	'ft.verify is clean with an overflowing manifest');
 
 # inserts and one more compaction go on; the manifest survives a restart
@@ -92,7 +78,7 @@ sq(q{SET segvec.max_merge_docs = 1000; SET segvec.merge_ratio = 0;
 $node->restart;
 is(sq(q{SELECT num_segments, num_docs FROM ft.info('s_v')}),
 	'31|8015', 'after a restart: every segment and doc is there');
-is(verify('s_v', 2000), $clean,
+is(verify_problems('s_v', search_limit => 2000), '',
 	'ft.verify is clean after the restart: rows found at k = 1');
 
 # ---- 2. VACUUM never fails because of compaction --------------------------
@@ -121,7 +107,8 @@ is(sq(q{SELECT num_docs FROM ft.info('w_v')}),
 is(sq(q{SELECT num_segments, mutable_docs FROM ft.info('w_v')}),
 	'1|0', 'what the compaction installed before the error stays');
 sq('VACUUM w');
-is(verify('w_v'), $clean, 'ft.verify is clean after the failed compaction');
+is(verify_problems('w_v', search_limit => 100000), '',
+	'ft.verify is clean after the failed compaction');
 is( sq(q{SELECT relfrozenxid <> '0' FROM pg_class WHERE relname = 'w'}),
 	't', 'relfrozenxid is set');
 
@@ -168,7 +155,8 @@ SELECT ft.compact('g_v');
 	sq(q{INSERT INTO g SELECT i, vec(i, 16) FROM generate_series(4501, 5000) i});
 	is(sq(q{SELECT num_docs, mutable_docs FROM ft.info('g_v')}),
 		'5000|500', "$name: nothing lost, inserts finish");
-	is(verify('g_v'), $clean, "$name: ft.verify is clean");
+	is(verify_problems('g_v', search_limit => 100000), '',
+		"$name: ft.verify is clean");
 }
 interrupted_compaction('crash', 'panic');
 interrupted_compaction('error', 'error');
@@ -180,31 +168,18 @@ CREATE INDEX c_v ON c USING segvec (v) INCLUDE (id)
   WITH (compact_threshold = 100000);
 INSERT INTO c SELECT i, vec(i, 16) FROM generate_series(1, 2000) i;
 });
-my $holder = $node->background_psql('postgres');
-$holder->query_safe('SELECT pg_advisory_lock(21334)');
-my $scan = $node->background_psql('postgres');
-$scan->query_until(
-	qr/started\n/, q{
-SET segvec.test_point = 'scan-manifest-read';
-SET segvec.test_point_action = 'wait';
-SET enable_seqscan = off;
-SET segvec.max_scan_tuples = 100000;
-\echo started
+# the scan reads the manifest and waits at the test point
+my $scan = hold_at(
+	$node, 'scan-manifest-read', q{
 SELECT count(*), count(DISTINCT id) FROM
   (SELECT id FROM c ORDER BY v <-> vec(1, 16) LIMIT 100000) s;
+}, setup => q{
+SET enable_seqscan = off;
+SET segvec.max_scan_tuples = 100000;
 });
-# the scan has read the manifest and waits at the test point
-$node->poll_query_until('postgres',
-	q{SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'advisory'
-	  AND objid = 21334 AND NOT granted})
-  or die 'the scan never reached the test point';
 is(sq(q{SELECT docs_compacted FROM ft.compact('c_v')}),
 	'2000', 'a compaction runs while the scan holds the old manifest');
-$holder->query_safe('SELECT pg_advisory_unlock(21334)');
-# what the scan printed after "started"
-my $res = $scan->query_safe('');
-$scan->quit;
-$holder->quit;
+my $res = $scan->release;
 note "scan result: $res";
 like($res, qr/^2000\|2000/m,
 	'the scan returns every doc of the frozen prefix exactly once');

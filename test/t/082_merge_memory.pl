@@ -47,17 +47,6 @@ CREATE FUNCTION vec(i bigint, d int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
   FROM generate_series(1, d) j $$;
 });
 
-sub verify
-{
-	my ($idx) = @_;
-	return sq(
-		qq{SELECT heap_rows = indexed_docs, missing_docs, duplicate_docs,
-		   docs_in_two_segments, phantom_entries, missing_keymap_entries,
-		   search_misses, unreachable_nodes
-		   FROM ft.verify('$idx', false)});
-}
-my $clean = 't|0|0|0|0|0|0|0';
-
 # recall@10 of the index on $tbl for 100 queries near rows of the table
 sub recall
 {
@@ -126,7 +115,7 @@ note "recall\@10: merged $merged, fresh CREATE INDEX $fresh";
 cmp_ok($merged, '>=', 0.95, 'recall@10 of the merged segment');
 cmp_ok($merged, '>=', $fresh - 0.02,
 	'the merged segment is as good as a fresh build');
-is(verify('m_v'), $clean,
+is(verify_problems('m_v'), '',
 	'ft.verify is clean: every live row found by its own vector at k = 1');
 
 # ---- 2. a merge does not block compaction ------------------------------
@@ -139,24 +128,12 @@ sq(q{INSERT INTO m SELECT i, vec(i, 256) FROM generate_series(4001, 4900) i;
 is(sq(q{SELECT num_segments FROM ft.info('m_v')}), '4',
 	'three more segments, no merge yet (another tier)');
 
-my $holder = $node->background_psql('postgres');
-$holder->query_safe('SELECT pg_advisory_lock(21334)');
-my $merger = $node->background_psql('postgres');
 # rows of the inputs deleted before the merge starts (so that its snapshot
 # does not keep them from VACUUM) and vacuumed while it builds
 sq(q{INSERT INTO m SELECT i, vec(i, 256) FROM generate_series(6701, 7600) i;
 	 DELETE FROM m WHERE id BETWEEN 4001 AND 7600 AND id % 10 = 0});
-$merger->query_until(
-	qr/started\n/, q{
-SET segvec.test_point = 'merge-built';
-SET segvec.test_point_action = 'wait';
-\echo started
-SELECT segments_merged FROM ft.compact('m_v');
-});
-$node->poll_query_until('postgres',
-	q{SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'advisory'
-	  AND objid = 21334 AND NOT granted})
-  or die 'the merge never reached the test point';
+my $merger = hold_at($node, 'merge-built',
+	q{SELECT segments_merged FROM ft.compact('m_v')});
 
 # meanwhile: a compaction, and VACUUM of the deleted rows
 sq(q{INSERT INTO m SELECT i, vec(i, 256) FROM generate_series(7601, 8000) i});
@@ -168,14 +145,12 @@ sq(q{VACUUM m});
 is(sq(q{SELECT tombstones FROM ft.info('m_v')}), '360',
 	'VACUUM tombstoned docs of the merge\'s inputs meanwhile');
 
-$holder->query_safe('SELECT pg_advisory_unlock(21334)');
-my $res = $merger->query_safe('');
-$merger->quit;
-$holder->quit;
+my $res = $merger->release;
 like($res, qr/^4$/m, 'the merge of four segments installed');
 is(sq(q{SELECT num_segments, num_docs, tombstones FROM ft.info('m_v')}),
 	'3|7307|360', 'the merged segment carries the tombstones set meanwhile');
-is(verify('m_v'), $clean, 'ft.verify is clean after the concurrent merge');
+is(verify_problems('m_v'), '',
+	'ft.verify is clean after the concurrent merge');
 is(sq(q{SELECT count(*) FROM m WHERE id % 10 = 0 AND id BETWEEN 4001 AND 7600}),
 	'0', 'deleted rows are gone');
 
@@ -191,7 +166,7 @@ like($err, qr/segvec merge of 4 segments of index "b_v": 4000 docs/,
 	'CREATE INDEX merges its 1,000-doc builds');
 is(sq(q{SELECT num_segments, num_docs FROM ft.info('b_v')}), '1|4000',
 	'one segment');
-is(verify('b_v'), $clean, 'ft.verify is clean after the build');
+is(verify_problems('b_v'), '', 'ft.verify is clean after the build');
 
 $node->stop;
 done_testing();

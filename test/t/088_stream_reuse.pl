@@ -50,17 +50,6 @@ segvec.ef_search = 200
 segvec.exact_scan_factor = 128
 });
 
-my $clean = '0';
-sub verify
-{
-	my ($idx) = @_;
-	return sq(
-		qq{SELECT missing_docs + duplicate_docs + docs_in_two_segments +
-                  phantom_entries + checksum_mismatches + search_misses +
-                  unreachable_nodes
-           FROM ft.verify('$idx')});
-}
-
 sq("CREATE EXTENSION segvec;\n"
 	  . vec_function(dims => 16, coef => [ 0.37, 1.3, 0.011 ])
 	  . q{
@@ -114,7 +103,9 @@ cmp_ok($ratio, '<=', 6,
 	'the background merges reused their free extents (size within 6x fresh)');
 is(sq("SELECT not_own_nearest('g')"),
 	'0', 'every row is found by its own vector at k = 1');
-is(verify('g_v'), $clean, 'ft.verify is clean');
+# (the deleted rows are not vacuumed: their docs are still indexed)
+is(verify_problems('g_v', ignore => ['indexed_docs']),
+	'', 'ft.verify is clean');
 
 # ---- 2. a crash between extending past the free tail and taking it ---------
 set_conf('segvec.max_workers', '0');
@@ -146,7 +137,7 @@ is(sq('SELECT count(*) FROM c'), $rows, 'the rows are there');
 sq('VACUUM (INDEX_CLEANUP ON) c');
 sq('SELECT txid_current()');
 sq('VACUUM (INDEX_CLEANUP ON) c');
-is(verify('c_v'), $clean, 'ft.verify is clean after the crash');
+is(verify_problems('c_v'), '', 'ft.verify is clean after the crash');
 for my $r (1 .. 10)
 {
 	my $lo = $rows + 1;
@@ -158,7 +149,7 @@ sq('VACUUM (INDEX_CLEANUP ON) c');
 is(sq('SELECT count(*) FROM c'), $rows, 'inserts and compactions go on');
 is(sq("SELECT not_own_nearest('c')"),
 	'0', 'every row is found by its own vector at k = 1');
-is(verify('c_v'), $clean, 'ft.verify is clean after more inserts');
+is(verify_problems('c_v'), '', 'ft.verify is clean after more inserts');
 
 $node->stop;
 done_testing();

@@ -22,6 +22,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
 my $conf = qq{
 shared_preload_libraries = 'citus,segvec'
@@ -48,10 +51,7 @@ if ($have ne '1')
 my @nodes;
 for my $name ('coordinator', 'worker1', 'worker2')
 {
-	my $n = PostgreSQL::Test::Cluster->new($name);
-	$n->init;
-	$n->append_conf('postgresql.conf', $conf);
-	$n->start;
+	my $n = segvec_node($name, $conf);
 	$n->safe_psql('postgres', 'CREATE EXTENSION citus');
 	push @nodes, $n;
 }

@@ -13,6 +13,9 @@ use File::Basename qw(dirname);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
 our $quant = 'rabitq';
 my $file = dirname(__FILE__) . '/092_quant.pl';

@@ -106,18 +106,6 @@ FROM queries q JOIN truth t ON t.qid = q.id;
 });
 }
 
-# ft.verify's counts: "indexed|missing|duplicate|unreachable", and then
-# the self-search misses (rows not found by their own vector at k = 1)
-sub verify
-{
-	my ($index) = @_;
-	my ($counts, $misses) = split /;/,
-	  $node->safe_psql('postgres',
-		"SELECT indexed_docs || '|' || missing_docs || '|' || duplicate_docs || '|' || unreachable_nodes || ';' || search_misses FROM ft.verify('$index', search_limit => 100000)"
-	  );
-	return ($counts, $misses);
-}
-
 # ft.verify clean: every row indexed once, every node reachable from the
 # entry point, and every row found by its own vector at k = 1 but for
 # at most 2% (an HNSW search at the default ef_search misses a few; the
@@ -128,11 +116,13 @@ sub verify
 sub check_verify
 {
 	my ($index, $rows, $what) = @_;
-	my ($counts, $misses) = verify($index);
-	is($counts, "$rows|0|0|0",
+	my $v = verify($index, search_limit => 100000);
+	is( join('|',
+			@$v{qw(indexed_docs missing_docs duplicate_docs unreachable_nodes)}),
+		"$rows|0|0|0",
 		"$what: ft.verify: every row indexed once, every node reachable");
-	cmp_ok($misses * 50, '<=', $rows,
-		"$what: at most 2% of the rows not found by their own vector ($misses)");
+	cmp_ok($v->{search_misses} * 50, '<=', $rows,
+		"$what: at most 2% of the rows not found by their own vector ($v->{search_misses})");
 }
 
 for my $quant ('none', 'sq8', 'rabitq')

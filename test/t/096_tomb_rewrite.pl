@@ -50,18 +50,6 @@ sub info
 		qq{SELECT num_docs, tombstones, num_segments FROM ft.info('$idx')});
 }
 
-my $clean = 't|0|0|0|0|0|0';
-
-sub verify
-{
-	my ($idx) = @_;
-	return sq(
-		qq{SET segvec.ef_search = 200;
-		   SELECT heap_rows = indexed_docs, missing_docs, duplicate_docs,
-		   docs_in_two_segments, phantom_entries, missing_keymap_entries,
-		   search_misses FROM ft.verify('$idx', false, 1000000)});
-}
-
 # rows whose own vector does not find them at k = 1
 sub self_misses
 {
@@ -130,7 +118,9 @@ sq(q{SELECT ft.compact('t_v')});
 is(info('t_v'), "$n|0|1", 'ft.compact rewrote the segment without its tombstones');
 is(sq(q{SELECT segment_merges FROM ft.storage_stats('t_v')}), $before + 1,
 	'in one merge');
-is(verify('t_v'), $clean, 'ft.verify is clean after the rewrite');
+# ft.verify searches every row, at ef_search 200
+my %vopt = (search_limit => 1000000, ef_search => 200);
+is(verify_problems('t_v', %vopt), '', 'ft.verify is clean after the rewrite');
 is(self_misses('t'), '0', 'every row found by its own vector');
 
 # ---- 3. VACUUM rewrites it (no background workers) ----------------------
@@ -145,7 +135,7 @@ note "segment pages: rewritten $sp, fresh $fp";
 cmp_ok($sp, '<=', 1.3 * $fp, "segment pages ($sp) within 1.3x a fresh index ($fp)");
 cmp_ok(sq(q{SELECT free_extent_pages FROM ft.storage_stats('t_v')}),
 	'>', 0, 'the old extents went to the free-extent list');
-is(verify('t_v'), $clean, 'ft.verify is clean');
+is(verify_problems('t_v', %vopt), '', 'ft.verify is clean');
 is(self_misses('t'), '0', 'every row found by its own vector');
 
 # a fifth of the rows dead is the default threshold; a tenth is not
@@ -170,7 +160,8 @@ is(info('q_v'), "$n|0|1", 'sq8: VACUUM rewrote the half-dead segment');
 is(sq(q{SELECT string_agg(s->>'quantization', ',')
         FROM ft.info('q_v'), jsonb_array_elements(segments) s}),
 	'sq8', 'sq8: the rewritten segment is quantized');
-is(verify('q_v'), $clean, 'sq8: ft.verify is clean');
+is(verify_problems('q_v', %vopt), '',
+	'sq8: ft.verify is clean');
 is(self_misses('q'), '0', 'sq8: every row found by its own vector');
 
 # ---- 5. crashes in the rewrite, inside VACUUM ---------------------------
@@ -189,12 +180,13 @@ VACUUM t;
 	isnt($ret, 0, "$point: VACUUM crashed in the rewrite");
 	accepting($node)
 	  or die 'server did not come back after the PANIC';
-	is(verify('t_v'), $clean, "$point: ft.verify is clean after the crash");
+	is(verify_problems('t_v', %vopt), '',
+		"$point: ft.verify is clean after the crash");
 	is(self_misses('t'), '0',
 		"$point: every row found by its own vector after the crash");
 	sq('VACUUM t');
 	is(info('t_v'), "$n|0|1", "$point: the next VACUUM finished the rewrite");
-	is(verify('t_v'), $clean, "$point: ft.verify is clean");
+	is(verify_problems('t_v', %vopt), '', "$point: ft.verify is clean");
 }
 
 # ---- 6. aliases whose targets the rewrite dropped ------------------------
@@ -233,7 +225,8 @@ is( sq(
 	'aliases: no phantom keymap entry after the freeze, nothing missing');
 is(self_misses('a'), '0', 'aliases: every row found by its own vector');
 sq(q{VACUUM a; SELECT ft.compact('a_v')});
-is(verify('a_v'), $clean, 'aliases: and after VACUUM and ft.compact');
+is(verify_problems('a_v', %vopt), '',
+	'aliases: and after VACUUM and ft.compact');
 
 $node->stop;
 
@@ -259,23 +252,11 @@ my $no_job = q{SELECT count(*) = 0 FROM ft.jobs WHERE index = 't_v'::regclass};
 
 # 7a. VACUUM held in its cleanup scan (holding the merge lock, share) until
 # no job of the index is pending or running: the rewrite follows
-my $holder = $bg->background_psql('postgres');
-$holder->query_safe('SELECT pg_advisory_lock(21334)');
 sq(q{DELETE FROM t WHERE id % 10 < 3});
-my $vac = $bg->background_psql('postgres');
-$vac->query_until(
-	qr/started\n/, q{
-SET segvec.test_point = 'vacuum-cleanup-scan';
-SET segvec.test_point_action = 'wait';
-\echo started
-VACUUM t;
-});
-$bg->poll_query_until('postgres', $waiting)
-  or die 'VACUUM never reached its cleanup scan';
+my $vac = hold_at($bg, 'vacuum-cleanup-scan', 'VACUUM t');
 ok($bg->poll_query_until('postgres', $no_job),
 	'workers: no job of the index left while VACUUM scans');
-$holder->query_safe('SELECT pg_advisory_unlock(21334)');
-$vac->query_safe('SELECT 1');
+$vac->release;
 ok( $bg->poll_query_until(
 		'postgres',
 		q{SELECT num_docs = 700 AND tombstones = 0 FROM ft.info('t_v')}),
@@ -290,6 +271,7 @@ sq(q{ALTER SYSTEM SET segvec.test_point = 'merge-built';
      SELECT pg_reload_conf()});
 $bg->poll_query_until('postgres', q{SHOW segvec.test_point}, 'merge-built')
   or die 'the configuration was not reloaded';
+my $holder = $bg->background_psql('postgres');
 $holder->query_safe('SELECT pg_advisory_lock(21334)');
 sq(q{DELETE FROM t WHERE id % 10 IN (3, 4);
      SET segvec.test_point = ''; VACUUM t});
@@ -311,6 +293,7 @@ sq(q{ALTER SYSTEM RESET segvec.test_point;
      ALTER SYSTEM RESET segvec.test_point_action;
      SELECT pg_reload_conf()});
 $holder->query_safe('SELECT pg_advisory_unlock(21334)');
+$holder->quit;
 like(
 	$cmp->query_safe(
 		q{SELECT num_docs, tombstones, num_segments FROM ft.info('t_v')}),
@@ -342,19 +325,10 @@ $bg->safe_psql('other', q{SELECT ft.submit_job('x1_v'), ft.submit_job('x2_v')});
 $bg->poll_query_until('postgres',
 	q{SELECT count(*) = 2 FROM ft.jobs WHERE state = 'running'})
   or die 'the workers never took the compactions';
-$holder->query_safe('SELECT pg_advisory_lock(21334)');
 sq(q{DELETE FROM t WHERE id % 10 IN (5, 6); VACUUM t});
 is( sq(q{SELECT state FROM ft.jobs WHERE index = 't_v'::regclass}),
 	'pending', 'workers busy: the rewrite waits in the job table');
-$vac->query_until(
-	qr/started\n/, q{
-SET segvec.test_point = 'vacuum-cleanup-scan';
-SET segvec.test_point_action = 'wait';
-\echo started
-VACUUM t;
-});
-$bg->poll_query_until('postgres', $waiting)
-  or die 'VACUUM never reached its cleanup scan';
+$vac = hold_at($bg, 'vacuum-cleanup-scan', 'VACUUM t');
 sq(q{ALTER SYSTEM RESET segvec.job_delay_ms; SELECT pg_reload_conf()});
 ok( $bg->poll_query_until(
 		'postgres', q{SELECT count(*) > 0 FROM ft.jobs
@@ -362,15 +336,12 @@ ok( $bg->poll_query_until(
 		AND retry_at IS NOT NULL}),
 	'workers: the job met the merge lock of the scan and will retry');
 is(info('t_v'), "300|200|1", 'workers: nothing rewritten meanwhile');
-$holder->query_safe('SELECT pg_advisory_unlock(21334)');
-$vac->query_safe('SELECT 1');
+$vac->release;
 ok( $bg->poll_query_until(
 		'postgres',
 		q{SELECT num_docs = 300 AND tombstones = 0 FROM ft.info('t_v')}),
 	'workers: the retry rewrote the segment');
-$vac->quit;
 $cmp->quit;
-$holder->quit;
 
 # 7d. the reproduction of section 3 (every row updated, VACUUM)
 sq(qq{INSERT INTO t SELECT i, vec(i, 0) FROM generate_series(1, $n) i
@@ -381,7 +352,7 @@ ok( $bg->poll_query_until(
 		qq{SELECT num_docs = $n AND tombstones = 0 FROM ft.info('t_v')}),
 	'workers: a job rewrote the half-dead segment');
 is(info('t_v'), "$n|0|1", 'workers: a job rewrote the half-dead segment');
-is(verify('t_v'), $clean, 'workers: ft.verify is clean');
+is(verify_problems('t_v', %vopt), '', 'workers: ft.verify is clean');
 is(self_misses('t'), '0', 'workers: every row found by its own vector');
 
 $bg->stop;

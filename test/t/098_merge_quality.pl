@@ -21,13 +21,12 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
 
-my $node = PostgreSQL::Test::Cluster->new('merge_quality');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'segvec'
-autovacuum = off
+my $node = segvec_node(
+	'merge_quality', q{
 jit = off
 segvec.max_workers = 0
 segvec.exact_scan_factor = 0
@@ -35,13 +34,6 @@ max_parallel_workers_per_gather = 0
 max_parallel_maintenance_workers = 0
 maintenance_work_mem = '1MB'
 });
-$node->start;
-
-sub sq
-{
-	my ($sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
 
 # recall@10 of table $t's index over the queries
 sub recall
@@ -105,14 +97,13 @@ is(sq(q{SELECT num_segments FROM ft.info('fresh_v')}),
 my %recall;
 for my $t (qw(streamed fresh))
 {
-	my ($counts, $misses) = split /;/, sq(qq{
-SELECT heap_rows || '|' || indexed_docs || '|' || missing_docs || '|' ||
-       unreachable_nodes || ';' || search_misses
-FROM ft.verify('${t}_v', false, NULL)});
-	is($counts, "$rows|$rows|0|0",
+	my $v = verify("${t}_v", search_limit => 'NULL');
+	is( join('|',
+			@$v{qw(heap_rows indexed_docs missing_docs unreachable_nodes)}),
+		"$rows|$rows|0|0",
 		"$t: ft.verify: every row indexed once, every node reachable");
-	cmp_ok($misses * 100, '<=', $rows,
-		"$t: at most 1% of the rows not found by their own vector ($misses of $rows)"
+	cmp_ok($v->{search_misses} * 100, '<=', $rows,
+		"$t: at most 1% of the rows not found by their own vector ($v->{search_misses} of $rows)"
 	);
 	$recall{$t} = recall($t);
 	cmp_ok($recall{$t}, '>=', 0.95,

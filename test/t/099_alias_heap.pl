@@ -182,25 +182,16 @@ for my $i (@idx)
 	sq(qq{INSERT INTO $tab SELECT i, i}
 		  . ($pgvector ? ', vec(i)::vector' : '')
 		  . q{, vec(i) FROM generate_series(1001, 1400) i});
-	my $holder = $node->background_psql('postgres');
-	$holder->query_safe('SELECT pg_advisory_lock(21334)');
-	my $scan = $node->background_psql('postgres', on_error_stop => 0);
-	$scan->query_until(
-		qr/started\n/, qq{
-SET segvec.test_point = 'scan-manifest-read';
-SET segvec.test_point_action = 'wait';
-SET enable_seqscan = off;
-SET enable_bitmapscan = off;
-SET segvec.max_scan_tuples = 100000;
-\\echo started
+	my $scan = hold_at(
+		$node, 'scan-manifest-read', qq{
 SELECT count(*), count(DISTINCT id) FROM
   (SELECT id FROM $tab ORDER BY $col <-> (SELECT $col FROM $tab WHERE id = 7)
    LIMIT 100000) s;
+}, setup => q{
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SET segvec.max_scan_tuples = 100000;
 });
-	$node->poll_query_until('postgres',
-		q{SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'advisory'
-		  AND objid = 21334 AND NOT granted})
-	  or die 'the scan never reached the test point';
 	# the mutable rows become a segment the scan's manifest lacks, and
 	# their UPDATE aliases that segment's docs
 	is(sq("SELECT docs_compacted FROM ft.compact('${tab}_$i')"),
@@ -211,11 +202,7 @@ SELECT count(*), count(DISTINCT id) FROM
 			   WHERE g.segment = 'mutable (alias)'}),
 		'400',
 		"${tab}_$i: the UPDATE aliased the new segment's docs");
-	$holder->query_safe('SELECT pg_advisory_unlock(21334)');
-	my $res = $scan->query('');
-	my $err = $scan->{stderr};
-	$scan->quit;
-	$holder->quit;
+	my ($res, $err) = $scan->release;
 	accepting($node);
 	like($res, qr/^1400\|1400$/m,
 		"${tab}_$i: the scan with the old manifest returns every row once")

@@ -2,8 +2,9 @@
 # background work, each followed by the index's contract.
 #
 # A table with a real[] column, an expression index on another real[]
-# column, and (when pgvector and segvec_pgvector are installed) a pgvector
-# column, each indexed by segvec with an id key.  Each round, pgbench
+# column, a real[] column indexed with a filter column (tag, which the
+# clients update), and (when pgvector and segvec_pgvector are installed) a
+# pgvector column, each indexed by segvec with an id key.  Each round, pgbench
 # clients run a random mix (weights drawn from the seed) of single-row and
 # batch inserts, non-HOT updates of another column (a btree on it), updates
 # of the vectors, deletes, ft.add / ft.del / ft.flush, KNN queries, VACUUM
@@ -12,7 +13,8 @@
 # stop('immediate') and a restart.  After every round, once background
 # work is done:
 #   - every live row with a vector is found by its own vector at k = 1
-#     (ef_search 400), in each index;
+#     (ef_search 400), in each index (with its own tag as the filter in
+#     the index with a filter column);
 #   - a full scan returns each such row exactly once, and no other;
 #   - ft.verify is clean (no missing, duplicate or twice-indexed doc, no
 #     phantom or missing keymap entry, no checksum mismatch);
@@ -60,15 +62,17 @@ sq("CREATE EXTENSION segvec;\n"
 	  . vec_function(type => 'bigint', dims => $dims)
 	  . q{
 CREATE TABLE t (id int PRIMARY KEY, tag int NOT NULL DEFAULT 0,
-                e real[], r real[]}
+                e real[], r real[], f real[]}
 	  . ($pgv ? ", pv vector($dims)" : '') . q{);
 CREATE INDEX t_tag ON t (tag);
-INSERT INTO t (id, e, r) SELECT g, vec(g * 100), vec(g * 100)
+INSERT INTO t (id, e, r, f) SELECT g, vec(g * 100), vec(g * 100), vec(g * 100)
   FROM generate_series(1, }
 	  . int($maxid / 3) . q{) g;
 CREATE INDEX t_e ON t USING segvec (e) INCLUDE (id)
   WITH (compact_threshold = 150);
 CREATE INDEX t_r ON t USING segvec ((l2_normalize(r))) INCLUDE (id)
+  WITH (compact_threshold = 150);
+CREATE INDEX t_f ON t USING segvec (f, tag) INCLUDE (id)
   WITH (compact_threshold = 150);
 });
 if ($pgv)
@@ -83,16 +87,17 @@ CREATE INDEX t_pv ON t USING segvec (pv vector_l2_ops) INCLUDE (id)
 # what each index indexes, and the expression its scans order by
 my @indexes = (
 	{ name => 't_e', col => 'e', key => 'e', op => '<->' },
-	{ name => 't_r', col => 'r', key => 'l2_normalize(r)', op => '<->' });
+	{ name => 't_r', col => 'r', key => 'l2_normalize(r)', op => '<->' },
+	{ name => 't_f', col => 'f', key => 'f', op => '<->', filter => 'tag' });
 push @indexes, { name => 't_pv', col => 'pv', key => 'pv', op => '<->' } if $pgv;
 
 my $setvec = $pgv
-  ? 'e = vec(:v), r = vec(:v), pv = vec(:v)::vector'
-  : 'e = vec(:v), r = vec(:v)';
+  ? 'e = vec(:v), r = vec(:v), f = vec(:v), pv = vec(:v)::vector'
+  : 'e = vec(:v), r = vec(:v), f = vec(:v)';
 my $insvals = $pgv
-  ? 'vec(g::bigint * 100), vec(g::bigint * 100), vec(g::bigint * 100)::vector'
-  : 'vec(g::bigint * 100), vec(g::bigint * 100)';
-my $inscols = $pgv ? '(id, e, r, pv)' : '(id, e, r)';
+  ? 'vec(g::bigint * 100), vec(g::bigint * 100), vec(g::bigint * 100), vec(g::bigint * 100)::vector'
+  : 'vec(g::bigint * 100), vec(g::bigint * 100), vec(g::bigint * 100)';
+my $inscols = $pgv ? '(id, e, r, f, pv)' : '(id, e, r, f)';
 
 # id ranges: the SQL clients' rows, and the ft.add queue's (apart, so that
 # a flush's MERGE never races an INSERT of the same id)
@@ -164,7 +169,7 @@ sub check_round
 		sq('VACUUM (INDEX_CLEANUP ON) t');
 		$clean = sq(
 			q{SELECT bool_and(v.heap_rows = v.indexed_docs)
-			  FROM (VALUES ('t_e'), ('t_r')} . ($pgv ? q{, ('t_pv')} : '') . q{) i(n),
+			  FROM (VALUES ('t_e'), ('t_r'), ('t_f')} . ($pgv ? q{, ('t_pv')} : '') . q{) i(n),
 			  LATERAL ft.verify(i.n::regclass, search_limit => 0) v}) eq 't';
 		last if $clean;
 		wait_for('SELECT count(*) = 0 FROM ft.jobs');
@@ -173,14 +178,17 @@ sub check_round
 
 	for my $ix (@indexes)
 	{
-		my ($name, $col, $key, $op) = @$ix{qw(name col key op)};
+		my ($name, $col, $key, $op, $filter) = @$ix{qw(name col key op filter)};
+		# with a filter column: filtered by the row's own value
+		my $where = $filter ? "WHERE $filter = (SELECT $filter FROM t LIMIT 1) " : '';
+		my $iwhere = $filter ? "WHERE i.$filter = o.$filter " : '';
 		my $k = $key;
 		(my $outer = $key) =~ s/\b$col\b/o.$col/;
 		my $settings = q{SET enable_seqscan = off; SET enable_bitmapscan = off;
 SET segvec.ef_search = 400; };
 
 		my $plan = sq($settings
-			  . "EXPLAIN (COSTS OFF) SELECT id FROM t ORDER BY $k $op "
+			  . "EXPLAIN (COSTS OFF) SELECT id FROM t ${where}ORDER BY $k $op "
 			  . "(SELECT $key FROM t LIMIT 1) LIMIT 1");
 		like($plan, qr/Index Scan using $name/, "$label: $name: KNN plans use it");
 
@@ -189,7 +197,7 @@ SELECT count(*) || ' ' || coalesce(string_agg(o.id::text, ',' ORDER BY o.id), ''
 FROM t o
 WHERE o.$col IS NOT NULL
   AND o.id IS DISTINCT FROM
-      (SELECT i.id FROM t i ORDER BY $k $op $outer LIMIT 1)});
+      (SELECT i.id FROM t i ${iwhere}ORDER BY $k $op $outer LIMIT 1)});
 		my ($nmiss, $which) = split / /, $misses, 2;
 		$which //= '';
 		is($nmiss, '0', "$label: $name: every row is found by its own vector at k = 1")

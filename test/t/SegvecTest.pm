@@ -57,6 +57,9 @@ our @EXPORT = qw(
   accepting
   fmnist_files
   vec_function
+  verify
+  verify_problems
+  hold_at
 );
 
 =pod
@@ -67,8 +70,10 @@ our @EXPORT = qw(
 
 =item $SegvecTest::wait_secs
 
-How long C<wait_for> waits when it is given no time: 60 (seconds).  A test
-whose waits need longer sets it once, at its top.
+How long C<wait_for> waits when it is given no time: PostgreSQL's TAP
+timeout (C<$PostgreSQL::Test::Utils::timeout_default>, 180 seconds unless
+C<PG_TEST_TIMEOUT_DEFAULT> says otherwise), so that a busy machine does not
+fail a wait for a state that comes late.
 
 =item $SegvecTest::poll_usecs
 
@@ -78,7 +83,7 @@ How long C<wait_for> sleeps between two tries: 100,000 microseconds.
 
 =cut
 
-our $wait_secs = 60;
+our $wait_secs = $PostgreSQL::Test::Utils::timeout_default;
 our $poll_usecs = 100_000;
 
 # the default node of sq, wait_for, set_conf and jstat
@@ -92,8 +97,10 @@ my $default_node;
 
 =item segvec_node($name, $conf, %init)
 
-Makes a cluster named C<$name> (C<< PostgreSQL::Test::Cluster->new >>),
-initializes it (C<%init> goes to C<init>, e.g. C<< allows_streaming => 1 >>),
+Makes a cluster named C<$name> (C<< PostgreSQL::Test::Cluster->new >>,
+with C<%init>'s C<install_path> when it has one: the installation to run),
+initializes it (the rest of C<%init> goes to C<init>, e.g.
+C<< allows_streaming => 1 >>),
 appends to its postgresql.conf C<shared_preload_libraries = 'segvec'>,
 C<autovacuum = off> and then the lines of C<$conf> (optional; a later line
 wins over an earlier one), and starts it.  Returns the node, which becomes
@@ -104,7 +111,9 @@ the default node.
 sub segvec_node
 {
 	my ($name, $conf, %init) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
+	my $install_path = delete $init{install_path};
+	my $node = PostgreSQL::Test::Cluster->new($name,
+		defined $install_path ? (install_path => $install_path) : ());
 	$node->init(%init);
 	$node->append_conf('postgresql.conf',
 		"shared_preload_libraries = 'segvec'\nautovacuum = off\n"
@@ -293,6 +302,166 @@ sub vec_function
 	  . "                   ORDER BY j)\n"
 	  . "  FROM generate_series(1, $d) j \$\$;\n";
 }
+
+=pod
+
+=item verify($index, %opt)
+
+Runs C<ft.verify($index, false, search_limit)> (which repairs nothing) and
+returns its row as a hash reference, column name => value as psql prints
+it (C<examples> as the array's text).  Options: C<< node => $n >> (default:
+the default node); C<< search_limit => N >> (default ft.verify's, 10,000;
+C<'NULL'> searches for every row); C<< ef_search => N >> (sets
+segvec.ef_search for the call).
+
+=cut
+
+# ft.verify's columns; examples (text that may hold a |) last
+my @verify_columns = qw(heap_rows indexed_docs missing_docs duplicate_docs
+  docs_in_two_segments keymap_entries phantom_entries checksum_mismatches
+  missing_keymap_entries search_checked search_misses repaired
+  unreachable_nodes examples);
+
+sub verify
+{
+	my ($index, %opt) = @_;
+	my $node = $opt{node} // $default_node;
+	die 'SegvecTest::verify: no node (make one with segvec_node)'
+	  unless defined $node;
+	my $limit =
+	  defined $opt{search_limit} ? ", search_limit => $opt{search_limit}" : '';
+	my $sql = '';
+	$sql .= "SET segvec.ef_search = $opt{ef_search};\n"
+	  if defined $opt{ef_search};
+	$sql .= 'SELECT '
+	  . join(', ', @verify_columns)
+	  . " FROM ft.verify('$index', false$limit)";
+	my %row;
+	@row{@verify_columns} = split /\|/, $node->safe_psql('postgres', $sql),
+	  scalar(@verify_columns);
+	return \%row;
+}
+
+=pod
+
+=item verify_problems($index, %opt)
+
+Runs C<verify> (with the same options) and returns what it found wrong as
+text, C<''> when nothing: C<indexed_docs=N heap_rows=M> when the two
+differ, C<NAME=N> for each count of missing_docs, duplicate_docs,
+docs_in_two_segments, phantom_entries, checksum_mismatches,
+missing_keymap_entries, search_misses and unreachable_nodes that is not 0,
+and, given a C<search_limit>, C<search_checked=N> when the search checked
+fewer rows than the heap has (or than the limit).  C<< ignore => [names] >>
+leaves those checks out (C<indexed_docs> the comparison with heap_rows,
+which differ while deleted rows wait for VACUUM).  So a test says
+C<is(verify_problems('t_v'), '', 'ft.verify is clean')> and a failure
+shows what ft.verify found.
+
+=cut
+
+sub verify_problems
+{
+	my ($index, %opt) = @_;
+	my %ignore = map { $_ => 1 } @{ delete $opt{ignore} // [] };
+	my $v = verify($index, %opt);
+	my @problems;
+	push @problems, "indexed_docs=$v->{indexed_docs} heap_rows=$v->{heap_rows}"
+	  if !$ignore{indexed_docs} && $v->{indexed_docs} ne $v->{heap_rows};
+	for my $c (
+		qw(missing_docs duplicate_docs docs_in_two_segments
+		phantom_entries checksum_mismatches missing_keymap_entries
+		search_misses unreachable_nodes))
+	{
+		push @problems, "$c=$v->{$c}" if !$ignore{$c} && $v->{$c} ne '0';
+	}
+	if (defined $opt{search_limit})
+	{
+		my $want = $v->{heap_rows};
+		$want = $opt{search_limit}
+		  if $opt{search_limit} ne 'NULL' && $opt{search_limit} < $want;
+		push @problems, "search_checked=$v->{search_checked} (of $want)"
+		  if $v->{search_checked} ne $want;
+	}
+	return join(', ', @problems);
+}
+
+=pod
+
+=item hold_at($node, $point, $sql, %opt)
+
+Starts C<$sql> in a background session of C<$node> with the test point
+C<$point> set to C<wait> (a test build's C<segvec.test_point>): the
+backend stops there until C<pg_advisory_lock(21334)>, which another
+session of this helper holds, is free.  Returns once a backend waits at
+the point (the statement's own, or a background worker it set to work:
+an advisory lock on that key is not granted); dies when none ever gets
+there.  So one hold at a time.
+C<< setup => $sql >>: statements the session runs first (before it
+sets the test point), such as SET lines.  Returns a handle:
+
+  my $hold = hold_at($node, 'merge-built',
+      q{SELECT segments_merged FROM ft.compact('m_v')});
+  ...                           # what runs while it waits
+  my $out = $hold->release;     # what $sql printed
+
+C<< $hold->release >> frees the lock, waits for C<$sql> to finish and ends
+both sessions; it returns what the session printed, and dies when it
+printed an error; in list context it returns (stdout, stderr) instead
+and does not die (a statement a standby cancels, for one).  C<$node> may
+be a standby.
+
+=cut
+
+# the key of the advisory lock the test point action "wait" waits for
+# (src/hooks/testhooks.c)
+my $test_wait_key = 21334;
+
+sub hold_at
+{
+	my ($node, $point, $sql, %opt) = @_;
+	# psql runs the statement once it has its semicolon
+	$sql =~ s/;?\s*$/;/;
+	my $holder = $node->background_psql('postgres');
+	$holder->query_safe("SELECT pg_advisory_lock($test_wait_key)");
+	my $session = $node->background_psql('postgres', on_error_stop => 0);
+	my $early = $session->query_until(
+		qr/started\n/,
+		($opt{setup} // '')
+		  . "\nSET segvec.test_point = '$point';\n"
+		  . "SET segvec.test_point_action = 'wait';\n"
+		  . "\\echo started\n$sql\n");
+	$node->poll_query_until(
+		'postgres', qq{SELECT count(*) > 0 FROM pg_locks
+		  WHERE locktype = 'advisory' AND objid = $test_wait_key
+		  AND NOT granted})
+	  or die "the statement never reached the test point $point";
+	# what psql printed before the marker (query_until drops it from the
+	# session's stdout)
+	$early =~ s/started\n//;
+	return bless { holder => $holder, session => $session, early => $early },
+	  'SegvecTest::Hold';
+}
+
+package SegvecTest::Hold;
+
+sub release
+{
+	my ($self) = @_;
+	$self->{holder}->query_safe("SELECT pg_advisory_unlock($test_wait_key)");
+	$self->{holder}->quit;
+	# psql reads the \q after the statement has finished (or failed, or
+	# lost its connection: a standby cancels a statement in conflict with
+	# recovery)
+	$self->{session}->quit;
+	my $out = $self->{early} . $self->{session}->{stdout};
+	my $err = $self->{session}->{stderr};
+	return ($out, $err) if wantarray;
+	die "the held statement failed: $err" if $err ne '';
+	return $out;
+}
+
+package SegvecTest;
 
 =pod
 

@@ -103,5 +103,45 @@ COMMIT;
 SELECT dimensions FROM ft.info('dimrb_own_idx');
 SELECT id FROM dimrb_own ORDER BY embedding <-> '{1,2,3}' LIMIT 10;
 
+-- the setter's vectors were compacted into a graph segment before it
+-- rolled back: that segment holds vectors of the old length, so the
+-- dimension stands and a vector of another length is refused (it used to
+-- be accepted, and searches read the old segment's vectors at the new
+-- length)
+CREATE TABLE dimrb_seg (id int PRIMARY KEY, embedding real[]);
+CREATE INDEX dimrb_seg_idx ON dimrb_seg USING segvec (embedding)
+    WITH (compact_threshold = 0);
+BEGIN;
+SAVEPOINT s;
+INSERT INTO dimrb_seg SELECT i, ARRAY[i, 1, 1] FROM generate_series(1, 50) i;
+SELECT docs_compacted FROM ft.compact('dimrb_seg_idx');
+ROLLBACK TO s;
+\set VERBOSITY terse
+INSERT INTO dimrb_seg VALUES (1, '{1,1,1,1}');
+\set VERBOSITY default
+ROLLBACK;
+SELECT num_segments, dimensions FROM ft.info('dimrb_seg_idx');
+INSERT INTO dimrb_seg VALUES (1, '{1,1,1}');
+SELECT id FROM dimrb_seg ORDER BY embedding <-> '{1,1,1}' LIMIT 10;
+
+-- the rolled-back vectors of the old length stay in the mutable segment,
+-- never searched, with their keymap entries until VACUUM or a compaction
+-- removes both: ft.verify sees no phantom entry before, and the
+-- compaction leaves none behind
+CREATE TABLE dimrb_stale (id int PRIMARY KEY, embedding real[]);
+CREATE INDEX dimrb_stale_idx ON dimrb_stale USING segvec (embedding)
+    INCLUDE (id);
+BEGIN;
+INSERT INTO dimrb_stale VALUES (1, '{1,2,3}');
+ROLLBACK;
+INSERT INTO dimrb_stale VALUES (2, '{1,2,3,4}'), (3, '{2,2,3,4}');
+SELECT keymap_entries, phantom_entries, examples
+FROM ft.verify('dimrb_stale_idx');
+SELECT docs_compacted FROM ft.compact('dimrb_stale_idx');
+SELECT keymap_entries, phantom_entries, examples
+FROM ft.verify('dimrb_stale_idx');
+SELECT id FROM dimrb_stale ORDER BY embedding <-> '{1,2,3,4}' LIMIT 10;
+
 RESET enable_seqscan;
-DROP TABLE dimrb_items, dimrb_two, dimrb_uniq, dimrb_sp, dimrb_exc, dimrb_own;
+DROP TABLE dimrb_items, dimrb_two, dimrb_uniq, dimrb_sp, dimrb_exc, dimrb_own,
+    dimrb_seg, dimrb_stale;

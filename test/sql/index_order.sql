@@ -93,8 +93,19 @@ SET segvec.scan_order = relaxed;
 SELECT count(*) FROM (SELECT id FROM so_items
     ORDER BY embedding <-> (SELECT v FROM so_q WHERE qid = 37) LIMIT 50) s;
 RESET segvec.scan_order;
-RESET segvec.ef_search;
 RESET client_min_messages;
+
+-- a scan that the executor reads to its end (here no LIMIT: the query
+-- needs every row) and that strict order made skip late finds says so at
+-- NOTICE: those rows are missing from the answer, not just ranked out of
+-- the first k; relaxed returns every row
+SELECT count(*) AS strict_rows FROM (SELECT id FROM so_items
+    ORDER BY embedding <-> (SELECT v FROM so_q WHERE qid = 37)) s;
+SET segvec.scan_order = relaxed;
+SELECT count(*) AS relaxed_rows FROM (SELECT id FROM so_items
+    ORDER BY embedding <-> (SELECT v FROM so_q WHERE qid = 37)) s;
+RESET segvec.scan_order;
+RESET segvec.ef_search;
 \set VERBOSITY default
 
 -- at the default ef_search strict loses nothing the exact answer has in

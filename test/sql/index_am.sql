@@ -7,8 +7,9 @@ RESET client_min_messages;
 SELECT amname, amtype, obj_description(oid, 'pg_am') AS description
 FROM pg_am WHERE amname = 'segvec';
 
--- the three operator classes, their operator and distance function, and
--- amvalidate's verdict on each
+-- the three vector operator classes, their operator and distance
+-- function, and amvalidate's verdict on each (and on every class, the
+-- filter columns' too)
 SELECT c.opcname, c.opcdefault, c.opcintype::regtype,
        o.amopopr::regoperator AS operator, o.amoppurpose AS purpose,
        (SELECT opfname FROM pg_opfamily WHERE oid = o.amopsortfamily) AS sort_family,
@@ -59,10 +60,11 @@ DROP TABLE am_ints, am_text;
 DROP OPERATOR FAMILY am_bad6_ops USING segvec;
 DROP OPERATOR <-> (int4[], int4[]);
 DROP FUNCTION am_l2(int4[], int4[]);
--- only one strategy and two support functions exist
+-- five strategies (the ordering operator; btree's for filter columns) and
+-- two support functions exist
 \set VERBOSITY terse
 CREATE OPERATOR CLASS am_bad3_ops FOR TYPE real[] USING segvec AS
-    OPERATOR 2 <-> (real[], real[]) FOR ORDER BY float_ops;
+    OPERATOR 6 <-> (real[], real[]) FOR ORDER BY float_ops;
 CREATE OPERATOR CLASS am_bad4_ops FOR TYPE real[] USING segvec AS
     OPERATOR 1 <-> (real[], real[]) FOR ORDER BY float_ops,
     FUNCTION 3 l2_distance(real[], real[]);

@@ -99,6 +99,29 @@ CREATE INDEX ftc_brin_part ON ftc_brin (id) WHERE id > 0;
 SELECT ft.create('ftc_brin_idx', 'ftc_brin', 'id', 'embedding');
 SELECT * FROM pg_temp.indexes('ftc_brin');
 
+-- 6b. Filter columns: key columns after the vector, served as index
+-- conditions; a missing column or a type segvec cannot filter on is an
+-- error and leaves nothing behind
+CREATE TABLE ftc_filt (id int, embedding real[], tenant int, cat text,
+  score float8);
+INSERT INTO ftc_filt SELECT i, pg_temp.v(i), i % 4, 'c' || i % 3, i
+  FROM generate_series(1, 40) i;
+SELECT ft.create('ftc_filt_idx', 'ftc_filt', 'id', 'embedding',
+  filter_columns => '{tenant,cat}');
+SELECT * FROM pg_temp.indexes('ftc_filt');
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM ftc_filt WHERE tenant = 2 AND cat = 'c1'
+  ORDER BY embedding <-> pg_temp.v(7) LIMIT 3;
+SELECT id FROM ftc_filt WHERE tenant = 2 AND cat = 'c1'
+  ORDER BY embedding <-> pg_temp.v(7) LIMIT 3;
+RESET enable_seqscan;
+\set VERBOSITY terse
+SELECT ft.create('x', 'ftc_filt', 'id', 'embedding', filter_columns => '{nosuch}');
+SELECT ft.create('x', 'ftc_filt', 'id', 'embedding', filter_columns => '{score}');
+SELECT ft.create('x', 'ftc_filt', 'id', 'embedding', filter_columns => ARRAY[NULL]::name[]);
+\set VERBOSITY default
+SELECT count(*) AS indexes FROM pg_index WHERE indrelid = 'ftc_filt'::regclass;
+
 -- 7. ft.dropindex: without DD the rows stay; with DD the rows it indexed
 -- (those with a vector) go, in the same transaction as the drop
 SELECT ft.dropindex('ftc_cos');
@@ -119,6 +142,6 @@ SELECT ft.dropindex('ftc_cos');
 SELECT ft.dropindex(NULL);
 \set VERBOSITY default
 
-DROP TABLE ftc_docs, ftc_dup, ftc_own, ftc_brin;
+DROP TABLE ftc_docs, ftc_dup, ftc_own, ftc_brin, ftc_filt;
 SELECT count(*) AS left_over FROM ft.list()
   WHERE tbl::text LIKE 'ftc%';
