@@ -15,15 +15,15 @@
  * useful and gets a disabling cost.
  *
  * With index conditions on filter columns (selectivity s, as the planner
- * estimates the clauses), every doc's filter values are read (the mutable
- * segment's pages, each segment's filter area) and checked, and only the
- * passing docs are scored: in the mutable segment all of them; in a graph
- * segment of L live docs, the cheaper of the s * L passing docs (exact
- * scoring) and the walk, which holds ef * s passing nodes (at least 10)
- * and so expands about that over s nodes (graph/graphsearch.c chooses the
- * same way).  So a
- * btree on the filter column wins when the filter keeps a handful of rows,
- * and segvec when it keeps many.
+ * estimates the clauses), the mutable segment's docs are all checked and
+ * the passing ones scored; in a graph segment of L live docs, the cheaper
+ * of the s * L passing docs (exact scoring, after a check of every doc's
+ * filter entry) and the walk, which holds ef * s passing nodes (at least
+ * 10), so expands about that over s nodes, and checks the entries of the
+ * nodes it meets (after a sample of 8 pages of the filter area):
+ * graph/graphsearch.c and the scan choose the same way.  So a btree on
+ * the filter column wins when the filter keeps a handful of rows, and
+ * segvec when it keeps many.
  *
  * src/am/segveccost.c
  *
@@ -122,10 +122,23 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 			double		exact = sel * live *
 				(seg->quant != SEGVEC_QUANT_NONE ? 4 : 1);
 
-			visits = Min(walk, exact);
-			checks += seg->ndocs;
-			pages += (double) seg->ndocs *
+			double		area = (double) seg->ndocs *
 				SEGVEC_FILTER_ENTRY_BYTES(nfilters) / BLCKSZ;
+
+			if (exact <= walk)
+			{
+				/* every entry checked, the passing docs scored */
+				visits = exact;
+				checks += seg->ndocs;
+				pages += area;
+			}
+			else
+			{
+				/* a sample of the area, entries checked as met */
+				visits = walk;
+				checks += visits;
+				pages += Min(area, 8.0) + visits * Min(1.0, area / seg->ndocs);
+			}
 		}
 		distances += visits;
 		pages += visits * Min(1.0, (double) seg->node_size / BLCKSZ);
