@@ -1645,17 +1645,19 @@ done:
  * GraphSegmentSplit: the bytes of seg's extent by what they hold: codes
  * (the quantized part of the node records, and the quantizer's pages),
  * float4 vectors, graph (neighbour lists, node headers, padding, the
- * upper-layer area) and docs (doc area and tombstone pages).  They add up
- * to the extent's size.
+ * upper-layer area) and docs (doc area, tombstone pages and the filter
+ * area).  They add up to the extent's size.
  */
 void
 GraphSegmentSplit(const SegvecSegment *seg, int dim, int64 *codes,
 				  int64 *vectors, int64 *graph, int64 *docs)
 {
-	BlockNumber end = seg->start + seg->npages;
+	/* the filter area, the extent's last pages, counts with the docs */
+	BlockNumber end = seg->start + seg->npages - GraphFilterPages(seg);
 	int64		nodebytes;
 
-	*docs = (int64) (seg->upper_start - seg->start) * BLCKSZ;
+	*docs = (int64) (seg->upper_start - seg->start + GraphFilterPages(seg)) *
+		BLCKSZ;
 	if (seg->quant != SEGVEC_QUANT_NONE)
 	{
 		nodebytes = (int64) (seg->vec_start - seg->node_start) * BLCKSZ;

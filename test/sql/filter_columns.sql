@@ -219,6 +219,17 @@ CREATE INDEX ON fc_docs USING segvec (embedding, tenant) INCLUDE (id, rid);
 -- the ft functions take an index with filter columns: its id key is the
 -- first INCLUDE column, after the filter columns
 SELECT num_docs, dimensions, filter_columns FROM ft.info('fc_idx');
+-- a segment's filter area counts with its docs, not its vectors: the
+-- packed vectors (8 float4 a doc) take at most one page more than they
+-- need, the docs their 32 bytes and the filter entries (8 columns) 72
+SELECT bool_and((s ->> 'vector_bytes')::bigint <= (s ->> 'docs')::bigint * 32 + 8192)
+           AS vectors_only,
+       bool_and((s ->> 'doc_bytes')::bigint >= (s ->> 'docs')::bigint * (32 + 72))
+           AS docs_and_filters,
+       bool_and((s ->> 'code_bytes')::bigint + (s ->> 'vector_bytes')::bigint +
+                (s ->> 'graph_bytes')::bigint + (s ->> 'doc_bytes')::bigint =
+                (s ->> 'bytes')::bigint) AS adds_up
+FROM ft.info('fc_idx') f, jsonb_array_elements(f.segments) s;
 SELECT id, vector = pg_temp.vec(4245, 8) AS its_vector
 FROM ft.get('fc_idx', '4245');
 SELECT missing_docs, duplicate_docs, phantom_entries, missing_keymap_entries
