@@ -364,26 +364,6 @@ freeze_metapage(Relation index)
 }
 
 /*
- * May VACUUM truncate this index?  Not in a parallel worker, and not if
- * its table's vacuum_truncate option is off.  VACUUM holds a lock on the
- * table.
- */
-static bool
-vacuum_may_truncate(Relation index)
-{
-	Relation	heap;
-	bool		ok;
-
-	if (IsParallelWorker())
-		return false;
-	heap = relation_open(index->rd_index->indrelid, NoLock);
-	ok = heap->rd_options == NULL ||
-		((StdRdOptions *) heap->rd_options)->vacuum_truncate;
-	relation_close(heap, NoLock);
-	return ok;
-}
-
-/*
  * segvecvacuumcleanup: amvacuumcleanup callback.  Gives the free space map
  * every page that is unused or was unlinked long enough ago that no scan
  * can still be on its way to it, except the blocks on the free-extent list
@@ -626,9 +606,9 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	 * not truncate (vacuum_truncate: its AccessExclusiveLock is replayed on
 	 * standbys).
 	 */
-	if (vacuum_may_truncate(index))
+	if (!IsParallelWorker() && SegvecMayTruncate(index))
 	{
-		BlockNumber new_end = SegvecTruncateFreeTail(index);
+		BlockNumber new_end = SegvecTruncateFreeTail(index, 1, false);
 
 		if (new_end != InvalidBlockNumber)
 			npages = new_end;

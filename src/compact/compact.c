@@ -67,6 +67,7 @@
 #include "utils/snapmgr.h"
 
 #include "compact/compact.h"
+#include "compact/compact_int.h"
 #include "graph/graph.h"
 #include "hooks/testhooks.h"
 #include "keymap/keymap.h"
@@ -80,6 +81,9 @@ int			segvec_merge_ratio = 16;
 int			segvec_merge_deletes_pct = 20;
 
 static void compact_mutable(Relation index, SegvecCompactStats *stats);
+static void install_ext(Relation index, SegvecSegment *add, int nadd,
+						uint32 *drop, int ndrop, BlockNumber new_head,
+						uint64 new_head_seqno, bool moved);
 
 /*
  * SegvecCompactInit: from _PG_init, define segvec.compact_threshold.
@@ -429,6 +433,20 @@ static void
 install(Relation index, SegvecSegment *add, int nadd,
 		uint32 *drop, int ndrop, BlockNumber new_head, uint64 new_head_seqno)
 {
+	install_ext(index, add, nadd, drop, ndrop, new_head, new_head_seqno,
+				false);
+}
+
+/*
+ * install_ext: install, or with moved, replace the segment add[0] (drop[0]
+ * is its number) by its copy in another extent, which frees the old one
+ * and counts as no merge.
+ */
+static void
+install_ext(Relation index, SegvecSegment *add, int nadd,
+			uint32 *drop, int ndrop, BlockNumber new_head,
+			uint64 new_head_seqno, bool moved)
+{
 	Buffer		metabuf;
 	GenericXLogState *state;
 	SegvecMetaPage meta;
@@ -543,7 +561,7 @@ install(Relation index, SegvecSegment *add, int nadd,
 		meta->next_seqno = new_head_seqno;
 
 	/* the counters that ft.storage_stats shows */
-	if (ndrop > 0)
+	if (ndrop > 0 && !moved)
 		meta->nmerges++;
 	if (new_head != InvalidBlockNumber)
 		meta->ncompactions++;
@@ -575,6 +593,19 @@ SegvecInstallSegments(Relation index, SegvecSegment *segs, int nsegs,
 					  uint64 next_seqno)
 {
 	install(index, segs, nsegs, NULL, 0, InvalidBlockNumber, next_seqno);
+}
+
+/*
+ * SegvecInstallMoved: replace a segment by its copy *moved (same number,
+ * same docs, another extent; compact/shrink.c), freeing the old extent.
+ * Caller holds the compaction lock and the merge lock.
+ */
+void
+SegvecInstallMoved(Relation index, SegvecSegment *moved)
+{
+	uint32		segno = moved->segno;
+
+	install_ext(index, moved, 1, &segno, 1, InvalidBlockNumber, 0, true);
 }
 
 /* State of feeding docs into graph builders, a segment per full builder */

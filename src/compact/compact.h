@@ -50,6 +50,9 @@ extern int	SegvecMaxMergeDocs(int m);
 extern void SegvecMergeSegments(Relation index, SegvecCompactStats *stats);
 extern bool SegvecMergeDue(Relation index);
 
+/* shrink.c */
+extern void SegvecShrink(Relation index, int timeout_ms);
+
 /*
  * The merge lock: a heavyweight page lock on a block number no page has
  * (as the compaction lock is one on the metapage's).  A merge holds it

@@ -228,6 +228,8 @@ run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 								 stats.segments_merged)));
 		SegvecIdentityPop(&saved);
 		*changed = stats.segments_merged > 0;
+		if (*changed)
+			SegvecShrink(index, SEGVEC_TRUNCATE_WAIT_MS);
 		if (stats.merges_deferred)
 			(void) SegvecSubmitJob(indexid, SEGVEC_JOB_COMPACT);
 
@@ -260,6 +262,13 @@ run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 									 stats.segments_merged)));
 			SegvecIdentityPop(&saved);
 			*changed = stats.docs_compacted > 0 || stats.segments_merged > 0;
+
+			/*
+			 * What the installs freed at the relation's end goes back at
+			 * once, not at the next VACUUM (compact/shrink.c).
+			 */
+			if (*changed)
+				SegvecShrink(index, SEGVEC_TRUNCATE_WAIT_MS);
 			/* merges left for after the compaction they waited for */
 			if (stats.merges_deferred)
 				(void) SegvecSubmitJob(indexid, SEGVEC_JOB_COMPACT);

@@ -63,34 +63,33 @@ static pg_attribute_always_inline void
 SIMD_NAME(float_block) (simd_f *s, const float *a, const float *b,
 						bool tail, int n, bool l2)
 {
-	simd_f		x;
-	simd_f		y;
-	simd_f		d;
+	simd_f		x[SIMD_FREGS];
+	simd_f		y[SIMD_FREGS];
 	simd_fmask	m;
 	int			r;
 
+	/* all the loads (and l2's differences) first, then the sums */
 	UNROLL_LANES
 	for (r = 0; r < SIMD_FREGS; r++)
 	{
 		if (tail)
 		{
 			m = SIMD_FTAIL_MASK(n, r);
-			x = SIMD_FLOAD_MASKED(a + r * SIMD_FWIDTH, m);
-			y = SIMD_FLOAD_MASKED(b + r * SIMD_FWIDTH, m);
+			x[r] = SIMD_FLOAD_MASKED(a + r * SIMD_FWIDTH, m);
+			y[r] = SIMD_FLOAD_MASKED(b + r * SIMD_FWIDTH, m);
 		}
 		else
 		{
-			x = SIMD_FLOAD(a + r * SIMD_FWIDTH);
-			y = SIMD_FLOAD(b + r * SIMD_FWIDTH);
+			x[r] = SIMD_FLOAD(a + r * SIMD_FWIDTH);
+			y[r] = SIMD_FLOAD(b + r * SIMD_FWIDTH);
 		}
 		if (l2)
-		{
-			d = SIMD_FSUB(x, y);
-			s[r] = SIMD_FADD(s[r], SIMD_FMUL(d, d));
-		}
-		else
-			s[r] = SIMD_FADD(s[r], SIMD_FMUL(x, y));
+			x[r] = SIMD_FSUB(x[r], y[r]);
 	}
+	UNROLL_LANES
+	for (r = 0; r < SIMD_FREGS; r++)
+		s[r] = SIMD_FADD(s[r], l2 ? SIMD_FMUL(x[r], x[r]) :
+						 SIMD_FMUL(x[r], y[r]));
 }
 
 /*

@@ -55,7 +55,7 @@ meta_delta_head(Relation index, int bucket)
 static Buffer
 new_change_page(Relation index, SegvecMetaPage meta)
 {
-	BlockNumber blkno = SegvecFreePageTake(meta);
+	BlockNumber blkno = SegvecFreePageTake(index, meta, false);
 
 	if (blkno != InvalidBlockNumber)
 		return SegvecLockFreePage(index, blkno);

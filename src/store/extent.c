@@ -29,8 +29,7 @@
  *	  neither free nor reachable, and VACUUM's cleanup finds them by kind
  *	  (unreachable pages) and recycles them page by page;
  *	- an insert that adds a mutable or keymap change page takes a single
- *	  page (SegvecFreePageTake, the last page of the smallest reusable
- *	  extent) in the same record that links the page in.
+ *	  page (SegvecFreePageTake) in the same record that links the page in.
  *
  * Reuse rule: an extent freed at xid is reused only once
  * GlobalVisCheckRemovableFullXid says xid is older than every running
@@ -45,9 +44,10 @@
  * Blocks on the list are never in the free space map, and VACUUM leaves
  * them alone (SegvecBlockIsFree), so a block is in at most one of: a live
  * structure, the free space map, the free-extent list.  VACUUM's cleanup
- * gives the extent that ends at the relation's end back to the operating
- * system (SegvecTruncateFreeTail, under an AccessExclusiveLock it gets
- * without waiting); nothing else ever shrinks the index.
+ * and a background job after its installs give the extent that ends at the
+ * relation's end back to the operating system, less a slack
+ * (SegvecTruncateFreeTail, under an AccessExclusiveLock taken without
+ * waiting); nothing else ever shrinks the index.
  *
  * src/store/extent.c
  *
@@ -56,6 +56,7 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "access/relation.h"
 #include "access/transam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
@@ -64,9 +65,11 @@
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
+#include "storage/latch.h"
 #include "storage/procarray.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/wait_event.h"
 
 #include "hooks/testhooks.h"
 #include "store/store.h"
@@ -84,6 +87,19 @@ static inline bool
 extents_adjacent(const SegvecFreeExtent *a, const SegvecFreeExtent *b)
 {
 	return (uint64) a->start + a->npages == b->start;
+}
+
+/*
+ * Does a background job place extents for moves (compact/shrink.c)?  Then
+ * the free tail is kept for the slack (tail_slack), and the big segment's
+ * next output goes after it.  Foreground compactions and merges (VACUUM,
+ * ft.compact) do not wait for what they free to become reusable, so moves
+ * seldom follow them: they place extents as before moves existed.
+ */
+static bool
+placing_for_moves(Relation index)
+{
+	return IsBackgroundWorker && SegvecMayTruncate(index);
 }
 
 /*
@@ -109,27 +125,53 @@ join_entries(SegvecMetaPage meta, uint32 first, uint32 count)
 	meta->nfree -= count - 1;
 }
 
+static bool best_run_below(const SegvecFreeExtent *free, uint32 nfree,
+						   uint64 npages, BlockNumber nblocks,
+						   BlockNumber limit, bool reusable, bool lowest,
+						   uint32 *first, uint32 *count);
+
 /*
  * The best run of free[0 .. nfree) for npages blocks: among the runs
  * (maximal sequences of adjacent reusable entries) holding at least npages
- * blocks, the smallest, the lowest of equals.  Sets *first and *count to
- * its entries and returns true, or returns false if no run holds npages.
- * Each entry's reusability is judged once.
+ * blocks, the smallest, the lowest of equals; a run that ends at the
+ * relation's end (nblocks) only when no other run holds npages, so that
+ * the free tail stays free for SegvecTruncateFreeTail to give back
+ * (nblocks InvalidBlockNumber: no such preference).  Sets *first and
+ * *count to its entries and returns true, or returns false if no run holds
+ * npages.  Each entry's reusability is judged once.
  */
 static bool
 best_run(const SegvecFreeExtent *free, uint32 nfree, uint64 npages,
-		 uint32 *first, uint32 *count)
+		 BlockNumber nblocks, uint32 *first, uint32 *count)
+{
+	return best_run_below(free, nfree, npages, nblocks, InvalidBlockNumber,
+						  true, false, first, count);
+}
+
+/*
+ * best_run_below: best_run among the runs that end at or below block
+ * limit (InvalidBlockNumber: anywhere); with !reusable, entries count
+ * whether or not they are reusable yet (would a run hold npages once they
+ * are?); with lowest, the lowest run that holds npages (first fit).
+ */
+static bool
+best_run_below(const SegvecFreeExtent *free, uint32 nfree, uint64 npages,
+			   BlockNumber nblocks, BlockNumber limit, bool reusable,
+			   bool lowest, uint32 *first, uint32 *count)
 {
 	uint32		i = 0;
 	uint64		best = 0;
 	bool		found = false;
+	bool		tail_found = false;
+	uint32		tail_first = 0,
+				tail_count = 0;
 
 	while (i < nfree)
 	{
 		uint32		j;
 		uint64		size;
 
-		if (!extent_reusable(&free[i]))
+		if ((reusable && !extent_reusable(&free[i])) || free[i].start >= limit)
 		{
 			i++;
 			continue;
@@ -137,18 +179,39 @@ best_run(const SegvecFreeExtent *free, uint32 nfree, uint64 npages,
 		size = free[i].npages;
 		for (j = i + 1; j < nfree && extents_adjacent(&free[j - 1], &free[j]); j++)
 		{
-			if (!extent_reusable(&free[j]))
+			if ((reusable && !extent_reusable(&free[j])) ||
+				(uint64) free[j].start + free[j].npages > limit)
 				break;
 			size += free[j].npages;
 		}
-		if (size >= npages && (!found || size < best))
+		if ((uint64) free[i].start + free[i].npages > limit)
+		{
+			i = j;
+			continue;
+		}
+		if (size >= npages &&
+			(uint64) free[j - 1].start + free[j - 1].npages == nblocks)
+		{
+			tail_found = true;
+			tail_first = i;
+			tail_count = j - i;
+		}
+		else if (size >= npages && (!found || size < best))
 		{
 			found = true;
 			best = size;
 			*first = i;
 			*count = j - i;
+			if (lowest)
+				break;
 		}
 		i = j;
+	}
+	if (!found && tail_found)
+	{
+		*first = tail_first;
+		*count = tail_count;
+		found = true;
 	}
 	return found;
 }
@@ -262,13 +325,31 @@ SegvecFreeExtentAdd(SegvecMetaPage meta, BlockNumber start, uint32 npages,
 BlockNumber
 SegvecExtentTake(Relation index, uint32 npages)
 {
+	return SegvecExtentTakeBelow(index, npages, InvalidBlockNumber, NULL);
+}
+
+/*
+ * SegvecExtentTakeBelow: SegvecExtentTake from the runs that end at or
+ * below block limit only, and the lowest that holds npages (first fit):
+ * for a segment moved down (compact/shrink.c), as low as it goes, so
+ * that what is free above it joins the free tail.
+ * When none holds npages, sets *wait (if not NULL) to whether one would
+ * once the entries freed last are reusable.
+ */
+BlockNumber
+SegvecExtentTakeBelow(Relation index, uint32 npages, BlockNumber limit,
+					  bool *wait)
+{
 	Buffer		metabuf;
 	SegvecMetaPage meta;
 	GenericXLogState *state;
 	BlockNumber start = InvalidBlockNumber;
+	BlockNumber nblocks;
 	uint32		first,
 				count;
 
+	if (wait)
+		*wait = false;
 	if (npages == 0)
 		return InvalidBlockNumber;
 
@@ -276,7 +357,11 @@ SegvecExtentTake(Relation index, uint32 npages)
 	metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = SegvecPageGetMeta(BufferGetPage(metabuf));
-	if (best_run(meta->free, meta->nfree, npages, &first, &count))
+	/* for best_run's preference only: a size out of date does no harm */
+	nblocks = placing_for_moves(index) ? RelationGetNumberOfBlocks(index) :
+		InvalidBlockNumber;
+	if (best_run_below(meta->free, meta->nfree, npages, nblocks, limit, true,
+					   limit != InvalidBlockNumber, &first, &count))
 	{
 		SegvecFreeExtent *f;
 
@@ -285,8 +370,16 @@ SegvecExtentTake(Relation index, uint32 npages)
 		join_entries(meta, first, count);
 		f = &meta->free[first];
 		Assert(f->npages >= npages);
-		start = f->start;
-		f->start += npages;
+		if ((uint64) f->start + f->npages == nblocks)
+		{
+			/* the free tail: its last blocks (see SegvecFreePageTake) */
+			start = f->start + f->npages - npages;
+		}
+		else
+		{
+			start = f->start;
+			f->start += npages;
+		}
 		f->npages -= npages;
 		if (f->npages == 0)
 		{
@@ -297,24 +390,12 @@ SegvecExtentTake(Relation index, uint32 npages)
 		SegvecMetaFreeze(meta);
 		GenericXLogFinish(state);
 	}
+	else if (wait)
+		*wait = best_run_below(meta->free, meta->nfree, npages,
+							   InvalidBlockNumber, limit, false, true,
+							   &first, &count);
 	UnlockReleaseBuffer(metabuf);
 	return start;
-}
-
-/*
- * Index of the entry a single page is taken from, or -1 when no extent is
- * reusable: the last entry of the smallest run (see best_run), so that big
- * runs stay whole.
- */
-static int
-smallest_reusable(SegvecMetaPage meta)
-{
-	uint32		first,
-				count;
-
-	if (!best_run(meta->free, meta->nfree, 1, &first, &count))
-		return -1;
-	return (int) (first + count - 1);
 }
 
 /*
@@ -324,32 +405,72 @@ smallest_reusable(SegvecMetaPage meta)
 bool
 SegvecFreePageAvailable(SegvecMetaPage meta)
 {
-	return smallest_reusable(meta) >= 0;
+	uint32		first,
+				count;
+
+	return best_run(meta->free, meta->nfree, 1, InvalidBlockNumber,
+					&first, &count);
 }
 
 /*
  * SegvecFreePageTake: on the writable copy of the metapage (so in the
- * caller's WAL record), take one free page: the last block of the smallest
- * reusable free extent.  Returns InvalidBlockNumber if there is none.
+ * caller's WAL record), take one free page.  With lowest (mutable pages,
+ * which come and go by the hundred), the lowest reusable block (address
+ * order), so that they gather low and leave the holes above them whole,
+ * to join the holes merges free next to them; otherwise (keymap change
+ * pages) the last block of the smallest reusable run, so that a hole a
+ * single page left is filled first (the chains a keymap snapshot frees
+ * are reused by the next ones).  A mutable page takes the free tail of the
+ * relation only when there is no other run, and then its last block: the
+ * free tail is mostly the slack a truncation leaves after the big segment
+ * (tail_slack), and a live page next to that segment would split the hole
+ * it leaves at its next rewrite, too small then for the output to be moved
+ * down (compact/shrink.c).  Returns InvalidBlockNumber if there is none.
  * Callers that add a mutable or keymap change page use it (they hold the
  * metapage exclusively and register it in their record anyway); nothing
  * else can reach the page, so the caller may lock it next
  * (SegvecLockFreePage).
  */
 BlockNumber
-SegvecFreePageTake(SegvecMetaPage meta)
+SegvecFreePageTake(Relation index, SegvecMetaPage meta, bool lowest)
 {
-	int			i = smallest_reusable(meta);
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	SegvecFreeExtent *f = meta->free;
+	uint32		first,
+				count;
+	int			i = -1;
 	BlockNumber blkno;
 
-	if (i < 0)
-		return InvalidBlockNumber;
-	blkno = meta->free[i].start + meta->free[i].npages - 1;
-	meta->free[i].npages--;
-	if (meta->free[i].npages == 0)
+	if (lowest)
 	{
-		memmove(&meta->free[i], &meta->free[i + 1],
-				sizeof(SegvecFreeExtent) * (meta->nfree - i - 1));
+		uint32		k;
+
+		for (k = 0; k < meta->nfree; k++)
+			if (extent_reusable(&f[k]) &&
+				(uint64) f[k].start + f[k].npages != nblocks)
+			{
+				i = (int) k;
+				break;
+			}
+	}
+	if (i >= 0)
+	{
+		blkno = f[i].start;
+		f[i].start++;
+	}
+	else
+	{
+		/* keymap change pages: no preference against the free tail */
+		if (!best_run(f, meta->nfree, 1, lowest ? nblocks : InvalidBlockNumber,
+					  &first, &count))
+			return InvalidBlockNumber;
+		i = (int) (first + count - 1);
+		blkno = f[i].start + f[i].npages - 1;
+	}
+	f[i].npages--;
+	if (f[i].npages == 0)
+	{
+		memmove(&f[i], &f[i + 1], sizeof(SegvecFreeExtent) * (meta->nfree - i - 1));
 		meta->nfree--;
 	}
 	return blkno;
@@ -414,17 +535,42 @@ SegvecFreePagesAdd(SegvecMetaPage meta, BlockNumber *blocks, int nblocks,
 }
 
 /*
- * Does the free-extent list end with a reusable extent that ends at the
- * relation's end (so that SegvecTruncateFreeTail would truncate it)?
+ * The free blocks a truncation leaves at the end of an index whose used
+ * part ends at block end: 1/SEGVEC_TAIL_SLACK_FRACTION of it.  The next
+ * rewrite of the big segment goes after them (SegvecAllocExtent), so that
+ * once its input is freed, the input, the slack and what lies free next to
+ * them hold the output, which is then moved down (compact/shrink.c) and
+ * its old extent truncated.  Without the slack the hole the input leaves
+ * is smaller than the output, a little bigger, and the index stays at
+ * twice its big segment until the next rewrite.
+ */
+static BlockNumber
+tail_slack(BlockNumber end)
+{
+	return end / SEGVEC_TAIL_SLACK_FRACTION;
+}
+
+/* What the free-extent list says of the relation's end (free_tail) */
+typedef enum FreeTail
+{
+	FREE_TAIL_NONE,				/* no free extent of min_pages ends there */
+	FREE_TAIL_WAIT,				/* one does, not reusable yet */
+	FREE_TAIL_READY				/* one does, reusable */
+} FreeTail;
+
+/*
+ * Does the free-extent list end with an extent of at least min_pages
+ * blocks (with the reusable entries adjacent to it) that ends at the
+ * relation's end, so that SegvecTruncateFreeTail would truncate it?
  * Sorted and disjoint: only the last entry can end there.
  */
-static bool
-tail_is_free(Relation index)
+static FreeTail
+free_tail(Relation index, BlockNumber min_pages, bool keep_slack)
 {
 	Buffer		metabuf;
 	SegvecMetaPage meta;
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
-	bool		result = false;
+	FreeTail	result = FREE_TAIL_NONE;
 
 	SegvecRefreshHorizon();
 	metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
@@ -433,11 +579,28 @@ tail_is_free(Relation index)
 	meta = SegvecPageGetMeta(BufferGetPage(metabuf));
 	if (meta->nfree > 0)
 	{
-		SegvecFreeExtent *last = &meta->free[meta->nfree - 1];
+		SegvecFreeExtent *f = meta->free;
+		uint32		k = meta->nfree - 1;
+		uint64		size = f[k].npages;
 
-		result = last->start + last->npages == nblocks &&
-			last->start > SEGVEC_METAPAGE_BLKNO &&
-			extent_reusable(last);
+		if ((uint64) f[k].start + f[k].npages == nblocks &&
+			f[k].start > SEGVEC_METAPAGE_BLKNO)
+		{
+			if (!extent_reusable(&f[k]))
+				result = size >= min_pages +
+					(keep_slack ? tail_slack(f[k].start) : 0) ?
+					FREE_TAIL_WAIT : FREE_TAIL_NONE;
+			else
+			{
+				while (k > 0 && extents_adjacent(&f[k - 1], &f[k]) &&
+					   f[k - 1].start > SEGVEC_METAPAGE_BLKNO &&
+					   extent_reusable(&f[k - 1]))
+					size += f[--k].npages;
+				if (keep_slack)
+					size -= Min(size, tail_slack(f[k].start));
+				result = size >= min_pages ? FREE_TAIL_READY : FREE_TAIL_NONE;
+			}
+		}
 	}
 	UnlockReleaseBuffer(metabuf);
 	return result;
@@ -445,10 +608,11 @@ tail_is_free(Relation index)
 
 /*
  * SegvecTruncateFreeTail: give the free extent at the relation's end (with
- * the reusable entries adjacent to it) back to the operating system.  The index never shrinks otherwise: what a
- * merge frees stays on the free-extent list until a new extent reuses it.
- * Returns the new size in blocks, or InvalidBlockNumber if nothing was
- * truncated.
+ * the reusable entries adjacent to it) back to the operating system, if it
+ * holds at least min_pages blocks.  Nothing else ever shrinks the index:
+ * what a merge frees stays on the free-extent list until a new extent
+ * reuses it.  Returns the new size in blocks, or InvalidBlockNumber if
+ * nothing was truncated.
  *
  * Only with an AccessExclusiveLock on the index, taken without waiting
  * (VACUUM truncates a heap the same way): every reader and writer of the
@@ -464,11 +628,12 @@ tail_is_free(Relation index)
  * RelationTruncate logs and does the truncation.  A crash in between
  * leaves the blocks neither free nor reachable; VACUUM's cleanup marks
  * them deleted and recycles them page by page (as for a crashed merge).
- * Caller is VACUUM's cleanup (not a parallel worker), holding no buffer
- * lock.
+ * Callers are VACUUM's cleanup (not a parallel worker) and a background
+ * compaction job after its installs (SegvecTruncateFreeTailWait), holding
+ * no buffer lock; a lock on the index they already hold is no conflict.
  */
 BlockNumber
-SegvecTruncateFreeTail(Relation index)
+SegvecTruncateFreeTail(Relation index, BlockNumber min_pages, bool keep_slack)
 {
 	Buffer		metabuf;
 	SegvecMetaPage meta;
@@ -483,7 +648,7 @@ SegvecTruncateFreeTail(Relation index)
 	 * Only if there is something to truncate: the lock is WAL-logged, and
 	 * a standby's replay of it cancels the standby's scans of the index.
 	 */
-	if (!tail_is_free(index))
+	if (free_tail(index, min_pages, keep_slack) != FREE_TAIL_READY)
 		return InvalidBlockNumber;
 	if (!ConditionalLockRelation(index, AccessExclusiveLock))
 		return InvalidBlockNumber;
@@ -510,10 +675,25 @@ SegvecTruncateFreeTail(Relation index)
 			k = meta->nfree;
 		if (k < meta->nfree)
 		{
-			new_end = f[k].start;
+			BlockNumber keep = keep_slack ? tail_slack(f[k].start) : 0;
+
+			if (nblocks - f[k].start >= (uint64) min_pages + keep)
+				new_end = f[k].start + keep;
+		}
+		if (new_end != InvalidBlockNumber)
+		{
 			state = GenericXLogStart(index);
 			meta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-			meta->nfree = k;
+			f = meta->free;
+			/* the slack stays on the list, one entry */
+			join_entries(meta, k, meta->nfree - k);
+			if (new_end > f[k].start)
+			{
+				f[k].npages = new_end - f[k].start;
+				meta->nfree = k + 1;
+			}
+			else
+				meta->nfree = k;
 			SegvecMetaFreeze(meta);
 			GenericXLogFinish(state);
 		}
@@ -527,6 +707,74 @@ SegvecTruncateFreeTail(Relation index)
 	}
 	UnlockRelation(index, AccessExclusiveLock);
 	return new_end;
+}
+
+/*
+ * SegvecMayTruncate: may the index be truncated?  Not if its table's
+ * vacuum_truncate option is off (its AccessExclusiveLock is replayed on
+ * standbys, where it cancels queries).  Caller holds a lock on the table.
+ */
+bool
+SegvecMayTruncate(Relation index)
+{
+	Relation	heap;
+	bool		ok;
+
+	heap = relation_open(index->rd_index->indrelid, NoLock);
+	ok = heap->rd_options == NULL ||
+		((StdRdOptions *) heap->rd_options)->vacuum_truncate;
+	relation_close(heap, NoLock);
+	return ok;
+}
+
+/*
+ * SegvecTruncateFreeTailWait: after a background job's installs, give back
+ * a free tail of at least 1/SEGVEC_TRUNCATE_FRACTION of the relation (a
+ * merge's input, when its output went below it), waiting up to timeout_ms
+ * for it to become reusable (the transactions that were running at the
+ * install end within milliseconds under a stream of short ones) and for
+ * the lock (taken without waiting, retried, as VACUUM's heap truncation
+ * does).  Small tails are left to VACUUM: each truncation's lock is
+ * replayed on standbys, where it cancels the scans of the index.  Returns
+ * the new size in blocks, or InvalidBlockNumber.
+ */
+BlockNumber
+SegvecTruncateFreeTailWait(Relation index, int timeout_ms)
+{
+	BlockNumber min_pages;
+	int			waited = 0;
+
+	if (IsInParallelMode() || RecoveryInProgress() ||
+		!SegvecMayTruncate(index))
+		return InvalidBlockNumber;
+	min_pages = Max(RelationGetNumberOfBlocks(index) / SEGVEC_TRUNCATE_FRACTION,
+					1);
+	for (;;)
+	{
+		FreeTail	tail;
+		BlockNumber new_end;
+
+		/* no catalog snapshot holding the horizon back (see SegvecShrink) */
+		if (!ActiveSnapshotSet())
+			InvalidateCatalogSnapshot();
+		tail = free_tail(index, min_pages, true);
+
+		if (tail == FREE_TAIL_NONE)
+			return InvalidBlockNumber;
+		if (tail == FREE_TAIL_READY)
+		{
+			new_end = SegvecTruncateFreeTail(index, min_pages, true);
+			if (new_end != InvalidBlockNumber)
+				return new_end;
+		}
+		if (waited >= timeout_ms)
+			return InvalidBlockNumber;
+		/* not the latch: a wake-up for the worker's loop must stay set */
+		(void) WaitLatch(NULL, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 SEGVEC_TRUNCATE_NAP_MS, PG_WAIT_EXTENSION);
+		waited += SEGVEC_TRUNCATE_NAP_MS;
+		CHECK_FOR_INTERRUPTS();
+	}
 }
 
 /*
@@ -679,7 +927,18 @@ SegvecAllocExtent(Relation index, uint32 npages)
 	start = SegvecExtentTake(index, npages);
 	if (start != InvalidBlockNumber)
 		return start;
-	start = extend_from_free_tail(index, npages);
+
+	/*
+	 * A background job moves the big segment down after its installs
+	 * (compact/shrink.c), for which the free tail, mostly the slack a
+	 * truncation keeps (tail_slack), must stay between the big segment
+	 * and the output of its next rewrite: the extent goes after it.
+	 * Foreground compactions and merges (VACUUM, ft.compact) do not wait
+	 * for what they freed to become reusable, so moves seldom follow
+	 * them: they start the extent in the free tail.
+	 */
+	if (!placing_for_moves(index))
+		start = extend_from_free_tail(index, npages);
 	if (start != InvalidBlockNumber)
 		return start;
 

@@ -135,7 +135,7 @@ SegvecMutableAppendPage(Relation index, Buffer *buf)
 	meta = SegvecPageGetMeta(metapage);
 	if (newbuf == InvalidBuffer)
 	{
-		BlockNumber blkno = SegvecFreePageTake(meta);
+		BlockNumber blkno = SegvecFreePageTake(index, meta, true);
 
 		/* the metapage stayed locked since we looked */
 		Assert(blkno != InvalidBlockNumber);

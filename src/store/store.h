@@ -63,6 +63,17 @@
 #define SEGVEC_MIN_EF_CONSTRUCTION	4
 #define SEGVEC_MAX_EF_CONSTRUCTION	1000
 
+/*
+ * A background job gives back a free tail of at least 1/16 of the index
+ * (SegvecTruncateFreeTailWait), looking again every 20 ms for up to
+ * SEGVEC_TRUNCATE_WAIT_MS; smaller tails wait for VACUUM.
+ */
+#define SEGVEC_TRUNCATE_FRACTION	16
+#define SEGVEC_TRUNCATE_NAP_MS		20
+#define SEGVEC_TRUNCATE_WAIT_MS		1000
+/* a truncation leaves 1/8 of the index free at its end (extent.c) */
+#define SEGVEC_TAIL_SLACK_FRACTION	8
+
 typedef struct SegvecOptions
 {
 	int32		vl_len_;		/* varlena header (do not touch directly!) */
@@ -187,12 +198,18 @@ extern BlockNumber SegvecWriteExtent(Relation index, uint32 npages,
 extern bool SegvecFreeExtentAdd(SegvecMetaPage meta, BlockNumber start,
 								uint32 npages, uint64 xid);
 extern BlockNumber SegvecExtentTake(Relation index, uint32 npages);
+extern BlockNumber SegvecExtentTakeBelow(Relation index, uint32 npages,
+										 BlockNumber limit, bool *wait);
 extern bool SegvecFreePageAvailable(SegvecMetaPage meta);
-extern BlockNumber SegvecFreePageTake(SegvecMetaPage meta);
+extern BlockNumber SegvecFreePageTake(Relation index, SegvecMetaPage meta,
+									  bool lowest);
 extern Buffer SegvecLockFreePage(Relation index, BlockNumber blkno);
 extern bool SegvecFreePagesAdd(SegvecMetaPage meta, BlockNumber *blocks,
 							   int nblocks, uint64 xid);
-extern BlockNumber SegvecTruncateFreeTail(Relation index);
+extern BlockNumber SegvecTruncateFreeTail(Relation index, BlockNumber min_pages,
+										  bool keep_slack);
+extern bool SegvecMayTruncate(Relation index);
+extern BlockNumber SegvecTruncateFreeTailWait(Relation index, int timeout_ms);
 extern bool SegvecBlockIsFree(const SegvecFreeExtent *free, uint32 nfree,
 							  BlockNumber blkno);
 

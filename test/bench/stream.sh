@@ -13,10 +13,12 @@
 # Streams BENCH_STREAM_ROWS rows (default 1,000,000) into a table with a
 # segvec index INCLUDE (id), in batches of BENCH_STREAM_BATCH (1,000)
 # single-row INSERTs, one transaction per batch; after every batch it
-# deletes a tenth of a batch's worth of older rows, each drawn uniformly
-# among the older ids by primary key (a miss draws again), so 10% of the
-# stream is deleted along the way and a batch costs the same at any table
-# size.  The data (BENCH_STREAM_DATA):
+# updates BENCH_STREAM_UPDATE_PCT (10) percent of a batch's worth of older
+# rows (a new vector: the row's own plus new noise) and deletes
+# BENCH_STREAM_DELETE_PCT (5) percent, each drawn uniformly among the older
+# ids by primary key (a miss draws again), so that share of the stream is
+# updated and deleted along the way and a batch costs the same at any
+# table size.  The data (BENCH_STREAM_DATA):
 #   synthetic  BENCH_STREAM_DIM-dim (default 128) clustered vectors:
 #              BENCH_STREAM_CLUSTERS (100) centres uniform in [0, 1]^dim,
 #              a row its centre plus uniform noise of width 0.1 per
@@ -32,20 +34,35 @@
 # segments (at the slice's end / the most sampled during it, sampled every
 # 2 s) against the size-ratio policy's bound 1 + floor(log16 docs); mutable
 # docs; index size; pages in use (the index's pages less free-extent and
-# recyclable ones); WAL bytes per row of the slice (the cluster's WAL: run
-# nothing else on it); and the peak memory of this server's segvec workers
+# recyclable ones); with BENCH_STREAM_FRESH_SLICES=1 (the default) the
+# index size against a fresh CREATE INDEX of the slice's live rows (a copy
+# of the table, built and dropped while the stream waits); WAL bytes per
+# inserted row of the slice (all of the cluster's WAL: inserts, updates,
+# deletes, compactions, merges; run nothing else on it); and the peak
+# memory of this server's segvec workers
 # so far: VmHWM (which counts the shared buffers a worker touched) and the
 # most private (anonymous) memory seen, sampled every second from
 # /proc/PID/smaps_rollup (so the server must run on this machine, readable
 # by the caller).  At the end (after the workers are idle and ft.compact
 # drained the rest): the same rows copied into a second table and indexed
 # by one CREATE INDEX (its time and private memory); the size ratio
-# streamed/fresh, and of the pages in use; recall@10 (against the exact
-# answer) and QPS of BENCH_STREAM_QUERIES queries on both, twice; and the
-# throughput ratio last slice / first slice.
+# streamed/fresh, and of the pages in use; for each ef_search of
+# BENCH_STREAM_EF ("10 20 40 80"), recall@10 (against the exact answer),
+# QPS and buffer accesses per query (EXPLAIN (ANALYZE, BUFFERS): shared
+# hits and reads) of BENCH_STREAM_QUERIES queries on both, so that they
+# can be compared at equal recall; the cost of single-row UPDATEs that
+# keep a row's vector (UPDATE items SET v = v, each its own transaction),
+# found by the primary key (BENCH_STREAM_UPDATES, 200) and by a sequential
+# scan (id + 0, a fifth as many), on both tables; and the throughput ratio
+# last slice / first slice.
+#
+# A small run to try it (a few minutes): BENCH_STREAM_ROWS=20000
+# BENCH_STREAM_BATCH=200 BENCH_STREAM_QUERIES=50.
 #
 # Knobs: BENCH_STREAM_ROWS, BENCH_STREAM_DATA, BENCH_STREAM_DIM,
 # BENCH_STREAM_BATCH, BENCH_STREAM_CLUSTERS, BENCH_STREAM_NOISE,
+# BENCH_STREAM_UPDATE_PCT, BENCH_STREAM_DELETE_PCT,
+# BENCH_STREAM_FRESH_SLICES, BENCH_STREAM_EF, BENCH_STREAM_UPDATES,
 # BENCH_STREAM_QUERIES (100), BENCH_SHARED_BUFFERS (1GB; as root only),
 # BENCH_STREAM_NEWDB (1; 0: use the existing database BENCH_STREAM_DB, so
 # that a server started with one build of segvec, with CREATE EXTENSION
@@ -59,6 +76,11 @@ noise=${BENCH_STREAM_NOISE:-4}
 batch=${BENCH_STREAM_BATCH:-1000}
 clusters=${BENCH_STREAM_CLUSTERS:-100}
 queries=${BENCH_STREAM_QUERIES:-100}
+update_pct=${BENCH_STREAM_UPDATE_PCT:-10}
+delete_pct=${BENCH_STREAM_DELETE_PCT:-5}
+fresh_slices=${BENCH_STREAM_FRESH_SLICES:-1}
+efs=${BENCH_STREAM_EF:-10 20 40 80}
+updates=${BENCH_STREAM_UPDATES:-200}
 sb=${BENCH_SHARED_BUFFERS:-1GB}
 db=${BENCH_STREAM_DB:-segvec_bench_stream}
 newdb=${BENCH_STREAM_NEWDB:-1}
@@ -82,6 +104,9 @@ if [ "$(id -u)" = 0 ] && [ "${1:-}" != --inside ]; then
 		BENCH_STREAM_DATA="$data" BENCH_STREAM_NOISE="$noise" \
 		BENCH_STREAM_DIM="$dim" BENCH_STREAM_BATCH="$batch" \
 		BENCH_STREAM_CLUSTERS="$clusters" BENCH_STREAM_QUERIES="$queries" \
+		BENCH_STREAM_UPDATE_PCT="$update_pct" BENCH_STREAM_DELETE_PCT="$delete_pct" \
+		BENCH_STREAM_FRESH_SLICES="$fresh_slices" BENCH_STREAM_EF="$efs" \
+		BENCH_STREAM_UPDATES="$updates" \
 		BENCH_STREAM_DB="$db" BENCH_STREAM_FMNIST="$work/fmnist.py" \
 		pg_virtualenv -o "shared_buffers=$sb" -o max_wal_size=8GB \
 		-o shared_preload_libraries=segvec \
@@ -97,8 +122,9 @@ export PGDATABASE=$db
 val() { psql -At -c "$1"; }
 say() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
 
-psql -c "DROP TABLE IF EXISTS centre, base, qbase, items, fresh, q, truth, samples" \
+psql -c "DROP TABLE IF EXISTS centre, base, qbase, items, fresh, fresh_slice, q, truth, samples" \
 	-c "DROP PROCEDURE IF EXISTS batch(bigint, int)" \
+	-c "DROP PROCEDURE IF EXISTS keep_updates(regclass, int, bool)" \
 	-c "DROP FUNCTION IF EXISTS rowvec(bigint)" \
 	-c "CREATE EXTENSION IF NOT EXISTS segvec"
 
@@ -133,24 +159,64 @@ psql <<EOF
 CREATE TABLE items (id bigint PRIMARY KEY, v real[]);
 CREATE INDEX items_v ON items USING segvec (v) INCLUDE (id);
 
--- one batch: n single-row INSERTs from id first on, then delete n / 10
--- older rows, each drawn uniformly among the older ids (a miss, a row
--- deleted before, draws again)
+-- one batch: n single-row INSERTs from id first on, then update
+-- n * $update_pct / 100 older rows' vectors (the row's own, new noise) and
+-- delete n * $delete_pct / 100 older rows, each drawn uniformly among the
+-- older ids (a miss, a row deleted before, draws again)
 CREATE PROCEDURE batch(first bigint, n int) LANGUAGE plpgsql AS \$\$
 DECLARE
-	todo int := n / 10;
+	todo int := n * $update_pct / 100;
 	tries int := 0;
 	got int;
+	k bigint;
 BEGIN
 	FOR i IN first .. first + n - 1 LOOP
 		INSERT INTO items VALUES (i, rowvec(i));
 	END LOOP;
 	WHILE first > 1 AND todo > 0 AND tries < 100 * n LOOP
+		k := 1 + floor(random() * (first - 1))::bigint;
+		UPDATE items SET v = rowvec(k) WHERE id = k;
+		GET DIAGNOSTICS got = ROW_COUNT;
+		todo := todo - got;
+		tries := tries + 1;
+	END LOOP;
+	todo := n * $delete_pct / 100;
+	WHILE first > 1 AND todo > 0 AND tries < 200 * n LOOP
 		DELETE FROM items WHERE id = 1 + floor(random() * (first - 1))::bigint;
 		GET DIAGNOSTICS got = ROW_COUNT;
 		todo := todo - got;
 		tries := tries + 1;
 	END LOOP;
+END
+\$\$;
+
+-- n single-row UPDATEs that keep the vector, each its own transaction, of
+-- rows drawn among the table's ids, by primary key or (seqscan) by a
+-- sequential scan; raises the mean milliseconds per UPDATE, its commit
+-- included
+CREATE PROCEDURE keep_updates(t regclass, n int, seqscan bool) LANGUAGE plpgsql AS \$\$
+DECLARE
+	hi bigint;
+	k bigint;
+	t0 timestamptz;
+	total float8 := 0;
+	done int := 0;
+	got int;
+BEGIN
+	EXECUTE format('SELECT max(id) FROM %s', t) INTO hi;
+	WHILE done < n LOOP
+		k := 1 + floor(random() * hi)::bigint;
+		t0 := clock_timestamp();
+		EXECUTE format('UPDATE %s SET v = v WHERE %s = \$1', t,
+			CASE WHEN seqscan THEN 'id + 0' ELSE 'id' END) USING k;
+		GET DIAGNOSTICS got = ROW_COUNT;
+		COMMIT;
+		IF got > 0 THEN
+			total := total + extract(epoch FROM clock_timestamp() - t0) * 1000;
+			done := done + 1;
+		END IF;
+	END LOOP;
+	RAISE NOTICE 'ms %', round((total / n)::numeric, 3);
 END
 \$\$;
 
@@ -206,8 +272,8 @@ next=1
 first_rate=
 last_rate=
 say "streaming $rows rows of $data data ($dim dims) in batches of $batch"
-printf '%-5s %5s %7s %8s %5s %8s %8s %8s %9s %9s %10s\n' slice time rows/s \
-	segments bound mutable index_MB inuse_MB WAL_B/row hwm_kB private_kB
+printf '%-5s %5s %7s %8s %5s %8s %8s %8s %8s %9s %9s %10s\n' slice time rows/s \
+	segments bound mutable index_MB inuse_MB vs_fresh WAL_B/ins hwm_kB private_kB
 for s in $(seq 1 10); do
 	t0=$(date +%s.%N)
 	ts0=$(val "SELECT now()")
@@ -232,8 +298,18 @@ for s in $(seq 1 10); do
 		round(pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '$w0') / $slice)
 		FROM ft.info('items_v') i, ft.storage_stats('items_v') s")
 	IFS='|' read -r segs bound mut size inuse walrow <<<"$line"
-	printf '%-5s %5s %7.0f %8s %5s %8s %8s %8s %9s %9s %10s\n' "$s" "$(date +%H:%M)" \
-		"$rate" "$segs" "$bound" "$mut" "$size" "$inuse" "$walrow" \
+	vsfresh=-
+	if [ "$fresh_slices" = 1 ]; then
+		# a fresh build of the live rows, in the stream's pause
+		psql -c "DROP TABLE IF EXISTS fresh_slice" \
+			-c "CREATE TABLE fresh_slice AS SELECT * FROM items" \
+			-c "CREATE INDEX fresh_slice_v ON fresh_slice USING segvec (v) INCLUDE (id)"
+		vsfresh=$(val "SELECT round(pg_relation_size('items_v')::numeric
+			/ pg_relation_size('fresh_slice_v'), 2)")
+		psql -c "DROP TABLE fresh_slice"
+	fi
+	printf '%-5s %5s %7.0f %8s %5s %8s %8s %8s %8s %9s %9s %10s\n' "$s" "$(date +%H:%M)" \
+		"$rate" "$segs" "$bound" "$mut" "$size" "$inuse" "$vsfresh" "$walrow" \
 		"$(peak "$mem" 2)" "$(peak "$mem" 3)"
 done
 echo "segments: at the slice's end / the most sampled during it; bound: 1 + floor(log16 docs)"
@@ -274,14 +350,17 @@ psql -c "SET max_parallel_workers_per_gather = 0" -c "CREATE TABLE truth AS
 	SELECT q.qid, ARRAY(SELECT id FROM items ORDER BY l2_distance(v, q.v), id
 		LIMIT 10) AS ids FROM q"
 
-# recall@10 and QPS of one table's index
+# recall@10, QPS and buffer accesses per query of one table's index at
+# ef_search $2
 measure() {
-	local tbl=$1
+	local tbl=$1 ef=$2
 	psql -At <<EOF
 SET enable_seqscan = off;
+SET segvec.ef_search = $ef;
 CREATE TEMP TABLE res AS SELECT 1 AS qid, '{}'::bigint[] AS ids LIMIT 0;
 DO \$\$
 DECLARE r record; t0 timestamptz := clock_timestamp(); n int := 0;
+	j json; bufs bigint := 0;
 BEGIN
 	FOR r IN SELECT * FROM q LOOP
 		INSERT INTO res SELECT r.qid,
@@ -289,18 +368,37 @@ BEGIN
 		n := n + 1;
 	END LOOP;
 	RAISE NOTICE 'qps %', round(n / extract(epoch FROM clock_timestamp() - t0), 1);
+	FOR r IN SELECT * FROM q LOOP
+		EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)
+			SELECT id FROM $tbl ORDER BY v <-> \$1 LIMIT 10' INTO j USING r.v;
+		bufs := bufs + (j->0->'Plan'->>'Shared Hit Blocks')::bigint
+			+ (j->0->'Plan'->>'Shared Read Blocks')::bigint;
+	END LOOP;
+	RAISE NOTICE 'buffers %', round(bufs::numeric / n, 1);
 END \$\$;
 SELECT round(avg((SELECT count(*) FROM unnest(res.ids) x WHERE x = ANY(t.ids)) / 10.0), 4)
 	FROM res JOIN truth t USING (qid);
 EOF
 }
-# "recall@10 R, qps Q" from measure's NOTICE and result
-tidy() { tr '\n' ' ' | sed -E 's/.*qps ([0-9.]+) +([0-9.]+).*/recall@10 \2, qps \1/'; }
-say "recall and QPS, streamed and fresh, twice each (interleaved; the first pass reads cold pages)"
-stream1=$(measure items 2>&1 | tidy)
-fresh1=$(measure fresh 2>&1 | tidy)
-stream2=$(measure items 2>&1 | tidy)
-fresh2=$(measure fresh 2>&1 | tidy)
+# "recall@10 R, qps Q, buffers/query B" from measure's NOTICEs and result
+tidy() {
+	tr '\n' ' ' |
+		sed -E 's/.*qps ([0-9.]+).*buffers ([0-9.]+) +([0-9.]+).*/recall@10 \3, qps \1, buffers\/query \2/'
+}
+say "recall, QPS and buffers per query, streamed and fresh (a first pass at the lowest ef_search warms the pages)"
+measure items "${efs%% *}" >/dev/null 2>&1 || true
+measure fresh "${efs%% *}" >/dev/null 2>&1 || true
+searches=
+for ef in $efs; do
+	searches+="ef_search $ef: streamed $(measure items "$ef" 2>&1 | tidy); fresh $(measure fresh "$ef" 2>&1 | tidy)"$'\n'
+done
+
+say "single-row UPDATEs that keep the vector ($updates by primary key, $((updates / 5)) by a sequential scan)"
+upd() { psql -c "CALL keep_updates('$1', $2, $3)" 2>&1 | sed -nE 's/.*ms ([0-9.]+).*/\1/p'; }
+upd_pk_s=$(upd items "$updates" false)
+upd_pk_f=$(upd fresh "$updates" false)
+upd_seq_s=$(upd items "$((updates / 5))" true)
+upd_seq_f=$(upd fresh "$((updates / 5))" true)
 
 val "SELECT 'index size: streamed ' || pg_size_pretty(pg_relation_size('items_v'))
 	|| ', fresh ' || pg_size_pretty(pg_relation_size('fresh_v'))
@@ -319,6 +417,6 @@ val "SELECT 'pages in use (less free and recyclable): streamed ' || a
 		FROM ft.storage_stats('fresh_v')) y"
 val "SELECT 'storage, streamed: ' || row_to_json(s) FROM ft.storage_stats('items_v') s" || true
 val "SELECT 'storage, fresh:    ' || row_to_json(s) FROM ft.storage_stats('fresh_v') s" || true
-echo "streamed index: first pass $stream1; second pass $stream2"
-echo "fresh index:    first pass $fresh1; second pass $fresh2"
+printf '%s' "$searches"
+echo "UPDATE ... SET v = v, ms per row: by primary key streamed $upd_pk_s, fresh $upd_pk_f; by a sequential scan streamed $upd_seq_s, fresh $upd_seq_f"
 printf 'throughput last/first slice: %.2f\n' "$(echo "$last_rate / $first_rate" | bc -l)"

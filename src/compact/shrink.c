@@ -1,0 +1,257 @@
+/*-------------------------------------------------------------------------
+ *
+ * shrink.c
+ *	  Giving space back after merges: moving the segment at the end of the
+ *	  index down into free space below it, and truncating the free tail.
+ *
+ * A segment is one contiguous extent, and a merge writes its output before
+ * it frees its inputs.  Under a stream the big segment is rewritten each
+ * time the small ones below it have grown to 1/segvec.merge_ratio of it;
+ * each output is a little bigger than the copy it replaces, so it never
+ * fits where that copy was, and goes to the end of the relation.  The copy
+ * before the last then leaves a hole below the big segment, and the next
+ * output, which does not fit in it either, goes to the end again: the
+ * index held about three times the big segment.
+ *
+ * After a background job's installs (SegvecShrink): when the segment that
+ * ends the index (followed by free blocks only) fits in a reusable free run
+ * below it, its pages are copied there (full page images), and one install
+ * record replaces its descriptor by the copy's and frees its old extent,
+ * which is now the free tail, given back at once by
+ * SegvecTruncateFreeTailWait (store/extent.c).  Only a segment of at least
+ * 1/SEGVEC_TRUNCATE_FRACTION of the index is moved: a move costs a write
+ * (and the WAL) of the segment, like a merge of it.  So the index is about
+ * the size of its pages in use after one rewrite of the big segment in two,
+ * and twice that after the other.
+ *
+ * The copy is a segment like any other: same number, docs, graph, stamp
+ * (a hash of its doc ids and size, not of its place), areas at the same
+ * offsets from its first block; no page of a segment holds a block number.
+ * Locks: the merge lock (exclusive, without waiting) for the whole move, so
+ * no merge drops the segment and VACUUM's cleanup marks none of the copy's
+ * pages unreachable meanwhile; the compaction lock for the tombstone pages
+ * (the only pages of a segment that change, under that lock) and the
+ * install.  A crash before the install leaves the old descriptor and the
+ * copy's blocks neither free nor reachable (VACUUM recycles them, as after
+ * a crashed merge); a scan that read the old manifest reads the old extent,
+ * which stays as it was until no snapshot can see that manifest (the
+ * free-extent list's reuse rule).
+ *
+ * src/compact/shrink.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "storage/latch.h"
+#include "storage/lmgr.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "compact/compact.h"
+#include "compact/compact_int.h"
+#include "graph/graph.h"
+#include "hooks/testhooks.h"
+
+/* What move_tail_segment did */
+typedef enum MoveOutcome
+{
+	MOVE_NONE,					/* nothing to move, or nowhere to */
+	MOVE_WAIT,					/* room once what was freed last is
+								 * reusable, or the merge lock is taken */
+	MOVE_DONE
+} MoveOutcome;
+
+/* SegvecFillExtent's callback: page k is a copy of the source's page k */
+typedef struct CopyState
+{
+	Relation	index;
+	const SegvecSegment *seg;
+	BlockNumber from;			/* source block of page 0 */
+} CopyState;
+
+static void
+copy_page(Page page, uint32 k, void *arg)
+{
+	CopyState  *c = (CopyState *) arg;
+	Buffer		buf = ReadBuffer(c->index, c->from + k);
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	GraphCheckPage(c->index, c->seg, buf, true);
+	memcpy(page, BufferGetPage(buf), BLCKSZ);
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * The segment whose extent ends the index, followed by free-extent entries
+ * only, if it holds at least min_pages blocks: its descriptor in *seg.
+ * Reads the manifest and the free-extent list (the metapage, share lock).
+ */
+static bool
+tail_segment(Relation index, BlockNumber min_pages, SegvecSegment *seg)
+{
+	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	BlockNumber end = nblocks;
+	bool		found = false;
+	int			i;
+	int			k;
+
+	SegvecGetMetaInfo(index, info);
+	/* free entries at the end: sorted, disjoint */
+	for (k = (int) info->nfree - 1; k >= 0; k--)
+	{
+		if ((uint64) info->free[k].start + info->free[k].npages != end)
+			break;
+		end = info->free[k].start;
+	}
+	for (i = 0; i < info->nsegments; i++)
+	{
+		const SegvecSegment *s = &info->segments[i];
+
+		if ((uint64) s->start + s->npages == end && s->npages >= min_pages)
+		{
+			*seg = *s;
+			found = true;
+		}
+	}
+	SegvecFreeMetaInfo(info);
+	pfree(info);
+	return found;
+}
+
+/*
+ * move_tail_segment: move the segment that ends the index (tail_segment)
+ * into a reusable free run below it, if there is one.  Caller holds no
+ * compaction or merge lock.
+ */
+static MoveOutcome
+move_tail_segment(Relation index, BlockNumber min_pages)
+{
+	SegvecSegment seg;
+	SegvecSegment now;
+	SegvecMetaInfo *info;
+	CopyState	c;
+	BlockNumber start;
+	BlockNumber ntomb;
+	int64		delta;
+	bool		wait;
+	bool		present = false;
+	int			i;
+
+	if (!tail_segment(index, min_pages, &seg))
+		return MOVE_NONE;
+	if (!ConditionalLockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ExclusiveLock))
+		return MOVE_WAIT;
+	/* again, under the merge lock: only merges drop segments */
+	if (!tail_segment(index, min_pages, &seg))
+	{
+		UnlockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ExclusiveLock);
+		return MOVE_NONE;
+	}
+	start = SegvecExtentTakeBelow(index, seg.npages, seg.start, &wait);
+	if (start == InvalidBlockNumber)
+	{
+		UnlockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ExclusiveLock);
+		return wait ? MOVE_WAIT : MOVE_NONE;
+	}
+
+	/* everything but the tombstone pages, which may change meanwhile */
+	ntomb = seg.doc_start - seg.start;
+	c.index = index;
+	c.seg = &seg;
+	c.from = seg.start + ntomb;
+	SegvecFillExtent(index, start + ntomb, seg.npages - ntomb, copy_page, &c);
+	SegvecTestPoint("move-copied");
+
+	/* the tombstone pages and the descriptor as they are now, then install */
+	LockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+	info = palloc(sizeof(SegvecMetaInfo));
+	SegvecGetMetaInfo(index, info);
+	for (i = 0; i < info->nsegments; i++)
+		if (info->segments[i].segno == seg.segno)
+		{
+			now = info->segments[i];
+			present = true;
+		}
+	SegvecFreeMetaInfo(info);
+	pfree(info);
+	if (!present)
+		elog(ERROR, "segvec index \"%s\": segment %u vanished during its move",
+			 RelationGetRelationName(index), seg.segno);
+	c.from = now.start;
+	c.seg = &now;
+	SegvecFillExtent(index, start, ntomb, copy_page, &c);
+	delta = (int64) start - (int64) now.start;
+	now.start = start;
+	now.doc_start = (BlockNumber) ((int64) now.doc_start + delta);
+	now.upper_start = (BlockNumber) ((int64) now.upper_start + delta);
+	now.node_start = (BlockNumber) ((int64) now.node_start + delta);
+	if (now.qparam_start != InvalidBlockNumber)
+		now.qparam_start = (BlockNumber) ((int64) now.qparam_start + delta);
+	if (now.vec_start != InvalidBlockNumber)
+		now.vec_start = (BlockNumber) ((int64) now.vec_start + delta);
+	SegvecInstallMoved(index, &now);
+	SegvecProcessGarbage(index);
+	UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+	UnlockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ExclusiveLock);
+	ereport(DEBUG1,
+			(errmsg_internal("segvec moved segment %u of index \"%s\" (%u pages) from block %u to %u",
+							 seg.segno, RelationGetRelationName(index),
+							 seg.npages, seg.start, start)));
+	return MOVE_DONE;
+}
+
+/*
+ * SegvecShrink: after a background job's installs, move the segment at the
+ * end of the index down when a reusable run below it holds it, then give
+ * the free tail back, less the slack (SegvecTruncateFreeTailWait); waits
+ * up to timeout_ms, in naps, for what the installs freed to become
+ * reusable and for the locks (all taken without waiting).  Not if the
+ * table's vacuum_truncate is off: the move would only be paid for by the
+ * truncation.  (VACUUM does not move: it does not wait for reusability,
+ * and with transactions held across its rounds a move put the big segment
+ * where the next output could not follow, test/t/087_free_reuse.pl.)
+ * Caller holds no compaction or merge lock, and a lock on the index.
+ */
+void
+SegvecShrink(Relation index, int timeout_ms)
+{
+	BlockNumber min_pages;
+	int			waited = 0;
+
+	if (IsInParallelMode() || RecoveryInProgress() ||
+		!SegvecMayTruncate(index))
+		return;
+	min_pages = Max(RelationGetNumberOfBlocks(index) / SEGVEC_TRUNCATE_FRACTION,
+					1);
+	for (;;)
+	{
+		MoveOutcome mv;
+
+		/*
+		 * Without an active snapshot (a background job) drop the catalog
+		 * snapshot, as the merge loop does: its xmin would keep what the
+		 * installs freed from becoming reusable while we wait.
+		 */
+		if (!ActiveSnapshotSet())
+			InvalidateCatalogSnapshot();
+		mv = move_tail_segment(index, min_pages);
+
+		if (mv != MOVE_WAIT || waited >= timeout_ms)
+			break;
+		/* not the latch: a wake-up for the worker's loop must stay set */
+		(void) WaitLatch(NULL, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 SEGVEC_TRUNCATE_NAP_MS, PG_WAIT_EXTENSION);
+		waited += SEGVEC_TRUNCATE_NAP_MS;
+		CHECK_FOR_INTERRUPTS();
+	}
+	(void) SegvecTruncateFreeTailWait(index, Max(timeout_ms - waited,
+												 SEGVEC_TRUNCATE_NAP_MS));
+}
