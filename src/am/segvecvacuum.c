@@ -608,7 +608,13 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	 */
 	if (!IsParallelWorker() && SegvecMayTruncate(index))
 	{
-		BlockNumber new_end = SegvecTruncateFreeTail(index, 1, false);
+		/*
+		 * The slack a background job keeps after the big segment for its
+		 * next move (compact/shrink.c) stays when workers run; without
+		 * them nothing moves, and the whole tail goes.
+		 */
+		BlockNumber new_end = SegvecTruncateFreeTail(index, 1,
+													 SegvecJobsRunnable());
 
 		if (new_end != InvalidBlockNumber)
 			npages = new_end;

@@ -44,6 +44,7 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -65,6 +66,54 @@
  * in TopTransactionContext.
  */
 static List *submit_at_commit = NIL;
+
+static const struct config_enum_entry merge_method_options[] = {
+	{"auto", MERGE_METHOD_AUTO, false},
+	{"merge", MERGE_METHOD_MERGE, false},
+	{"upsert", MERGE_METHOD_UPSERT, false},
+	{NULL, 0, false}
+};
+
+/*
+ * SegvecMergeInit: define the GUCs and register the commit callback.
+ * Called from _PG_init, before segvec.* is reserved.
+ */
+void
+SegvecMergeInit(void)
+{
+	DefineCustomBoolVariable("segvec.index_before_merge",
+							 "Builds the btree on the id column before a merge that lacks one.",
+							 "Without the btree a merge reads the whole table.",
+							 &segvec_index_before_merge, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("segvec.merge_batch_rows",
+							"Most pending upserts one merge applies.",
+							"A background merge takes this many of an index's oldest pending rows per transaction.",
+							&segvec_merge_batch_rows, 1000, 1, 1000000,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("segvec.merge_concurrency",
+							"Most background merges running at once in the cluster.",
+							NULL,
+							&segvec_merge_concurrency, 2, 1,
+							SEGVEC_MAX_MERGE_CONCURRENCY,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("segvec.background_merge",
+							 "Submits a background merge when ft.add or ft.del commits.",
+							 "When off, queued upserts wait for ft.flush.",
+							 &segvec_background_merge, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("segvec.merge_method",
+							 "How merges and queued upserts apply rows: merge, upsert or auto.",
+							 "upsert: INSERT ... ON CONFLICT (id) DO UPDATE and a DELETE of the deleted ids (needs a unique index on the id); auto: upsert on Citus tables, merge elsewhere.",
+							 &segvec_merge_method, MERGE_METHOD_AUTO,
+							 merge_method_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+
+	RegisterXactCallback(MergeQueueXactCallback, NULL);
+
+	/* background merge jobs apply the queue (mergequeue.c) */
+	SegvecRegisterJobRunner(SEGVEC_JOB_MERGE, SegvecMergePending);
+}
 
 /*
  * The batch a running MERGE reads through ft._merge_batch(): rows

@@ -3,7 +3,8 @@
  * mergetarget.c
  *	  The table a merge writes: acting as its owner or as the extension's
  *	  owner (for ft.pending and ft.merge_counters), opening and locking it
- *	  through its segvec index, and checking the caller's privileges on it.
+ *	  through its segvec index, checking the caller's privileges on it, and
+ *	  finding the btree on its id column (SegvecFindKeyBtree).
  *
  * src/merge/mergetarget.c
  *
@@ -372,4 +373,100 @@ SegvecUncheckedType(Oid typid)
 		return SegvecUncheckedType(rng) == rng ? base : InvalidOid;
 	}
 	return base;
+}
+
+/*
+ * SegvecFindKeyBtree (merge.h): here, below the btree guard (mergebtree.c),
+ * because the target's lock (writer_lock) asks for it too.
+ */
+Oid
+SegvecFindKeyBtree(Relation heap, AttrNumber attnum, bool *usable)
+{
+	Form_pg_attribute att;
+	Oid			eqop;
+	List	   *indexes;
+	ListCell   *lc;
+	Oid			best = InvalidOid;
+	int			bestscore = -1;
+
+	if (usable)
+		*usable = false;
+	if (attnum <= 0 || attnum > RelationGetDescr(heap)->natts)
+		return InvalidOid;
+	att = TupleDescAttr(RelationGetDescr(heap), attnum - 1);
+	if (att->attisdropped)
+		return InvalidOid;
+	eqop = lookup_type_cache(att->atttypid, TYPECACHE_EQ_OPR)->eq_opr;
+
+	indexes = RelationGetIndexList(heap);
+	foreach(lc, indexes)
+	{
+		Oid			indexoid = lfirst_oid(lc);
+		HeapTuple	itup;
+		HeapTuple	ctup;
+		Form_pg_index ind;
+		Oid			relam;
+		Datum		d;
+		bool		isnull;
+		oidvector  *indclass;
+		oidvector  *indcoll;
+		bool		now;
+		int			score;
+
+		itup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+		if (!HeapTupleIsValid(itup))
+			elog(ERROR, "cache lookup failed for index %u", indexoid);
+		ind = (Form_pg_index) GETSTRUCT(itup);
+
+		ctup = SearchSysCache1(RELOID, ObjectIdGetDatum(indexoid));
+		if (!HeapTupleIsValid(ctup))
+			elog(ERROR, "cache lookup failed for relation %u", indexoid);
+		relam = ((Form_pg_class) GETSTRUCT(ctup))->relam;
+		ReleaseSysCache(ctup);
+
+		if (relam != BTREE_AM_OID || !ind->indisvalid || !ind->indisready ||
+			!ind->indislive || ind->indnkeyatts < 1 ||
+			ind->indkey.values[0] != attnum ||
+			!heap_attisnull(itup, Anum_pg_index_indpred, NULL))
+		{
+			ReleaseSysCache(itup);
+			continue;
+		}
+
+		/* `col = value` must be able to use it: opfamily and collation */
+		d = SysCacheGetAttr(INDEXRELID, itup, Anum_pg_index_indclass, &isnull);
+		Assert(!isnull);
+		indclass = (oidvector *) DatumGetPointer(d);
+		d = SysCacheGetAttr(INDEXRELID, itup, Anum_pg_index_indcollation,
+							&isnull);
+		Assert(!isnull);
+		indcoll = (oidvector *) DatumGetPointer(d);
+		if (!OidIsValid(eqop) ||
+			!op_in_opfamily(eqop, get_opclass_family(indclass->values[0])) ||
+			indcoll->values[0] != att->attcollation)
+		{
+			ReleaseSysCache(itup);
+			continue;
+		}
+
+		/*
+		 * An index built while the table had broken HOT chains is invisible
+		 * to the planner until the building transaction is older than every
+		 * snapshot (indcheckxmin).
+		 */
+		now = !ind->indcheckxmin ||
+			TransactionIdPrecedes(HeapTupleHeaderGetXmin(itup->t_data),
+								  TransactionXmin);
+		score = (now ? 2 : 0) + (ind->indisunique ? 1 : 0);
+		if (score > bestscore)
+		{
+			best = indexoid;
+			bestscore = score;
+			if (usable)
+				*usable = now;
+		}
+		ReleaseSysCache(itup);
+	}
+	list_free(indexes);
+	return best;
 }
