@@ -229,7 +229,7 @@ run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 		SegvecIdentityPop(&saved);
 		*changed = stats.segments_merged > 0;
 		if (*changed)
-			SegvecShrink(index, SEGVEC_TRUNCATE_WAIT_MS);
+			SegvecShrink(index, SEGVEC_TRUNCATE_WAIT_MS);	/* merges only */
 		if (stats.merges_deferred)
 			(void) SegvecSubmitJob(indexid, SEGVEC_JOB_COMPACT);
 
@@ -268,7 +268,8 @@ run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 			 * once, not at the next VACUUM (compact/shrink.c).
 			 */
 			if (*changed)
-				SegvecShrink(index, SEGVEC_TRUNCATE_WAIT_MS);
+				SegvecShrink(index, stats.segments_merged > 0 ?
+							 SEGVEC_TRUNCATE_WAIT_MS : 0);
 			/* merges left for after the compaction they waited for */
 			if (stats.merges_deferred)
 				(void) SegvecSubmitJob(indexid, SEGVEC_JOB_COMPACT);

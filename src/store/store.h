@@ -66,11 +66,13 @@
 /*
  * A background job gives back a free tail of at least 1/16 of the index
  * (SegvecTruncateFreeTailWait), looking again every 20 ms for up to
- * SEGVEC_TRUNCATE_WAIT_MS; smaller tails wait for VACUUM.
+ * SEGVEC_TRUNCATE_WAIT_MS after merges (not at all after a compaction
+ * alone: while a long transaction holds the horizon, every job would wait
+ * that long); smaller tails wait for VACUUM.
  */
 #define SEGVEC_TRUNCATE_FRACTION	16
 #define SEGVEC_TRUNCATE_NAP_MS		20
-#define SEGVEC_TRUNCATE_WAIT_MS		1000
+#define SEGVEC_TRUNCATE_WAIT_MS		500
 /* a truncation leaves 1/8 of the index free at its end (extent.c) */
 #define SEGVEC_TAIL_SLACK_FRACTION	8
 

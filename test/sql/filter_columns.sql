@@ -149,7 +149,9 @@ RESET plan_cache_mode;
 RESET enable_seqscan;
 RESET enable_sort;
 
--- inserts go to the mutable segment, with and without filter values
+-- inserts go to the mutable segment, with and without filter values (and
+-- stay there: no background compaction until the VACUUM below)
+ALTER INDEX fc_idx SET (compact_threshold = 1000000);
 INSERT INTO fc_docs
     SELECT i, pg_temp.vec(i, 8), (i % 3)::int2,
            CASE WHEN i % 7 = 0 THEN NULL ELSE i % 4 END,
@@ -174,6 +176,7 @@ WHERE c.cond LIKE 'tenant%' OR c.cond LIKE 'grp = 7 AND%'
 -- segment and merges segments: the filter values go with the docs)
 DELETE FROM fc_docs WHERE id % 10 = 4;
 SELECT c.cond, r.* FROM fc_conds c, pg_temp.check(c.cond) r;
+ALTER INDEX fc_idx SET (compact_threshold = 0);
 VACUUM fc_docs;
 SELECT c.cond, r.* FROM fc_conds c, pg_temp.check(c.cond) r;
 

@@ -131,10 +131,13 @@ CREATE INDEX fr_idx ON fr_docs USING segvec
 ANALYZE fr_docs;
 SELECT c.what, r.* FROM fr_cols c, pg_temp.check(c.cond) r;
 
--- streamed: rows inserted after the build, then compacted into another
--- graph segment (VACUUM) and merged
+-- streamed: rows inserted after the build (kept in the mutable segment:
+-- no background compaction meanwhile), then compacted into another graph
+-- segment (VACUUM) and merged
+ALTER INDEX fr_idx SET (compact_threshold = 1000000);
 SELECT pg_temp.load(30001, 40000);
 SELECT c.what, r.* FROM fr_cols c, pg_temp.check(c.cond) r;
+ALTER INDEX fr_idx SET (compact_threshold = 0);
 VACUUM fr_docs;
 SELECT c.what, r.* FROM fr_cols c, pg_temp.check(c.cond) r;
 
