@@ -115,7 +115,7 @@ open_keyed_index(Oid relid, Relation *heap)
 static Datum
 key_from_text(Relation heap, Relation index, text *id)
 {
-	Oid			typid = TupleDescAttr(RelationGetDescr(index), 1)->atttypid;
+	Oid			typid = TupleDescAttr(RelationGetDescr(index), SegvecIndexKeyColumn(index))->atttypid;
 	Oid			unchecked = SegvecUncheckedType(typid);
 	Oid			infunc;
 	Oid			ioparam;
@@ -176,7 +176,7 @@ row_passes_policies(Relation policyrel, Relation heap, ItemPointer tid)
 static char *
 key_to_text(Relation index, Datum key)
 {
-	Oid			typid = TupleDescAttr(RelationGetDescr(index), 1)->atttypid;
+	Oid			typid = TupleDescAttr(RelationGetDescr(index), SegvecIndexKeyColumn(index))->atttypid;
 	Oid			outfunc;
 	bool		isvarlena;
 

@@ -651,7 +651,7 @@ ft_stage_phantom(PG_FUNCTION_ARGS)
 
 	heap = relation_open(SegvecIndexGetHeap(relid), AccessShareLock);
 	index = SegvecOpenIndex(relid, RowExclusiveLock, true);
-	typid = TupleDescAttr(RelationGetDescr(index), 1)->atttypid;
+	typid = TupleDescAttr(RelationGetDescr(index), SegvecIndexKeyColumn(index))->atttypid;
 
 	/*
 	 * The id's input and send functions may be the owner's code (a domain's

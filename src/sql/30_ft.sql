@@ -91,7 +91,7 @@ BEGIN
 	-- the index's ordering operator, schema-qualified
 	SELECT i.indrelid::regclass,
 		   (SELECT a.attname FROM pg_attribute a
-			 WHERE a.attrelid = i.indrelid AND a.attnum = i.indkey[1]),
+			 WHERE a.attrelid = i.indrelid AND a.attnum = i.indkey[i.indnkeyatts]),
 		   (SELECT a.attname FROM pg_attribute a
 			 WHERE a.attrelid = i.indrelid AND a.attnum = i.indkey[0]),
 		   format('OPERATOR(%I.%s)', n.nspname, o.oprname)

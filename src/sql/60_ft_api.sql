@@ -306,8 +306,8 @@ BEGIN
 			LEFT JOIN pg_attribute va
 				ON va.attrelid = i.indrelid AND va.attnum = i.indkey[0]
 			LEFT JOIN pg_attribute ia
-				ON ia.attrelid = i.indrelid AND ia.attnum = i.indkey[1]
-				AND i.indnatts > 1
+				ON ia.attrelid = i.indrelid AND ia.attnum = i.indkey[i.indnkeyatts]
+				AND i.indnatts > i.indnkeyatts
 			LEFT JOIN pg_opclass oc ON oc.oid = i.indclass[0]
 			-- the family's ordering operator: one name, though the
 			-- segvec_pgvector companion adds one per type to the family

@@ -223,9 +223,11 @@ CREATE INDEX ON fc_docs USING segvec (embedding, tenant) INCLUDE (id, rid);
 -- first INCLUDE column, after the filter columns
 SELECT num_docs, dimensions, filter_columns FROM ft.info('fc_idx');
 -- a segment's filter area counts with its docs, not its vectors: the
--- packed vectors (8 float4 a doc) take at most one page more than they
--- need, the docs their 32 bytes and the filter entries (8 columns) 72
-SELECT bool_and((s ->> 'vector_bytes')::bigint <= (s ->> 'docs')::bigint * 32 + 8192)
+-- packed vectors (8 float4 a doc) take the pages they need (at least
+-- 8,000 of a page's bytes each: the rest is its header), the docs their 32
+-- bytes and the filter entries (8 columns) 72
+SELECT bool_and((s ->> 'vector_bytes')::bigint <=
+                ceil((s ->> 'docs')::bigint * 32 / 8000.0) * 8192)
            AS vectors_only,
        bool_and((s ->> 'doc_bytes')::bigint >= (s ->> 'docs')::bigint * (32 + 72))
            AS docs_and_filters,
@@ -310,5 +312,26 @@ SELECT e FROM ft.explain('fc_num_idx', '@tenant:[6.5 7.5]=>[KNN 5 @emb $v]',
                          '{"v": [0, 1, 0, 1]}') e
 WHERE e ~ 'Index Cond';
 DROP TABLE fc_num;
+
+-- ft.get, ft.similar and ft.list take the id key after the filter
+-- columns (an id of another type than the first filter column: a bigint
+-- beyond int4, and a text id)
+CREATE TABLE fc_ids (id bigint PRIMARY KEY, tenant int, emb real[]);
+INSERT INTO fc_ids SELECT 5000000000 + i, i % 3, pg_temp.vec(i, 4)
+    FROM generate_series(1, 50) i;
+SELECT ft.create('fc_ids_idx', 'fc_ids', 'id', 'emb',
+    filter_columns => '{tenant}') IS NOT NULL AS created;
+SELECT id, vector = pg_temp.vec(7, 4) AS its_vector
+FROM ft.get('fc_ids_idx', '5000000007');
+SELECT id FROM ft.similar('fc_ids_idx', '5000000007', 2) ORDER BY distance, id;
+SELECT index, id_column, vector_column FROM ft.list()
+WHERE tbl = 'fc_ids'::regclass;
+CREATE TABLE fc_tids (id text PRIMARY KEY, tenant int, emb real[]);
+INSERT INTO fc_tids SELECT 'doc' || i, i % 3, pg_temp.vec(i, 4)
+    FROM generate_series(1, 50) i;
+CREATE INDEX fc_tids_idx ON fc_tids USING segvec (emb, tenant) INCLUDE (id);
+SELECT id FROM ft.get('fc_tids_idx', 'doc7');
+SELECT count(*) FROM ft.similar('fc_tids_idx', 'doc7', 3);
+DROP TABLE fc_ids, fc_tids;
 
 DROP TABLE fc_docs, fc_q, fc_conds;
