@@ -177,9 +177,9 @@ report_skipped_at_end(SegvecScanOpaque so)
 	if (so->order != SEGVEC_SCAN_ORDER_STRICT || late == 0)
 		return;
 	ereport(NOTICE,
-			(errmsg("segvec index scan left out " INT64_FORMAT " rows found after a farther row had been returned",
+			(errmsg("segvec index scan skipped " INT64_FORMAT " rows found after a farther row had been returned",
 					late),
-			 errdetail("The scan returned " INT64_FORMAT " rows and ran to its end; under segvec.scan_order = strict, rows that the graph search found out of distance order are not returned.",
+			 errdetail("The scan returned " INT64_FORMAT " rows and ran to its end; under segvec.scan_order = strict, rows that the graph search found out of distance order are skipped, so any of them that the query's conditions accept is missing from its result.",
 					   so->nreturned),
 			 errhint("Raise segvec.ef_search, or set segvec.scan_order = relaxed and sort the rows again in an outer query.")));
 	so->nlate = 0;
