@@ -11,12 +11,14 @@ FROM pg_extension e
 WHERE e.extname = 'segvec_pgvector'
 GROUP BY e.extname;
 
--- every segvec operator class, segvec's own (anyelement) and the
--- companion's, and amvalidate's verdict
+-- every segvec operator class of a vector family, segvec's own
+-- (anyelement) and the companion's, and amvalidate's verdict (the filter
+-- column classes, on int4, text and the like, are segvec's own suites')
 SELECT c.opcname, c.opcintype::regtype, c.opcdefault, f.opfname AS family,
        amvalidate(c.oid) AS valid
 FROM pg_opclass c JOIN pg_opfamily f ON f.oid = c.opcfamily
 WHERE c.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'segvec')
+  AND f.opfname IN ('vector_l2_ops', 'vector_cosine_ops', 'vector_ip_ops')
 ORDER BY f.opfname, c.opcname;
 
 -- 400 rows of 8 dimensions, as vector, halfvec and real[] (rh holds the

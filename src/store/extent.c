@@ -99,7 +99,7 @@ extents_adjacent(const SegvecFreeExtent *a, const SegvecFreeExtent *b)
 static bool
 placing_for_moves(Relation index)
 {
-	return IsBackgroundWorker && SegvecMayTruncate(index);
+	return MyBackendType == B_BG_WORKER && SegvecMayTruncate(index);
 }
 
 /*
