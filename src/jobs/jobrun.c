@@ -326,7 +326,7 @@ JobRun(Oid indexid, SegvecJobKind kind, bool force, int batch_rows,
 	ErrorContextCallback errcb;
 	bool		needs_snapshot = kind != SEGVEC_JOB_COMPACT &&
 		kind != SEGVEC_JOB_SNAPSHOT;
-	int			limit = kind == SEGVEC_JOB_MERGE ? segvec_job_time_limit : 0;
+	volatile int limit = kind == SEGVEC_JOB_MERGE ? segvec_job_time_limit : 0;
 	TimestampTz started = GetCurrentTimestamp();
 
 	*changed = false;
