@@ -45,7 +45,7 @@
 #include "compat.h"
 #include "store/store.h"
 
-/* the distance functions of the operator classes, from kernels/distance.c */
+/* the distance functions of the operator classes, from kernels/vector.c */
 extern Datum segvec_l2_distance(PG_FUNCTION_ARGS);
 extern Datum segvec_cosine_distance(PG_FUNCTION_ARGS);
 extern Datum segvec_negative_inner_product(PG_FUNCTION_ARGS);
