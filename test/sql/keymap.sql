@@ -22,7 +22,9 @@ $$;
 -- info(index): the ft.info figures that do not depend on page layout,
 -- next to the number of live rows of the table.  segment_docs lists each
 -- segment as "segment:docs/tombstones"; index_bytes_ok says index_bytes is
--- the relation's size and not zero.
+-- a whole number of pages and not zero (a background job may truncate the
+-- relation's free tail at any moment, so it is not compared with
+-- pg_relation_size).
 CREATE FUNCTION pg_temp.info(idx regclass,
     OUT num_docs bigint, OUT live_rows bigint, OUT mutable_docs bigint,
     OUT immutable_docs bigint, OUT tombstones bigint, OUT num_segments int,
@@ -40,7 +42,8 @@ BEGIN
                               ORDER BY (s->>'segment')::int)
             FROM jsonb_array_elements(i.segments) s),
            i.keymap_entries, i.keymap_epoch, i.keymap_buckets_changed,
-           i.index_bytes > 0 AND i.index_bytes = pg_relation_size(idx)
+           i.index_bytes > 0 AND
+           i.index_bytes % current_setting('block_size')::int = 0
       INTO num_docs, mutable_docs, immutable_docs, tombstones, num_segments,
            segment_docs, keymap_entries, keymap_epoch,
            keymap_buckets_changed, index_bytes_ok
