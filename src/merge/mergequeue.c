@@ -167,7 +167,7 @@ MergeQueueXactCallback(XactEvent event, void *arg)
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
 		case XACT_EVENT_PREPARE:
-			/* XXX a prepared transaction's rows wait for the next submit */
+			/* a prepared transaction's rows: the launcher's periodic sweep applies them */
 			submit_at_commit = NIL;
 			id_lock_counts = NIL;
 			staged_batch = NULL;
