@@ -257,6 +257,8 @@ extern void SegvecSegmentBytes(const SegvecSegment *seg, int dim,
 extern void SegvecScanMutableDocs(Relation index, const SegvecMetaInfo *info,
 								  SegvecDocCallback doc,
 								  SegvecDocGoneCallback gone, void *arg);
+extern char *SegvecSegmentLiveFilters(Relation index,
+									  const SegvecSegment *seg);
 extern SegvecDocInfo *SegvecSegmentLiveDocs(Relation index,
 											const SegvecSegment *seg,
 											int *ndocs);
