@@ -18,6 +18,7 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 
@@ -141,6 +142,47 @@ SegvecSegmentLiveDocs(Relation index, const SegvecSegment *seg, int *ndocs)
 	pfree(tomb);
 	*ndocs = live;
 	return docs;
+}
+
+/*
+ * SegvecSegmentLiveFilters: the filter entries of graph segment seg's docs
+ * that are not tombstoned, in node order (the order SegvecSegmentLiveDocs
+ * returns the docs in), SEGVEC_FILTER_ENTRY_BYTES(seg->nfilters) bytes
+ * each, palloc'd; NULL if the segment has none.
+ */
+char *
+SegvecSegmentLiveFilters(Relation index, const SegvecSegment *seg)
+{
+	Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(seg->nfilters);
+	uint32		npages = GraphFilterPages(seg);
+	uint8	   *tomb;
+	char	   *out;
+	Buffer		buf = InvalidBuffer;
+	uint32		pageno;
+	Size		live = 0;
+
+	if (seg->nfilters == 0)
+		return NULL;
+	tomb = GraphGetTombstones(index, seg);
+	out = palloc(fbytes * Max(seg->ndocs, 1));
+	for (pageno = 0; pageno < npages; pageno++)
+	{
+		uint32		first;
+		uint32		count;
+		const char *entries;
+		uint32		i;
+
+		CHECK_FOR_INTERRUPTS();
+		entries = GraphPinFilterPage(index, seg, pageno, &buf, &first,
+									 &count);
+		for (i = 0; i < count; i++)
+			if (!GraphTombstoneIsSet(tomb, first + i))
+				memcpy(out + fbytes * live++, entries + (Size) i * fbytes,
+					   fbytes);
+	}
+	GraphReleaseFilterPage(index, seg, &buf);
+	pfree(tomb);
+	return out;
 }
 
 /*

@@ -310,25 +310,28 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 		SegvecFilterFormEntry(index, values, isnull, filters);
 
 	/*
-	 * An UPDATE that did not touch the vector or the id (the executor's
-	 * hint, indexUnchanged) whose vector an immutable segment's doc of the
-	 * same id holds appends an alias rather than a copy: first without
-	 * reading the vector (its datum, a TOAST pointer or inline bytes, is
-	 * the one the old version held), else by comparing floats.  An UPDATE
-	 * that assigned the vector is compared by floats only.  An index with
-	 * filter columns appends a copy: an alias would carry its target's
-	 * filter values, which the UPDATE may have changed.
+	 * A non-HOT UPDATE whose vector an immutable segment's doc of the same
+	 * id holds appends an alias rather than a copy.  The executor's hint,
+	 * indexUnchanged, says the UPDATE assigned none of the index's key
+	 * columns (the vector and the filter columns; INCLUDE columns are not
+	 * checked); without it the new heap tuple still says whether this is an
+	 * UPDATE's new version (an UPDATE of a filter column, an upsert, a
+	 * MERGE, SET v = v).  First without reading the vector, when the datum
+	 * can be the one the old version held (the hint, or a datum in a form
+	 * only a stored tuple gives, a TOAST pointer, compressed or with a short
+	 * header: a value the UPDATE assigned anew is a plain one yet), else by
+	 * comparing floats.  An alias carries the new version's own filter
+	 * entry, never its target's.
 	 */
-	if (nfilters > 0)
+	if ((doc.flags & SEGVEC_DOC_HAS_KEY) &&
+		(indexUnchanged || heap_version_is_update(heapRel, ht_ctid)))
 	{
-		/* no alias */
-	}
-	else if (indexUnchanged && (doc.flags & SEGVEC_DOC_HAS_KEY))
-	{
-		bool		comparable = datum_comparable(index, heapRel);
+		bool		by_pointer = datum_comparable(index, heapRel) &&
+			(indexUnchanged ||
+			 VARATT_IS_EXTENDED(DatumGetPointer(values[0])));
 
 		nentries = KeymapLookupAt(index, doc.key_hash, &entries, &loc,
-								  comparable);
+								  by_pointer);
 		if (nentries < 0)
 		{
 			/* the chains named the row's alias: try it before the runs */
@@ -341,20 +344,10 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 				loc.docid = 0;	/* tried */
 			}
 		}
-		if (!alias && comparable && nentries > 0)
+		if (!alias && by_pointer && nentries > 0)
 			alias = find_alias_by_pointer(index, heapRel, values[0],
 										  entries, nentries, &loc, &info,
 										  &doc, &target, cache);
-	}
-	else if ((doc.flags & SEGVEC_DOC_HAS_KEY) &&
-			 heap_version_is_update(heapRel, ht_ctid))
-	{
-		/*
-		 * An UPDATE that assigned the vector (an upsert of ft.add, a
-		 * MERGE): when the value is the one a segment's doc of the id
-		 * holds, compare the floats below and alias.
-		 */
-		nentries = KeymapLookup(index, doc.key_hash, &entries);
 	}
 	if (!alias)
 	{
@@ -371,7 +364,8 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 	 * a doc.  An alias and its entry are usually one WAL record.
 	 */
 	if (alias)
-		KeymapAppendAlias(index, &doc, target, &page_added);
+		KeymapAppendAlias(index, &doc, target,
+						  nfilters > 0 ? filters : NULL, &page_added);
 	else
 	{
 		doc.docid = SegvecMutableAppendFiltered(index, &doc, vector, dim,

@@ -1075,7 +1075,8 @@ skip_doc(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 
 /* SegvecAliasCallback of that walk: is target a tombstoned input doc? */
 static void
-check_target(const SegvecDocInfo *doc, uint64 target, void *arg)
+check_target(const SegvecDocInfo *doc, uint64 target, const char *filters,
+			 void *arg)
 {
 	TargetCheck *c = (TargetCheck *) arg;
 	int			i;

@@ -15,6 +15,8 @@
  *	  vector checksum (else it is a phantom), and every keyed doc has one;
  *	- every alias of the mutable segment resolves to a vector with its
  *	  checksum (counted as a mismatch otherwise);
+ *	- in an index with filter columns, each checked row's doc holds the
+ *	  filter values an insert forms from the row (a mismatch otherwise);
  *	- each checked row is found by its own vector with k = 1 (or a row at
  *	  distance 0, an identical vector), for up to search_limit rows;
  *	- every live node of every graph segment is reachable on layer 0 from
@@ -62,6 +64,7 @@ typedef struct VerifyDoc
 	SegvecDocInfo doc;
 	int32		segno;			/* 0: mutable segment */
 	bool		has_entry;
+	int64		fidx;			/* its filter entry in filters, or -1 */
 } VerifyDoc;
 
 typedef struct VerifyState
@@ -80,6 +83,11 @@ typedef struct VerifyState
 	int64		nentries;
 	int64		maxentries;
 	int32		cur_segno;
+	Size		fbytes;			/* a filter entry's bytes, 0: no filters */
+	char	   *filters;		/* the docs' filter entries */
+	int64		nfilters;
+	int64		maxfilters;
+	const char *cur_filter;		/* a segment doc's entry, for collect_doc */
 
 	int64		heap_rows;
 	int64		missing_docs;
@@ -140,6 +148,24 @@ collect_doc(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 	vs->docs[vs->ndocs].doc = *doc;
 	vs->docs[vs->ndocs].segno = vs->cur_segno;
 	vs->docs[vs->ndocs].has_entry = false;
+	vs->docs[vs->ndocs].fidx = -1;
+
+	/* its filter entry: after a mutable doc's vector, or the segment's */
+	if (vs->fbytes > 0 && (vector != NULL || vs->cur_filter != NULL))
+	{
+		if (vs->nfilters >= vs->maxfilters)
+		{
+			vs->maxfilters = Max(1024, vs->maxfilters * 2);
+			vs->filters = vs->filters == NULL ?
+				MemoryContextAllocHuge(CurrentMemoryContext,
+									   vs->fbytes * vs->maxfilters) :
+				repalloc_huge(vs->filters, vs->fbytes * vs->maxfilters);
+		}
+		memcpy(vs->filters + vs->fbytes * vs->nfilters,
+			   vector != NULL ? SegvecDocFilterEntry(vector, dim) :
+			   vs->cur_filter, vs->fbytes);
+		vs->docs[vs->ndocs].fidx = vs->nfilters++;
+	}
 	vs->ndocs++;
 }
 
@@ -316,6 +342,7 @@ check_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	VerifyDoc	key;
 	VerifyDoc  *keyp = &key;
 	VerifyDoc **hit;
+	VerifyDoc **first = NULL;
 	int64		n = 0;
 
 	if (isnull[0])
@@ -335,6 +362,7 @@ check_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		while (hi < vs->bytid + vs->ndocs - 1 && tid_cmp(hi + 1, &keyp) == 0)
 			hi++;
 		n = hi - lo + 1;
+		first = lo;
 	}
 
 	if (n == 0)
@@ -352,6 +380,29 @@ check_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		example(vs, "heap row (%u,%u) is indexed %lld times",
 				ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
 				(long long) n);
+	}
+
+	/* the doc's filter values are the row's */
+	if (vs->fbytes > 0)
+	{
+		char		entry[SEGVEC_FILTER_MAX_BYTES];
+		int64		k;
+
+		SegvecFilterFormEntry(index, values, isnull, entry);
+		for (k = 0; k < n; k++)
+		{
+			VerifyDoc  *d = first[k];
+
+			if (d->fidx >= 0 &&
+				memcmp(vs->filters + vs->fbytes * d->fidx, entry,
+					   vs->fbytes) != 0)
+			{
+				vs->mismatches++;
+				example(vs, "doc id " UINT64_FORMAT " has other filter values than its heap row (%u,%u)",
+						d->doc.docid, ItemPointerGetBlockNumber(tid),
+						ItemPointerGetOffsetNumber(tid));
+			}
+		}
 	}
 
 	/* found by its own vector with k = 1? */
@@ -451,6 +502,7 @@ ft_verify(PG_FUNCTION_ARGS)
 	vs.index = SegvecOpenIndex(relid, vs.repair ? RowExclusiveLock : AccessShareLock,
 							   true);
 	vs.info = palloc(sizeof(SegvecMetaInfo));
+	vs.fbytes = SEGVEC_FILTER_ENTRY_BYTES(SegvecIndexFilterCount(vs.index));
 
 	/*
 	 * The heap scan evaluates the index's expressions and predicate, the
@@ -482,13 +534,24 @@ ft_verify(PG_FUNCTION_ARGS)
 			SegvecSegment *seg = &vs.info->segments[s];
 			int			ndocs;
 			SegvecDocInfo *docs = SegvecSegmentLiveDocs(vs.index, seg, &ndocs);
+			char	   *filters = NULL;
 			int			n;
 			int64		unreached;
 			uint64		unreached_docid;
 
+			/* a segment without entries (none should be) is not checked */
+			if (vs.fbytes > 0 &&
+				SEGVEC_FILTER_ENTRY_BYTES(seg->nfilters) == vs.fbytes)
+				filters = SegvecSegmentLiveFilters(vs.index, seg);
 			vs.cur_segno = seg->segno;
 			for (n = 0; n < ndocs; n++)
+			{
+				vs.cur_filter = filters ? filters + vs.fbytes * n : NULL;
 				collect_doc(&docs[n], NULL, 0, &vs);
+			}
+			vs.cur_filter = NULL;
+			if (filters)
+				pfree(filters);
 
 			/* layer-0 reachability from the entry point */
 			unreached = SegvecSegmentUnreachable(vs.index, seg,

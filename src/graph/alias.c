@@ -14,7 +14,9 @@
  * it is there (tombstoned or not: tombstones never erase a node, and a
  * merge compacts the aliases before it drops a doc one targets), else from
  * the heap row the alias indexes, formed as an insert forms it (the
- * caller's manifest is older than the target's segment).  An alias whose
+ * caller's manifest is older than the target's segment), with the alias's
+ * own filter entry (in an index with filter columns: the values of the
+ * row version the alias indexes, never its target's).  An alias whose
  * heap row is gone (pruned: dead to every snapshot) is passed over: no
  * scan may return it.
  *
@@ -216,7 +218,9 @@ typedef struct AliasWalk
 	SegvecDocCallback callback;
 	GraphAliasGoneCallback gone;	/* or NULL */
 	void	   *arg;
-	float	   *vector;			/* dim floats: the resolved vector */
+	float	   *vector;			/* dim floats: the resolved vector; then
+								 * the alias's filter entry */
+	Size		fbytes;			/* bytes of a filter entry, 0: none */
 	MemoryContext tmpctx;		/* reset after each heap read */
 	/* set up at the first heap read */
 	Relation	heap;
@@ -316,9 +320,13 @@ pass_doc(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 	w->callback(doc, vector, dim, w->arg);
 }
 
-/* SegvecAliasCallback: resolve the alias, hand it on as a doc */
+/*
+ * SegvecAliasCallback: resolve the alias, hand it on as a doc with its own
+ * filter entry (filters, or zeros: all NULL), never its target's
+ */
 static void
-resolve_alias(const SegvecDocInfo *doc, uint64 target, void *arg)
+resolve_alias(const SegvecDocInfo *doc, uint64 target, const char *filters,
+			  void *arg)
 {
 	AliasWalk  *w = (AliasWalk *) arg;
 
@@ -332,7 +340,16 @@ resolve_alias(const SegvecDocInfo *doc, uint64 target, void *arg)
 	if (GraphFindVector(w->index, w->segs, w->nsegs, target, w->dim,
 						w->vector) ||
 		heap_vector(w, &doc->heaptid))
+	{
+		if (w->fbytes > 0)
+		{
+			if (filters != NULL)
+				memcpy(w->vector + w->dim, filters, w->fbytes);
+			else
+				memset(w->vector + w->dim, 0, w->fbytes);
+		}
 		w->callback(doc, w->vector, w->dim, w->arg);
+	}
 	else if (w->gone)
 		w->gone(doc, w->arg);
 }
@@ -349,7 +366,8 @@ walk_begin(AliasWalk *w, Relation index, const SegvecSegment *segs,
 	w->dim = dim;
 	w->callback = callback;
 	w->arg = arg;
-	/* room for a filter entry after the vector: zeros (all NULL) */
+	/* room for the alias's filter entry after the vector */
+	w->fbytes = SEGVEC_FILTER_ENTRY_BYTES(SegvecIndexFilterCount(index));
 	w->vector = palloc0(sizeof(float) * dim + SEGVEC_FILTER_MAX_BYTES);
 	w->tmpctx = AllocSetContextCreate(CurrentMemoryContext,
 									  "segvec alias heap read",

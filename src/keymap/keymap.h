@@ -48,7 +48,8 @@ extern void KeymapAddDocAt(Relation index, const SegvecDocInfo *doc,
 						   BlockNumber doc_blkno);
 extern void KeymapRemoveDoc(Relation index, const SegvecDocInfo *doc);
 extern void KeymapAppendAlias(Relation index, SegvecDocInfo *doc,
-							  uint64 target, bool *page_added);
+							  uint64 target, const char *filters,
+							  bool *page_added);
 
 /* reading the current contents */
 extern int	KeymapLookup(Relation index, uint64 key_hash, KeymapEntry **result);

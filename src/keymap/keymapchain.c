@@ -254,11 +254,12 @@ delta_append(Relation index, const KeymapDelta *rec)
  * then its change in records of their own (a new mutable page, a new
  * change page or chain).  Lock order: mutable tail, change chain head and
  * last page, metapage (read).  Sets doc->docid to the alias's own doc id;
- * *page_added as for SegvecMutableAppend.  doc carries an id key.
+ * *page_added as for SegvecMutableAppend.  doc carries an id key; filters
+ * is the alias's own filter entry (SegvecMutablePutAlias).
  */
 void
 KeymapAppendAlias(Relation index, SegvecDocInfo *doc, uint64 target,
-				  bool *page_added)
+				  const char *filters, bool *page_added)
 {
 	Buffer		bufs[2];
 	OffsetNumber offs[2];
@@ -280,7 +281,7 @@ KeymapAppendAlias(Relation index, SegvecDocInfo *doc, uint64 target,
 		{
 			START_CRIT_SECTION();
 			doc->docid = SegvecMutablePutAlias(index, bufs[0], doc, target,
-											   &offs[0]);
+											   filters, &offs[0]);
 			KeymapEntryOfDoc(doc, &rec.entry);
 			offs[1] = PageAddItem(BufferGetPage(bufs[1]), (Item) &rec,
 								  sizeof(KeymapDelta), InvalidOffsetNumber,
@@ -298,7 +299,8 @@ KeymapAppendAlias(Relation index, SegvecDocInfo *doc, uint64 target,
 
 	/* the alias, then (never an entry without its doc) its change */
 	START_CRIT_SECTION();
-	doc->docid = SegvecMutablePutAlias(index, bufs[0], doc, target, &offs[0]);
+	doc->docid = SegvecMutablePutAlias(index, bufs[0], doc, target, filters,
+									   &offs[0]);
 	SegvecLogAppendedItems(index, 1, bufs, offs, opaque);
 	END_CRIT_SECTION();
 	UnlockReleaseBuffer(bufs[0]);

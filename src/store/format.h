@@ -157,7 +157,7 @@ typedef struct SegvecSegment
  * ----------------
  */
 #define SEGVEC_MAGIC			0x53475643	/* "SGVC" */
-#define SEGVEC_VERSION			5
+#define SEGVEC_VERSION			6
 
 /*
  * Options frozen into the metapage at build time (the reloptions can be
@@ -353,9 +353,14 @@ typedef SegvecMutableTupleData *SegvecMutableTuple;
  * row appends one instead of a copy: it has its own doc id, key hash,
  * checksum and heap TID (the new row version), npieces 1, nfloats 0, and
  * in place of the floats the doc id of an immutable segment's doc whose
- * vector it shares (the *target*).  See src/README.md, "Aliases".
+ * vector it shares (the *target*), followed in an index with filter
+ * columns by the alias's own filter entry (below: the new row version's
+ * values, never the target's).  SEGVEC_ALIAS_ITEMSZ is the size without
+ * an entry, the least an alias item has.  See src/README.md, "Aliases".
  */
 #define SEGVEC_ALIAS_ITEMSZ		MAXALIGN(SEGVEC_MUTABLE_HDRSZ + sizeof(uint64))
+#define SEGVEC_ALIAS_ITEMSZ_FILTERED(fbytes) \
+	MAXALIGN(SEGVEC_MUTABLE_HDRSZ + sizeof(uint64) + (fbytes))
 
 /* ----------------
  * Filter columns (format version 5)

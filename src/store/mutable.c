@@ -283,6 +283,13 @@ SegvecMutableAppendFiltered(Relation index, const SegvecDocInfo *doc,
 	return docid;
 }
 
+/* The size of an alias item of index (with its filter entry, if any) */
+static inline Size
+alias_itemsz(Relation index)
+{
+	return SEGVEC_ALIAS_ITEMSZ_FILTERED(SEGVEC_FILTER_ENTRY_BYTES(SegvecIndexFilterCount(index)));
+}
+
 /*
  * SegvecMutableLockAliasTail: the tail page of the mutable segment,
  * exclusively locked, with room for an alias (a new page is added first if
@@ -294,7 +301,7 @@ SegvecMutableLockAliasTail(Relation index, bool *page_added)
 	Buffer		buf = SegvecMutableLockTail(index);
 
 	*page_added = false;
-	if (PageGetFreeSpace(BufferGetPage(buf)) < SEGVEC_ALIAS_ITEMSZ ||
+	if (PageGetFreeSpace(BufferGetPage(buf)) < alias_itemsz(index) ||
 		SegvecPageGetOpaque(BufferGetPage(buf))->next_docno > PG_UINT16_MAX)
 	{
 		SegvecMutableAppendPage(index, &buf);
@@ -306,22 +313,25 @@ SegvecMutableLockAliasTail(Relation index, bool *page_added)
 /*
  * SegvecMutablePutAlias: add an alias (see "Aliases" in src/README.md) to
  * buf, the tail page from SegvecMutableLockAliasTail: doc's identity (its
- * docid ignored, its flags get SEGVEC_DOC_ALIAS) and target, the doc id of
- * an immutable segment's doc with the same vector.  Called in a critical
- * section; the caller logs the change (SegvecLogAppendedItems, *off is the
- * item's offset).  Returns the alias's own doc id.
+ * docid ignored, its flags get SEGVEC_DOC_ALIAS), target, the doc id of
+ * an immutable segment's doc with the same vector, and in an index with
+ * filter columns the alias's own filter entry, filters (the new row
+ * version's values; NULL: all NULL).  Called in a critical section; the
+ * caller logs the change (SegvecLogAppendedItems, *off is the item's
+ * offset).  Returns the alias's own doc id.
  */
 uint64
 SegvecMutablePutAlias(Relation index, Buffer buf, const SegvecDocInfo *doc,
-					  uint64 target, OffsetNumber *off)
+					  uint64 target, const char *filters, OffsetNumber *off)
 {
 	union
 	{
 		SegvecMutableTupleData tup;
-		char		data[SEGVEC_ALIAS_ITEMSZ];
+		char		data[SEGVEC_ALIAS_ITEMSZ_FILTERED(SEGVEC_FILTER_MAX_BYTES)];
 	}			item;
 	SegvecMutableTuple tup = &item.tup;
 	Page		page = BufferGetPage(buf);
+	Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(SegvecIndexFilterCount(index));
 	uint64		docid;
 
 	Assert(CritSectionCount > 0);
@@ -338,8 +348,10 @@ SegvecMutablePutAlias(Relation index, Buffer buf, const SegvecDocInfo *doc,
 	tup->npieces = 1;
 	tup->nfloats = 0;
 	memcpy((char *) tup + SEGVEC_MUTABLE_HDRSZ, &target, sizeof(uint64));
+	if (fbytes > 0 && filters != NULL)
+		memcpy((char *) tup + SEGVEC_ALIAS_ITEMSZ, filters, fbytes);
 
-	*off = PageAddItem(page, (Item) tup, SEGVEC_ALIAS_ITEMSZ,
+	*off = PageAddItem(page, (Item) tup, SEGVEC_ALIAS_ITEMSZ_FILTERED(fbytes),
 					   InvalidOffsetNumber, false, false);
 	if (*off == InvalidOffsetNumber)
 		elog(PANIC, "failed to add item to segvec index \"%s\"",
@@ -356,7 +368,8 @@ SegvecMutablePutAlias(Relation index, Buffer buf, const SegvecDocInfo *doc,
  */
 uint64
 SegvecMutableAppendAlias(Relation index, const SegvecDocInfo *doc,
-						 uint64 target, bool *page_added, BlockNumber *blkno)
+						 uint64 target, const char *filters,
+						 bool *page_added, BlockNumber *blkno)
 {
 	Buffer		buf = SegvecMutableLockAliasTail(index, page_added);
 	OffsetNumber off;
@@ -364,7 +377,7 @@ SegvecMutableAppendAlias(Relation index, const SegvecDocInfo *doc,
 	bool		opaque = true;
 
 	START_CRIT_SECTION();
-	docid = SegvecMutablePutAlias(index, buf, doc, target, &off);
+	docid = SegvecMutablePutAlias(index, buf, doc, target, filters, &off);
 	SegvecLogAppendedItems(index, 1, &buf, &off, &opaque);
 	END_CRIT_SECTION();
 	*blkno = BufferGetBlockNumber(buf);
@@ -718,7 +731,13 @@ walk_chain(Relation index, BlockNumber head, BlockNumber stop,
 					memcpy(&target, (char *) tup + SEGVEC_MUTABLE_HDRSZ,
 						   sizeof(uint64));
 					tuple_doc(tup, &doc);
-					alias_callback(&doc, target, arg);
+					/* its own filter entry follows the target, or none */
+					alias_callback(&doc, target,
+								   fbytes > 0 &&
+								   ItemIdGetLength(iid) >=
+								   SEGVEC_ALIAS_ITEMSZ + fbytes ?
+								   (const char *) tup + SEGVEC_ALIAS_ITEMSZ :
+								   NULL, arg);
 				}
 				continue;
 			}
@@ -742,7 +761,7 @@ walk_chain(Relation index, BlockNumber head, BlockNumber stop,
 					callback(&doc, v, dim, arg);
 				}
 				else if (alias_callback)
-					alias_callback(&doc, SEGVEC_STALE_TARGET, arg);
+					alias_callback(&doc, SEGVEC_STALE_TARGET, NULL, arg);
 				continue;
 			}
 
@@ -782,7 +801,7 @@ walk_chain(Relation index, BlockNumber head, BlockNumber stop,
 					callback(&doc, assembly, dim, arg);
 				}
 				else if (alias_callback)
-					alias_callback(&doc, SEGVEC_STALE_TARGET, arg);
+					alias_callback(&doc, SEGVEC_STALE_TARGET, NULL, arg);
 				cur_next = -1;
 			}
 		}

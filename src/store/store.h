@@ -149,11 +149,13 @@ SegvecDocFilterEntry(const float *vector, int dim)
  * length set the dimension again: SegvecSetDimensions), with target
  * SEGVEC_STALE_TARGET, which is no doc's: such a doc is never searched,
  * but its keymap entry is there until VACUUM or a compaction removes it.
+ * filters is an alias's own filter entry (format.h) in an index with
+ * filter columns, or NULL (none: every value NULL).
  */
 #define SEGVEC_STALE_TARGET PG_UINT64_MAX
 
 typedef void (*SegvecAliasCallback) (const SegvecDocInfo *doc, uint64 target,
-									 void *arg);
+									 const char *filters, void *arg);
 
 /*
  * Callback for SegvecWriteExtent: fill page k (0-based) of the extent.  The
@@ -286,10 +288,10 @@ extern void SegvecMutableScanDocs(Relation index, const SegvecMetaInfo *info,
 extern Buffer SegvecMutableLockAliasTail(Relation index, bool *page_added);
 extern uint64 SegvecMutablePutAlias(Relation index, Buffer buf,
 									const SegvecDocInfo *doc, uint64 target,
-									OffsetNumber *off);
+									const char *filters, OffsetNumber *off);
 extern uint64 SegvecMutableAppendAlias(Relation index, const SegvecDocInfo *doc,
-									   uint64 target, bool *page_added,
-									   BlockNumber *blkno);
+									   uint64 target, const char *filters,
+									   bool *page_added, BlockNumber *blkno);
 extern bool SegvecMutableReadAlias(Relation index, BlockNumber blkno,
 								   uint64 docid, SegvecDocInfo *doc,
 								   uint64 *target, BlockNumber *nblocks);

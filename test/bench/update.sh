@@ -11,11 +11,14 @@
 # points at, in database BENCH_UPDATE_DB (default segvec_bench_update,
 # dropped and recreated).
 #
-# For each dimension (128 and 1,536): BENCH_UPDATE_ROWS (10,000) rows
+# For each dimension (128 and 1,536) and each kind of segvec index of
+# BENCH_UPDATE_KEYS ("id none filter"): BENCH_UPDATE_ROWS (10,000) rows
 # (id bigint primary key, v real[] of random floats, note int with a btree,
-# so that an UPDATE of note is not HOT) in table "vec" with a segvec index
-# INCLUDE (id) built by CREATE INDEX (its docs are in graph segments), and
-# the same rows in table "plain" without it.  Then three rounds; in each,
+# so that an UPDATE of note is not HOT, grp int) in table "vec" with a
+# segvec index built by CREATE INDEX (its docs are in graph segments): "id"
+# (v) INCLUDE (id); "none" (v), no id key (an UPDATE copies the vector);
+# "filter" (v, grp) INCLUDE (id), a filter column; and the same rows in
+# table "plain" without it.  Then three rounds; in each,
 # for both tables, a CHECKPOINT (so both pay the same full-page images) and
 # then
 #   - "bulk": UPDATE t SET note = note + 1 (every row, one statement and
@@ -41,12 +44,14 @@
 # server's bulk time against the first server's.
 #
 # Knobs: BENCH_UPDATE_ROWS (10000), BENCH_UPDATE_DIMS ("128 1536"),
+# BENCH_UPDATE_KEYS ("id none filter"),
 # BENCH_UPDATE_SINGLE (2000), BENCH_SHARED_BUFFERS (2GB),
 # BENCH_UPDATE_LABEL (printed in the header), BENCH_UPDATE_SERVERS.
 set -euo pipefail
 
 rows=${BENCH_UPDATE_ROWS:-10000}
 dims=${BENCH_UPDATE_DIMS:-128 1536}
+kinds=${BENCH_UPDATE_KEYS:-id none filter}
 single=${BENCH_UPDATE_SINGLE:-2000}
 sb=${BENCH_SHARED_BUFFERS:-2GB}
 db=${BENCH_UPDATE_DB:-segvec_bench_update}
@@ -64,6 +69,7 @@ if [ "$(id -u)" = 0 ] && [ "${1:-}" != --inside ]; then
 	chmod 755 "$work"
 	exec runuser -u postgres -- env BENCH_UPDATE_ROWS="$rows" \
 		BENCH_UPDATE_DIMS="$dims" BENCH_UPDATE_SINGLE="$single" \
+		BENCH_UPDATE_KEYS="$kinds" \
 		BENCH_UPDATE_DB="$db" BENCH_UPDATE_LABEL="$label" \
 		pg_virtualenv -o "shared_buffers=$sb" -o max_wal_size=8GB \
 		-o checkpoint_timeout=30min -o autovacuum=off \
@@ -90,7 +96,8 @@ first=${servers%% *}
 echo "server: $(PGPORT=${first#*=} val 'SHOW server_version'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "bulk: UPDATE of every row in one statement; single: $single one-row UPDATEs, one transaction each"
 echo "WAL: bytes per updated row (bulk, single); index: the segvec index's size after the round"
-printf '\n%-8s %5s %5s %-6s %10s %10s %10s %10s %12s %10s\n' build dim round \
+echo "index kinds: id = (v) INCLUDE (id); none = (v); filter = (v, grp) INCLUDE (id)"
+printf '\n%-8s %5s %-6s %5s %-6s %10s %10s %10s %10s %12s %10s\n' build dim kind round \
 	table "bulk ms" "bulk cpu" "single us" "WAL bulk" "WAL single" index
 
 script=$(mktemp)
@@ -128,15 +135,22 @@ EOF
 }
 
 for dim in $dims; do
+for kind in $kinds; do
+	case $kind in
+		id) idx="(v) INCLUDE (id)" ;;
+		none) idx="(v)" ;;
+		filter) idx="(v, grp) INCLUDE (id)" ;;
+		*) echo "update.sh: BENCH_UPDATE_KEYS takes id, none, filter" >&2; exit 1 ;;
+	esac
 	for sv in $servers; do
 		export PGPORT=${sv#*=}
-		say "dim $dim: ${sv%%=*}: loading $rows rows"
+		say "dim $dim $kind: ${sv%%=*}: loading $rows rows"
 		psql <<EOF
 DROP TABLE IF EXISTS vec, plain;
-CREATE TABLE vec (id bigint PRIMARY KEY, v real[], note int);
+CREATE TABLE vec (id bigint PRIMARY KEY, v real[], note int, grp int);
 INSERT INTO vec
 	SELECT i, (SELECT array_agg(random()::real) FROM generate_series(1, $dim) j
-			   WHERE i > 0), 0
+			   WHERE i > 0), 0, i % 10
 	FROM generate_series(1, $rows) i;
 CREATE TABLE plain AS SELECT * FROM vec;
 ALTER TABLE plain ADD PRIMARY KEY (id);
@@ -145,10 +159,10 @@ CREATE INDEX ON plain (note);
 VACUUM ANALYZE vec;
 VACUUM ANALYZE plain;
 EOF
-		say "dim $dim: ${sv%%=*}: CREATE INDEX"
-		psql -c "CREATE INDEX vec_v ON vec USING segvec (v) INCLUDE (id)"
-		printf '%-8s %5s %5s %-6s %10s %10s %10s %10s %12s %10s\n' "${sv%%=*}" \
-			"$dim" 0 vec - - - - - \
+		say "dim $dim $kind: ${sv%%=*}: CREATE INDEX"
+		psql -c "CREATE INDEX vec_v ON vec USING segvec $idx"
+		printf '%-8s %5s %-6s %5s %-6s %10s %10s %10s %10s %12s %10s\n' "${sv%%=*}" \
+			"$dim" "$kind" 0 vec - - - - - \
 			"$(val "SELECT pg_size_pretty(pg_relation_size('vec_v'))")"
 	done
 	# each round on every server in turn (A B A B), so that the load of
@@ -162,29 +176,30 @@ EOF
 					-c "SELECT ft.compact('vec_v')" >/dev/null
 			fi
 			for t in vec plain; do
-				say "dim $dim round $round: $b: $t"
+				say "dim $dim $kind round $round: $b: $t"
 				IFS='|' read -r ms cpu us wb ws <<<"$(round_of $t)"
 				eval "ms_$t=$ms cpu_$t=$cpu us_$t=$us wb_$t=$wb ws_$t=$ws"
 				size=$([ $t = vec ] &&
 					val "SELECT pg_size_pretty(pg_relation_size('vec_v'))" || echo -)
-				printf '%-8s %5s %5s %-6s %10s %10s %10s %10s %12s %10s\n' "$b" \
-					"$dim" "$round" "$t" "$ms" "$cpu" "$us" "$wb" "$ws" "$size"
+				printf '%-8s %5s %-6s %5s %-6s %10s %10s %10s %10s %12s %10s\n' "$b" \
+					"$dim" "$kind" "$round" "$t" "$ms" "$cpu" "$us" "$wb" "$ws" "$size"
 			done
 			rb=$(awk -v a="$ms_vec" -v b="$ms_plain" 'BEGIN { printf "%.2f", a / b }')
 			rc=$(awk -v a="$cpu_vec" -v b="$cpu_plain" 'BEGIN { printf "%.2f", a / b }')
 			rs=$(awk -v a="$us_vec" -v b="$us_plain" 'BEGIN { printf "%.2f", a / b }')
-			printf '%-8s %5s %5s %-6s %10s %10s %10s\n' "$b" "$dim" "$round" ratio \
-				"$rb" "$rc" "$rs"
-			echo "$dim $round $b $rb $rc $rs $wb_vec $wb_plain $ws_vec $ws_plain $cpu_vec" \
+			printf '%-8s %5s %-6s %5s %-6s %10s %10s %10s\n' "$b" "$dim" "$kind" \
+				"$round" ratio "$rb" "$rc" "$rs"
+			echo "$dim $kind $round $b $rb $rc $rs $wb_vec $wb_plain $ws_vec $ws_plain $cpu_vec" \
 				>> "$summary"
 		done
 	done
 done
+done
 
 echo
 echo "summary: ratio vec/plain (bulk wall time, bulk CPU time, single); WAL bytes per updated row, vec / plain (bulk, single); vec's bulk CPU time against the first build's"
-printf '%5s %5s %-8s %6s %6s %6s %15s %15s %8s\n' dim round build bulk \
+printf '%5s %-6s %5s %-8s %6s %6s %6s %15s %15s %8s\n' dim kind round build bulk \
 	"cpu" single "WAL bulk" "WAL single" "vs first"
-awk '{ k = $1 " " $2; if (!(k in first)) first[k] = $11;
-	   printf "%5s %5s %-8s %6s %6s %6s %7s / %-5s %7s / %-5s %8.2f\n",
-			  $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 / first[k] }' "$summary"
+awk '{ k = $1 " " $2 " " $3; if (!(k in first)) first[k] = $12;
+	   printf "%5s %-6s %5s %-8s %6s %6s %6s %7s / %-5s %7s / %-5s %8.2f\n",
+			  $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 / first[k] }' "$summary"
