@@ -1021,6 +1021,66 @@ store_own_list(HnswBuilder *b, uint32 q, int layer, GraphCand *found,
 }
 
 /*
+ * Choose node q's lists anew on its upper layers (1 .. its level), as an
+ * insert does, and link back to it: for a merge's seed node whose upper
+ * lists lost neighbours to tombstones (layer 0 has its own repair,
+ * graphmerge.c).  Without it the upper layers thin out merge after merge
+ * under deletes and updates, and the descent lands far from rows that the
+ * layer-0 search then does not reach at the usual ef_search.  q is in the
+ * graph already, so the searches leave it out of what they find.  Serial
+ * builders only (a merge).
+ */
+void
+GraphRelinkUpper(HnswBuilder *b, uint32 q, GraphCand *eps)
+{
+	int			level = b->levels[q];
+	int			layer;
+	int			neps;
+
+	Assert(b->shared == NULL);
+	if (level < 1 || b->entry < 0 || b->dupof[q] >= 0)
+		return;
+	eps[0] = descend(b, q, level);
+	neps = 1;
+	for (layer = Min(level, b->maxlevel); layer >= 1; layer--)
+	{
+		int			nfound;
+		int			count,
+					max,
+					i,
+					k;
+		uint32	   *nbrs;
+		uint32		sel[2 * SEGVEC_MAX_M];
+
+		nfound = search_layer(b, q, eps, neps, b->ef_construction, layer);
+		for (i = 0, k = 0; i < nfound; i++)
+			if (b->found[i].id != q)
+				b->found[k++] = b->found[i];
+		nfound = k;
+		if (nfound == 0)
+			break;
+		nbrs = neighbors(b, q, layer, &count, &max, 0);
+		count = select_neighbors(b, b->found, nfound, max, sel, true);
+		memcpy(nbrs, sel, sizeof(uint32) * count);
+		store_neighbors(b, q, layer, nbrs, count);
+		for (i = 0; i < count; i++)
+		{
+			double		d = 0;
+
+			for (k = 0; k < nfound; k++)
+				if (b->found[k].id == sel[i])
+				{
+					d = b->found[k].distance;
+					break;
+				}
+			add_link(b, sel[i], q, d, layer);
+		}
+		memcpy(eps, b->found, sizeof(GraphCand) * nfound);
+		neps = nfound;
+	}
+}
+
+/*
  * Insert stored doc q into the graph (INSERT, algorithm 1).  Its level
  * (b->levels[q]) and upper-layer lists (empty, in flat_upper) are set up
  * already; its layer-0 list is empty.
@@ -1336,12 +1396,95 @@ mark_reachable(HnswBuilder *b, uint32 start)
 }
 
 /*
+ * Give node u, which no walk from the entry point reaches yet, an in-link
+ * from node r, which one does.  In a free slot of r's layer-0 list if it
+ * has one; otherwise u takes the slot of r's farthest neighbour x and x
+ * goes into u's list (a free slot, else in place of u's farthest
+ * neighbour), so that x stays reachable through r -> u -> x.  Nothing that
+ * was reachable stops being so: the only links dropped are r -> x, which
+ * r -> u -> x replaces, and one of u's, which no walk from the entry point
+ * used (u was unreachable).  A replaced link cannot be judged by in-degree
+ * alone: on clustered data the farthest neighbour is often the one link
+ * into another cluster, whose nodes all have other in-links, from each
+ * other, so dropping it cut the whole cluster off.
+ */
+static void
+link_from_reachable(HnswBuilder *b, uint32 r, uint32 u)
+{
+	uint32	   *rl;
+	uint32	   *ul;
+	uint32		x;
+	int			rcount,
+				rmax,
+				ucount,
+				umax,
+				i,
+				slot;
+	double		far;
+
+	rl = neighbors(b, r, 0, &rcount, &rmax, 1);
+	if (rcount < b->m0)
+	{
+		rl[rcount++] = u;
+		store_neighbors(b, r, 0, rl, rcount);
+		b->indeg0[u]++;
+		return;
+	}
+	slot = 0;
+	far = -1;
+	for (i = 0; i < rcount; i++)
+	{
+		double		d = node_distance(b, r, rl[i]);
+
+		if (d > far)
+		{
+			far = d;
+			slot = i;
+		}
+	}
+	x = rl[slot];
+	rl[slot] = u;
+	store_neighbors(b, r, 0, rl, rcount);
+	b->indeg0[u]++;
+
+	/* x loses its in-link from r and gets one from u */
+	ul = neighbors(b, u, 0, &ucount, &umax, 1);
+	for (i = 0; i < ucount; i++)
+		if (ul[i] == x)
+		{
+			b->indeg0[x]--;
+			return;
+		}
+	if (ucount < b->m0)
+		ul[ucount++] = x;
+	else
+	{
+		slot = 0;
+		far = -1;
+		for (i = 0; i < ucount; i++)
+		{
+			double		d = node_distance(b, u, ul[i]);
+
+			if (d > far)
+			{
+				far = d;
+				slot = i;
+			}
+		}
+		b->indeg0[ul[slot]]--;
+		ul[slot] = x;
+	}
+	store_neighbors(b, u, 0, ul, ucount);
+}
+
+/*
  * Connectivity repair (as NSG's builder does): link every node that is not
  * reachable from the entry point on layer 0 from the nearest reachable node
- * a search finds for it, in a free slot or in place of that node's
- * farthest neighbour that other links also reach; then mark what it
- * reaches.  A replaced link can in rare cases cut off another node, so the
- * pass repeats (at most a few times) until nothing is left unreachable.
+ * a search finds for it (link_from_reachable: one with a free slot among
+ * the nearest eight, else the nearest; the entry point when the search
+ * finds none), then mark what it reaches.  A link never cuts off what was
+ * reachable, so one pass reaches every node; the next one finds nothing to
+ * do (a few passes are allowed all the same).
  */
 void
 GraphRepairConnectivity(HnswBuilder *b, GraphCand *eps)
@@ -1370,9 +1513,6 @@ GraphRepairConnectivity(HnswBuilder *b, GraphCand *eps)
 						i,
 						best = -1;
 			uint32		r;
-			uint32	   *rl;
-			int			rcount,
-						rmax;
 
 			if (b->reach[u])
 				continue;
@@ -1399,37 +1539,8 @@ GraphRepairConnectivity(HnswBuilder *b, GraphCand *eps)
 					break;
 				}
 			}
-			if (best < 0)
-				continue;		/* found nothing reachable: next pass */
-			r = b->found[best].id;
-			rl = neighbors(b, r, 0, &rcount, &rmax, 1);
-			if (rcount < b->m0)
-				rl[rcount++] = u;
-			else
-			{
-				int			slot = -1;
-				double		far = -1;
-
-				for (i = 0; i < rcount; i++)
-				{
-					double		d;
-
-					if (b->indeg0[rl[i]] < 2)
-						continue;
-					d = node_distance(b, r, rl[i]);
-					if (d > far)
-					{
-						far = d;
-						slot = i;
-					}
-				}
-				if (slot < 0)
-					slot = rcount - 1;
-				b->indeg0[rl[slot]]--;
-				rl[slot] = u;
-			}
-			store_neighbors(b, r, 0, rl, rcount);
-			b->indeg0[u]++;
+			r = best >= 0 ? b->found[best].id : (uint32) b->entry;
+			link_from_reachable(b, r, u);
 			b->nrepaired++;
 			mark_reachable(b, u);
 		}
