@@ -13,7 +13,8 @@
  *       ...); IndexAmRoutine gained amsummarizing
  *   17  ShmemVariableCache became TransamVariables; LockHeldByMe() takes
  *       "or stronger"; IndexAmRoutine gained amcanbuildparallel and
- *       aminsertcleanup
+ *       aminsertcleanup; the planner keeps an index's ordering with a
+ *       "col = ANY (array)" condition on a column after the first
  *   18  vacuum_delay_point() takes is_analyze; index_beginscan() takes
  *       the scan's instrumentation (EXPLAIN ANALYZE's index searches);
  *       IndexAmRoutine gained
@@ -146,6 +147,21 @@ SegvecAmRoutineLaterFields(IndexAmRoutine *amroutine)
 	amroutine->amtranslatecmptype = NULL;
 #endif
 }
+
+/*
+ * SEGVEC_AM_SEARCHARRAY: whether segvec takes "col = ANY (array)" on a
+ * filter column as an index condition (amsearcharray).  Before 17 the
+ * planner assumes such a condition on any column after the first leaves
+ * the index's output unordered (build_index_paths' lower-ScalarArrayOpExpr
+ * rule, made for btree), so an ordered segvec scan could never take one:
+ * the condition stays a filter above the scan, and segvec does not claim
+ * support it would never use.
+ */
+#if PG_VERSION_NUM >= 170000
+#define SEGVEC_AM_SEARCHARRAY true
+#else
+#define SEGVEC_AM_SEARCHARRAY false
+#endif
 
 /* SegvecNoReturn: before a function's declaration, it does not return */
 #if PG_VERSION_NUM >= 180000

@@ -63,6 +63,9 @@ typedef struct SegvecFilterKey
 								 * label array: its signature) */
 	uint64	   *labels;			/* a label array: each label's bits */
 	int			nlabels;
+	uint64	   *set;			/* = ANY (array): the array's values, kept
+								 * as the column is, sorted and distinct */
+	int			nset;
 } SegvecFilterKey;
 
 /* A scan's keys on filter columns (segvecfilter.c) */
@@ -71,7 +74,8 @@ typedef struct SegvecFilter
 	int			nfilters;		/* the index's filter columns */
 	int			nkeys;
 	SegvecFilterKey *keys;
-	bool		never;			/* a key with a NULL argument: no row */
+	bool		never;			/* a key with a NULL argument, or = ANY of
+								 * an array of NULLs only: no row */
 	bool		recheck;		/* a key on a hashed column */
 } SegvecFilter;
 
@@ -180,6 +184,25 @@ SegvecFilterMatch(const SegvecFilter *f, const char *entry)
 					break;
 			}
 			if (!pass)
+				return false;
+			continue;
+		}
+		if (k->set != NULL)
+		{
+			/* = ANY (array): a binary search of its values */
+			int			lo = 0;
+			int			hi = k->nset;
+
+			while (lo < hi)
+			{
+				int			mid = (lo + hi) / 2;
+
+				if (k->set[mid] < (uint64) v)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo >= k->nset || k->set[lo] != (uint64) v)
 				return false;
 			continue;
 		}

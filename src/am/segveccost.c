@@ -7,12 +7,25 @@
  * scores every doc of the mutable segment, and searches each immutable
  * segment's graph, which computes about ef_search * 2M distances (the
  * candidates expanded times their layer-0 neighbours) and reads the pages
- * those nodes live on.  So the startup cost is those distances plus those
- * pages, and each row returned after that is nearly free.  With LIMIT k
- * the planner then charges startup plus k/N of the heap fetches, which
- * beats sorting the whole table for small k and loses to it when every
- * row is wanted, as it should.  An index scan without ORDER BY is never
- * useful and gets a disabling cost.
+ * those nodes live on.  That brings the first ef_search rows of each
+ * segment.  Each row after those costs a search that goes on: about one
+ * more expansion, 2M distances (the startup's own measure), until a
+ * segment of at most segvec.max_scan_tuples docs has given 1/64 of its
+ * docs and is scored whole (graph/graphsearch.c); from there its rows are
+ * free.  The run cost is that, for every row.
+ *
+ * The planner charges a LIMIT k plan the startup plus k / rows of the run
+ * cost, a straight line, but the real cost of the first rows is steeper
+ * (2M distances each, then the switch).  And the rows a LIMIT needs from
+ * the index are k / s when the query's other conditions, applied above the
+ * scan, keep a fraction s of them: at 10% a hundred rows for LIMIT 10.  So
+ * when the query has a known LIMIT (root->limit_tuples, a query on one
+ * table), the startup also holds what those k / s rows cost (each segment
+ * giving its share), and the run cost the rest.  Were they nearly free, an
+ * index on the vector alone with a 10% filter above it would look cheaper
+ * than an index with the filter column, and take 19 times as long on
+ * clustered data.  An index scan without ORDER BY is never useful and gets
+ * a disabling cost.
  *
  * With index conditions on filter columns (selectivity s, as the planner
  * estimates the clauses), the mutable segment's docs are all checked and
@@ -21,9 +34,11 @@
  * filter entry) and the walk, which holds ef * s passing nodes (at least
  * 10), so expands about that over s nodes, and checks the entries of the
  * nodes it meets (after a sample of 8 pages of the filter area):
- * graph/graphsearch.c and the scan choose the same way.  So a btree on
- * the filter column wins when the filter keeps a handful of rows, and
- * segvec when it keeps many.
+ * graph/graphsearch.c and the scan choose the same way.  Past its window,
+ * a walk costs M / s distances a passing row until it has computed as
+ * many as exact scoring of the passing docs would, when it turns to that.
+ * So a btree on the filter column wins when the filter keeps a handful of
+ * rows, and segvec when it keeps many.
  *
  * src/am/segveccost.c
  *
@@ -46,6 +61,75 @@
 #include "graph/graph.h"
 #include "store/store.h"
 
+/* What a graph segment's scan costs past its startup */
+typedef struct SegmentRun
+{
+	double		live;			/* docs it can return (passing, if filtered) */
+	double		first;			/* rows the startup brings */
+	double		per_row;		/* distances a row after those */
+	double		switch_rows;	/* rows after which it is scored whole, or
+								 * -1: never */
+	double		whole;			/* distances of that scoring */
+	double		cap;			/* most distances past the startup */
+	double		node_pages;		/* pages a distance reads */
+} SegmentRun;
+
+/*
+ * Distances run's segment computes past its startup for its first rows
+ * rows (at most run->live).
+ */
+static double
+segment_run_distances(const SegmentRun *run, double rows)
+{
+	double		d;
+
+	rows = Min(rows, run->live);
+	if (rows <= run->first)
+		return 0;
+	if (run->switch_rows >= 0 && rows > run->switch_rows)
+		d = Max(run->switch_rows - run->first, 0.0) * run->per_row +
+			run->whole;
+	else
+		d = (rows - run->first) * run->per_row;
+	return Min(d, run->cap);
+}
+
+/*
+ * The selectivity of the restriction clauses of path's relation that are
+ * not index conditions of path: the filter the executor applies above the
+ * scan (1.0 without one).
+ */
+static Selectivity
+selectivity_above_scan(PlannerInfo *root, IndexPath *path)
+{
+	RelOptInfo *rel = path->indexinfo->rel;
+	List	   *above = NIL;
+	ListCell   *lc;
+
+	foreach(lc, rel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		bool		in_index = false;
+		ListCell   *lc2;
+
+		if (rinfo->pseudoconstant)
+			continue;
+		foreach(lc2, path->indexclauses)
+		{
+			if (lfirst_node(IndexClause, lc2)->rinfo == rinfo)
+			{
+				in_index = true;
+				break;
+			}
+		}
+		if (!in_index)
+			above = lappend(above, rinfo);
+	}
+	if (above == NIL)
+		return 1.0;
+	return clauselist_selectivity(root, above, rel->relid, JOIN_INNER, NULL);
+}
+
 void
 segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 				   Cost *indexStartupCost, Cost *indexTotalCost,
@@ -57,13 +141,21 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		spc_seq_page_cost;
 	QualCost	orderby_cost;
 	Cost		startup;
+	Cost		distance_cost;
 	Relation	indexRel;
 	SegvecMetaInfo *info;
+	SegmentRun *runs;
 	double		graph_docs = 0;
+	double		scan_docs;		/* docs the scan can return */
 	double		mutable_docs;
 	double		distances = 0;
 	double		pages = 0;
 	double		checks = 0;		/* filter entries checked */
+	double		rows_read = -1; /* rows a known LIMIT reads, or -1 */
+	double		first_distances = 0;	/* of those rows, past the startup */
+	double		first_pages = 0;
+	double		run_distances = 0;	/* of all rows, past the startup */
+	double		run_pages = 0;
 	Selectivity sel = 1.0;
 	List	   *quals = NIL;
 	int			nfilters;
@@ -90,8 +182,19 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 									 JOIN_INNER, NULL);
 	sel = Max(Min(sel, 1.0), 1.0 / ntuples);
 
+	/*
+	 * The rows a known LIMIT reads from the scan: LIMIT / s, s what the
+	 * conditions above the scan keep (of a query on this table alone: in a
+	 * join the LIMIT counts joined rows)
+	 */
+	if (root->limit_tuples > 0 &&
+		bms_membership(root->all_baserels) == BMS_SINGLETON)
+		rows_read = root->limit_tuples /
+			Max(selectivity_above_scan(root, path), 1.0 / ntuples);
+
 	get_tablespace_page_costs(index->reltablespace, NULL, &spc_seq_page_cost);
 	cost_qual_eval(&orderby_cost, path->indexorderbys, root);
+	distance_cost = cpu_index_tuple_cost + orderby_cost.per_tuple;
 
 	/* what the metapage says about the segments */
 	indexRel = index_open(index->indexoid, NoLock);
@@ -100,15 +203,36 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	nfilters = SegvecIndexFilterCount(indexRel);
 	index_close(indexRel, NoLock);
 
+	runs = palloc0(sizeof(SegmentRun) * Max(info->nsegments, 1));
 	for (i = 0; i < info->nsegments; i++)
 	{
 		SegvecSegment *seg = &info->segments[i];
+		SegmentRun *run = &runs[i];
 		double		live = seg->ndocs - seg->ntombstones;
+		double		r = (seg->quant != SEGVEC_QUANT_NONE ? 4 : 1);
 		double		visits;
 
 		graph_docs += live;
-		visits = Min((double) seg->ndocs,
-					 (segvec_ef_search + log(Max(live, 2.0))) * 2 * seg->m);
+		run->node_pages = Min(1.0, (double) seg->node_size / BLCKSZ);
+		run->live = live * sel;
+		if (seg->ndocs <= (double) segvec_ef_search * SEGVEC_EXACT_FACTOR)
+		{
+			/* scored whole at the start */
+			visits = seg->ndocs;
+			run->first = run->live;
+		}
+		else
+		{
+			visits = Min((double) seg->ndocs,
+						 (segvec_ef_search + log(Max(live, 2.0))) * 2 * seg->m);
+			/* an expansion a row; whole past 1/64 of a segment not too big */
+			run->first = segvec_ef_search;
+			run->per_row = 2.0 * seg->m;
+			run->switch_rows = live <= segvec_max_scan_tuples ?
+				Max(live / SEGVEC_EXACT_SWITCH_DIV, run->first) : -1;
+			run->whole = live * r;
+			run->cap = live * 2.0 * seg->m;
+		}
 		if (quals != NIL)
 		{
 			/*
@@ -119,9 +243,7 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 			double		width = Max(segvec_ef_search * sel,
 									(double) SEGVEC_MIN_SEARCH_WIDTH);
 			double		walk = Min(width / sel * seg->m, (double) seg->ndocs);
-			double		exact = sel * live *
-				(seg->quant != SEGVEC_QUANT_NONE ? 4 : 1);
-
+			double		exact = sel * live * r;
 			double		area = (double) seg->ndocs *
 				SEGVEC_FILTER_ENTRY_BYTES(nfilters) / BLCKSZ;
 
@@ -131,17 +253,30 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 				visits = exact;
 				checks += seg->ndocs;
 				pages += area;
+				run->first = run->live;
 			}
 			else
 			{
-				/* a sample of the area, entries checked as met */
+				/*
+				 * a sample of the area, entries checked as met; past the
+				 * window, M / s distances a passing row, until the walk
+				 * has computed what scoring the passing docs would and
+				 * turns to that
+				 */
 				visits = walk;
 				checks += visits;
 				pages += Min(area, 8.0) + visits * Min(1.0, area / seg->ndocs);
+				run->first = width;
+				run->per_row = seg->m / sel;
+				run->switch_rows = -1;
+				run->cap = exact;
+				run->node_pages += Min(1.0, area / seg->ndocs);
 			}
 		}
 		distances += visits;
-		pages += visits * Min(1.0, (double) seg->node_size / BLCKSZ);
+		pages += visits * run->node_pages;
+		run_distances += segment_run_distances(run, run->live);
+		run_pages += segment_run_distances(run, run->live) * run->node_pages;
 	}
 	mutable_docs = Max(ntuples - graph_docs, 0);
 	distances += mutable_docs * (quals != NIL ? sel : 1.0);
@@ -150,15 +285,33 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	if (info->dimensions > 0)
 		pages += mutable_docs * (info->dimensions * sizeof(float4) + 32 +
 								 SEGVEC_FILTER_ENTRY_BYTES(nfilters)) / BLCKSZ;
+
+	/* a known LIMIT's rows: each segment gives its share */
+	scan_docs = Max(ntuples * sel, 1.0);
+	if (rows_read > 0)
+	{
+		for (i = 0; i < info->nsegments; i++)
+		{
+			double		d = segment_run_distances(&runs[i],
+												  rows_read * runs[i].live / scan_docs);
+
+			first_distances += d;
+			first_pages += d * runs[i].node_pages;
+		}
+	}
+	pfree(runs);
 	pfree(info);
 
 	startup = pages * spc_seq_page_cost +
-		distances * (cpu_index_tuple_cost + orderby_cost.per_tuple) +
+		distances * distance_cost +
 		checks * cpu_operator_cost * list_length(quals) +
 		orderby_cost.startup;
 
-	*indexStartupCost = startup;
-	*indexTotalCost = startup + ntuples * sel * cpu_operator_cost;
+	*indexStartupCost = startup + first_pages * spc_seq_page_cost +
+		first_distances * distance_cost;
+	*indexTotalCost = startup + run_pages * spc_seq_page_cost +
+		run_distances * distance_cost +
+		ntuples * sel * cpu_operator_cost;
 	*indexSelectivity = sel;
 	*indexCorrelation = 0;
 	*indexPages = index->pages;

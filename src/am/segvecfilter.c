@@ -15,7 +15,9 @@
  * bits are set": && (overlap), @> (contains), <@ (is contained by) and =
  * are answered by bit tests with false positives only, and the executor
  * rechecks.  A NULL value never passes a key: the operators are strict,
- * and the access method does not search for NULLs.
+ * and the access method does not search for NULLs.  A key "col = ANY
+ * (array)" (from PostgreSQL 17, compat.h's SEGVEC_AM_SEARCHARRAY) keeps
+ * the array's values sorted and looks a doc's value up among them.
  *
  * src/am/segvecfilter.c
  *
@@ -27,6 +29,7 @@
 #include "access/stratnum.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/lsyscache.h"
@@ -253,11 +256,85 @@ SegvecFilterCheckColumns(Relation index)
 	}
 }
 
+/* uint64 order, for the values of an = ANY key */
+static int
+uint64_cmp(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/*
+ * The values of a key "col op ANY (array)" (SK_SEARCHARRAY) into k, on a
+ * column whose values are kept as kind says.  Equality keeps every
+ * element, as the column keeps values, sorted and distinct (k->set); an
+ * inequality keeps the one element that lets most values in (col < ANY
+ * (a) is col < max(a)), as nbtree's preprocessing does.  NULL elements
+ * match nothing and are left out.  Returns false when none is left: the
+ * key matches no row.
+ */
+static bool
+prepare_array_key(SegvecFilterKey *k, FilterKind kind, Datum array)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(array);
+	Oid			elemtype = ARR_ELEMTYPE(arr);
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+	uint64	   *vals;
+	int			n = 0;
+	int			i;
+
+	if (kind == FILTER_LABELS || filter_kind(elemtype) != kind)
+		elog(ERROR, "segvec = ANY key of element type %u on a filter column of another kind",
+			 elemtype);
+	get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
+	deconstruct_array(arr, elemtype, elmlen, elmbyval, elmalign,
+					  &elems, &nulls, &nelems);
+	vals = palloc(sizeof(uint64) * Max(nelems, 1));
+	for (i = 0; i < nelems; i++)
+		if (!nulls[i])
+			vals[n++] = encode_value(elemtype, elems[i]);
+	if (n == 0)
+		return false;
+	if (k->strategy == BTEqualStrategyNumber)
+	{
+		int			j = 0;
+
+		qsort(vals, n, sizeof(uint64), uint64_cmp);
+		for (i = 1; i < n; i++)
+			if (vals[i] != vals[j])
+				vals[++j] = vals[i];
+		k->set = vals;
+		k->nset = j + 1;
+		k->value = vals[0];
+		return true;
+	}
+	k->value = vals[0];
+	for (i = 1; i < n; i++)
+	{
+		bool		upper = (k->strategy == BTLessStrategyNumber ||
+							 k->strategy == BTLessEqualStrategyNumber);
+
+		if (upper ? (int64) vals[i] > (int64) k->value :
+			(int64) vals[i] < (int64) k->value)
+			k->value = vals[i];
+	}
+	pfree(vals);
+	return true;
+}
+
 /*
  * SegvecFilterPrepare: the scan's keys on filter columns, as comparisons
- * of stored 8-byte values.  A key with a NULL argument matches nothing
- * (f->never); a key on a hashed column asks the executor to recheck
- * (f->recheck).  Allocated in the current memory context.
+ * of stored 8-byte values.  A key with a NULL argument, or = ANY of an
+ * array with no element but NULLs, matches nothing (f->never); a key on a
+ * hashed column asks the executor to recheck (f->recheck).  Allocated in
+ * the current memory context.
  */
 void
 SegvecFilterPrepare(IndexScanDesc scan, SegvecFilter *f)
@@ -290,6 +367,26 @@ SegvecFilterPrepare(IndexScanDesc scan, SegvecFilter *f)
 		k->strategy = sk->sk_strategy;
 		k->labels = NULL;
 		k->nlabels = 0;
+		k->set = NULL;
+		k->nset = 0;
+		if (sk->sk_flags & SK_SEARCHARRAY)
+		{
+			if (filter_kind(coltype) == FILTER_HASH
+				? k->strategy != BTEqualStrategyNumber
+				: (k->strategy < BTLessStrategyNumber ||
+				   k->strategy > BTGreaterStrategyNumber))
+				elog(ERROR, "unknown segvec = ANY filter strategy %d",
+					 k->strategy);
+			if (!prepare_array_key(k, filter_kind(coltype), sk->sk_argument))
+			{
+				f->never = true;
+				continue;
+			}
+			if (filter_kind(coltype) == FILTER_HASH)
+				f->recheck = true;
+			f->nkeys++;
+			continue;
+		}
 		if (filter_kind(coltype) == FILTER_LABELS)
 		{
 			/* the operators are on anyarray: the argument says its type */

@@ -187,7 +187,7 @@ segvechandler(PG_FUNCTION_ARGS)
 	amroutine->amcanunique = false;
 	amroutine->amcanmulticol = true;	/* filter columns after the vector */
 	amroutine->amoptionalkey = true;
-	amroutine->amsearcharray = false;
+	amroutine->amsearcharray = SEGVEC_AM_SEARCHARRAY;	/* = ANY (compat.h) */
 	amroutine->amsearchnulls = false;
 	amroutine->amstorage = false;
 	amroutine->amclusterable = false;

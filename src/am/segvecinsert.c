@@ -42,8 +42,9 @@ typedef struct SegvecInsertCache
 
 /*
  * After an insert that started a new mutable page: a mutable segment over
- * the threshold asks for a compaction (not for a temporary index: no worker
- * can read it).  The check reads the metapage only once a page fills.
+ * the threshold asks for a compaction, a smaller one for a settle once the
+ * index is quiet (not for a temporary index: no worker can read it).  The
+ * check reads the metapage only once a page fills.
  */
 static void
 request_compaction(Relation index, bool alias)
@@ -65,6 +66,14 @@ request_compaction(Relation index, bool alias)
 	if (SegvecMutableDocsEstimate(index, info) >= threshold ||
 		(alias && SegvecMutableCountDocs(index, threshold) >= threshold))
 		SegvecSubmitJob(RelationGetRelid(index), SEGVEC_JOB_COMPACT);
+	else
+	{
+		/*
+		 * Below the threshold: once the inserts stop, a settle compacts
+		 * what they left (a pending compaction or settle covers it).
+		 */
+		SegvecSubmitSettle(RelationGetRelid(index), 0, 1);
+	}
 	SegvecFreeMetaInfo(info);
 	pfree(info);
 }

@@ -602,6 +602,19 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		compact_for_vacuum(index, true);
 
 	/*
+	 * The tombstones set and the docs removed leave a remainder that a
+	 * settle takes once the index is quiet (jobs/jobrun.c).
+	 */
+	if (SegvecJobsRunnable() && !RelationUsesLocalBuffers(index))
+	{
+		int			naps;
+
+		if (SegvecSettleDue(index, &naps))
+			(void) SegvecSubmitSettle(RelationGetRelid(index),
+									  SegvecMutableChangeMark(index), naps);
+	}
+
+	/*
 	 * Give a free extent at the end back, unless the table says VACUUM must
 	 * not truncate (vacuum_truncate: its AccessExclusiveLock is replayed on
 	 * standbys).

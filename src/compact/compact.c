@@ -46,6 +46,10 @@
  * tiered policy, SEGVEC_MERGE_FACTOR segments of one tier, floor(log4(live
  * docs)), merged into one).  Merges whose graph (not vectors:
  * SegvecMaxMergeDocs) would not fit in maintenance_work_mem are not done.
+ * An index that has gone quiet is settled (SegvecSettle, run by a
+ * background job): its mutable segment compacted whatever it holds, and
+ * its segments merged into one once what lies outside the biggest (and
+ * the tombstones) reach 1/segvec.settle_ratio of it (choose_settle).
  *
  * src/compact/compact.c
  *
@@ -79,6 +83,7 @@ static int	segvec_max_merge_docs = -1;
 int			segvec_compact_threshold_kb = 1024;
 int			segvec_merge_ratio = 16;
 int			segvec_merge_deletes_pct = 20;
+int			segvec_settle_ratio = 1024;
 
 static void compact_mutable(Relation index, SegvecCompactStats *stats);
 static void install_ext(Relation index, SegvecSegment *add, int nadd,
@@ -115,6 +120,11 @@ SegvecCompactInit(void)
 							"Percentage of a segment's docs that are tombstones at which the segment is rewritten without them.",
 							"The rewrite drops the tombstoned docs and frees the old extent, so a segment's dead docs stay below this share of its size; lower values rewrite more often.",
 							&segvec_merge_deletes_pct, 20, 1, 100,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("segvec.settle_ratio",
+							"Merges a quiet index's segments into one once the docs outside its biggest segment and the tombstones reach 1/settle_ratio of it (0: never).",
+							"Background workers compact the mutable segment of an index that has gone quiet and merge its segments, so that it searches like a fresh build; higher values settle smaller remainders, at the price of rewriting the biggest segment for them.",
+							&segvec_settle_ratio, 1024, 0, 1 << 20,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("segvec.max_merge_docs",
 							"Most docs one segment merge produces (-1: as many as maintenance_work_mem allows).",
@@ -888,6 +898,65 @@ choose_merge(SegvecMetaInfo *info, int maxdocs, uint32 *drop)
 }
 
 /*
+ * What a quiet index still owes a fresh build (the settle policy): *big,
+ * the live docs of its biggest segment; *work, the live docs of all the
+ * other segments and the tombstones of all of them (a second graph
+ * segment costs a search about as much as the first, and a tombstoned
+ * node is expanded and skipped); *total, all live docs.  Returns the
+ * number of segments.
+ */
+static int
+settle_work(SegvecMetaInfo *info, int64 *big, int64 *work, int64 *total)
+{
+	int			i;
+
+	*big = 0;
+	*work = 0;
+	*total = 0;
+	for (i = 0; i < info->nsegments; i++)
+	{
+		int64		live = live_docs(&info->segments[i]);
+
+		*total += live;
+		*work += info->segments[i].ntombstones;
+		if (live > *big)
+			*big = live;
+	}
+	*work += *total - *big;
+	return info->nsegments;
+}
+
+/*
+ * The settle policy (SegvecSettle, for an index that has gone quiet): all
+ * segments merged into one, seeded from the biggest, once the unsettled
+ * work (settle_work) reaches 1/segvec.settle_ratio of the biggest segment's
+ * live docs, if they fit in one merge.  A smaller remainder is left: it
+ * costs searches next to nothing (a few tombstones, a segment small enough
+ * to be scored exactly), and rewriting the biggest segment for it would
+ * cost more than settle_ratio copies per doc.  Returns how many segments
+ * (0: nothing to do).
+ */
+static int
+choose_settle(SegvecMetaInfo *info, int maxdocs, uint32 *drop)
+{
+	int64		big,
+				work,
+				total;
+	int			n,
+				i;
+
+	if (segvec_settle_ratio <= 0)
+		return 0;
+	n = settle_work(info, &big, &work, &total);
+	if (n == 0 || n > SEGVEC_MAX_MERGE_INPUTS || work == 0 ||
+		work * segvec_settle_ratio < big || total > maxdocs)
+		return 0;
+	for (i = 0; i < n; i++)
+		drop[i] = info->segments[i].segno;
+	return n;
+}
+
+/*
  * Reserve a segment number for a merge: next_segno moves past it in one
  * metapage record, under the compaction lock, so a compaction that runs
  * while the merge builds numbers its segments after it.  A number a merge
@@ -1195,11 +1264,13 @@ lock_for_merges(Relation index, SegvecCompactStats *stats, bool drain)
  * The merge loop: merge segments by the merge policy until it finds
  * nothing to do, each merge installed on its own, or until the mutable
  * segment is due for compaction after a merge (with drain, once no rewrite
- * is due either).  Returns at once if another backend holds the merge lock
- * (lock_for_merges).
+ * is due either).  With settle, once the merge policy finds nothing, the
+ * settle policy (choose_settle) too.  Returns at once if another backend
+ * holds the merge lock (lock_for_merges).
  */
 static void
-merge_loop(Relation index, SegvecCompactStats *stats, bool drain)
+merge_loop(Relation index, SegvecCompactStats *stats, bool drain,
+		   bool settle)
 {
 	MemoryContext ctx,
 				oldctx;
@@ -1230,6 +1301,10 @@ merge_loop(Relation index, SegvecCompactStats *stats, bool drain)
 			break;
 		ndrop = choose_merge(info, SegvecMaxMergeDocs(SegvecGetFrozenM(index)),
 							 drop);
+		if (ndrop == 0 && settle)
+			ndrop = choose_settle(info,
+								  SegvecMaxMergeDocs(SegvecGetFrozenM(index)),
+								  drop);
 		if (ndrop == 0)
 			break;
 		merged = merge_segments(index, info, drop, ndrop, stats);
@@ -1280,7 +1355,7 @@ merge_loop(Relation index, SegvecCompactStats *stats, bool drain)
 void
 SegvecMergeSegments(Relation index, SegvecCompactStats *stats)
 {
-	merge_loop(index, stats, false);
+	merge_loop(index, stats, false, false);
 }
 
 /*
@@ -1378,7 +1453,7 @@ SegvecCompact(Relation index, SegvecCompactStats *stats)
 	compact_mutable(index, stats);
 
 	/* 5. merges, without the compaction lock */
-	merge_loop(index, stats, false);
+	merge_loop(index, stats, false, false);
 }
 
 /*
@@ -1395,5 +1470,79 @@ SegvecCompactDrain(Relation index, SegvecCompactStats *stats)
 		memset(stats, 0, sizeof(SegvecCompactStats));
 
 	compact_mutable(index, stats);
-	merge_loop(index, stats, true);
+	merge_loop(index, stats, true, false);
+}
+
+/*
+ * SegvecSettleDue: does an index that has gone quiet still owe a fresh
+ * build some work?  True when its mutable segment holds a doc, when a
+ * merge is due by the merge policy, or when the settle policy
+ * (choose_settle) would merge.  Then *quiet_naps (if not NULL) says how
+ * many segvec.naptime the index should have been quiet before
+ * SegvecSettle does it: 1 when the unsettled work (mutable docs counted)
+ * holds 1/segvec.merge_ratio of the biggest segment or more, up to
+ * SEGVEC_SETTLE_MAX_NAPS as it gets smaller, so that an index that is
+ * written a little at a time rewrites its biggest segment for it rarely.
+ * Reads the manifest and the mutable segment's first pages.
+ */
+bool
+SegvecSettleDue(Relation index, int *quiet_naps)
+{
+	SegvecMetaInfo *info;
+	uint32		drop[SEGVEC_MAX_MERGE_INPUTS];
+	int64		mutable_docs,
+				big,
+				work,
+				total;
+	int			maxdocs;
+	bool		due;
+
+	if (quiet_naps)
+		*quiet_naps = 1;
+	if (segvec_settle_ratio <= 0)
+		return false;
+	info = palloc(sizeof(SegvecMetaInfo));
+	SegvecGetMetaInfo(index, info);
+	if (info->dimensions <= 0)
+	{
+		SegvecFreeMetaInfo(info);
+		pfree(info);
+		return false;
+	}
+	mutable_docs = SegvecMutableCountDocs(index, SegvecCompactThreshold(index));
+	maxdocs = SegvecMaxMergeDocs(SegvecGetFrozenM(index));
+	settle_work(info, &big, &work, &total);
+	work += mutable_docs;
+	due = mutable_docs > 0 || choose_merge(info, maxdocs, drop) > 0 ||
+		choose_settle(info, maxdocs, drop) > 0;
+	if (due && quiet_naps && work > 0 && segvec_merge_ratio > 0)
+	{
+		double		naps = (double) big / ((double) work * segvec_merge_ratio);
+
+		*quiet_naps = (int) Max(1.0, Min(naps, (double) SEGVEC_SETTLE_MAX_NAPS));
+	}
+	SegvecFreeMetaInfo(info);
+	pfree(info);
+	return due;
+}
+
+/*
+ * SegvecSettle: the work of an index that has gone quiet (the background
+ * settle job, jobs/jobrun.c): compact the mutable segment, whatever it
+ * holds, then merge by the merge policy and then by the settle policy
+ * (choose_settle), so that a search costs about what it costs in a fresh
+ * build of the same rows.  Waits for any other compaction or VACUUM of
+ * the index first; returns at once from the merges if another backend
+ * holds the merge lock (stats->merge_lock_busy).  Fills *stats if not
+ * NULL.
+ */
+void
+SegvecSettle(Relation index, SegvecCompactStats *stats)
+{
+	if (stats)
+		memset(stats, 0, sizeof(SegvecCompactStats));
+
+	if (SegvecMutableCountDocs(index, 1) > 0)
+		compact_mutable(index, stats);
+	merge_loop(index, stats, false, true);
 }

@@ -27,6 +27,20 @@ extern PGDLLIMPORT int segvec_compact_threshold;
 extern PGDLLIMPORT int segvec_compact_threshold_kb;
 extern PGDLLIMPORT int segvec_merge_ratio;
 extern PGDLLIMPORT int segvec_merge_deletes_pct;
+extern PGDLLIMPORT int segvec_settle_ratio;
+
+/*
+ * An index whose unsettled work is small waits up to this many
+ * segvec.naptime of quiet before it is settled (SegvecSettleDue)
+ */
+#define SEGVEC_SETTLE_MAX_NAPS	64
+
+/*
+ * A settle, which runs on a quiet index, waits up to this long for what
+ * its merges freed to become reusable, to move the merged segment down
+ * and truncate (SegvecShrink)
+ */
+#define SEGVEC_SETTLE_SHRINK_WAIT_MS	5000
 
 /* What a compaction did */
 typedef struct SegvecCompactStats
@@ -49,6 +63,8 @@ extern int	SegvecMaxBuildDocs(int dim, int m);
 extern int	SegvecMaxMergeDocs(int m);
 extern void SegvecMergeSegments(Relation index, SegvecCompactStats *stats);
 extern bool SegvecMergeDue(Relation index);
+extern bool SegvecSettleDue(Relation index, int *quiet_naps);
+extern void SegvecSettle(Relation index, SegvecCompactStats *stats);
 
 /* shrink.c */
 extern void SegvecShrink(Relation index, int timeout_ms);

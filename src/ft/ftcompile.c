@@ -344,7 +344,7 @@ compile_bound(CompileState *st, FtNode *n, FtBound *b, bool lower,
  * A tag filter on a number column compares numbers, not text forms:
  * @price:{10} matches 10, 10.0 and 10.00 alike (a numeric(10,2) column
  * prints 10.00).  Every tag must be a decimal number; patterns cannot
- * match a number.  A single tag on an integer column compares as bigint.
+ * match a number.  Tags on an integer column compare as bigints.
  */
 static void
 compile_numeric_tag(CompileState *st, FtNode *n, AttrNumber attno, Oid typid,
@@ -368,31 +368,46 @@ compile_numeric_tag(CompileState *st, FtNode *n, AttrNumber attno, Oid typid,
 					 errmsg("tag \"%s\" of numeric field \"%s\"%s is not a number",
 							t, n->field, FtcAtChar(n->field_location))));
 	}
-	if (list_length(exact) == 1 &&
-		(typid == INT2OID || typid == INT4OID || typid == INT8OID))
+	if (typid == INT2OID || typid == INT4OID || typid == INT8OID)
 	{
 		/*
-		 * One tag on an integer column: equality on a bigint, which a
-		 * filter column of the index can serve; a tag with a fraction or
-		 * beyond every bigint matches no row.
+		 * Tags on an integer column: equality on a bigint, or for several
+		 * a list of bigints (= ANY), which a filter column of the index can
+		 * serve; a tag with a fraction or beyond every bigint matches no
+		 * row and is left out.
 		 */
-		Datum		x = DirectFunctionCall3(numeric_in,
-											CStringGetDatum(linitial(exact)),
-											ObjectIdGetDatum(InvalidOid),
-											Int32GetDatum(-1));
-		Datum		r = DirectFunctionCall1(numeric_floor, x);
 		Datum		max = DirectFunctionCall1(int8_numeric, Int64GetDatum(PG_INT64_MAX));
 		Datum		min = DirectFunctionCall1(int8_numeric, Int64GetDatum(PG_INT64_MIN));
+		Datum	   *vals = palloc(sizeof(Datum) * list_length(exact));
+		int			nvals = 0;
 
-		if (!DatumGetBool(DirectFunctionCall2(numeric_eq, r, x)) ||
-			DatumGetBool(DirectFunctionCall2(numeric_gt, r, max)) ||
-			DatumGetBool(DirectFunctionCall2(numeric_lt, r, min)))
+		foreach(lc, exact)
+		{
+			Datum		x = DirectFunctionCall3(numeric_in,
+												CStringGetDatum(lfirst(lc)),
+												ObjectIdGetDatum(InvalidOid),
+												Int32GetDatum(-1));
+			Datum		r = DirectFunctionCall1(numeric_floor, x);
+
+			if (DatumGetBool(DirectFunctionCall2(numeric_eq, r, x)) &&
+				!DatumGetBool(DirectFunctionCall2(numeric_gt, r, max)) &&
+				!DatumGetBool(DirectFunctionCall2(numeric_lt, r, min)))
+				vals[nvals++] = DirectFunctionCall1(numeric_int8, r);
+		}
+		if (nvals == 0)
 			appendStringInfoString(buf, "false");
-		else
+		else if (nvals == 1)
 			appendStringInfo(buf, "(%s OPERATOR(pg_catalog.=) $%d)",
 							 FtcColumnRef(st, attno),
-							 FtcAddParam(st->c, INT8OID,
-										 DirectFunctionCall1(numeric_int8, r)));
+							 FtcAddParam(st->c, INT8OID, vals[0]));
+		else
+			appendStringInfo(buf, "(%s OPERATOR(pg_catalog.=) ANY ($%d))",
+							 FtcColumnRef(st, attno),
+							 FtcAddParam(st->c, INT8ARRAYOID,
+										 PointerGetDatum(construct_array(vals, nvals,
+																		 INT8OID, sizeof(int64),
+																		 FLOAT8PASSBYVAL,
+																		 TYPALIGN_DOUBLE))));
 		return;
 	}
 	appendStringInfo(buf,

@@ -124,6 +124,18 @@ extern PGDLLIMPORT int segvec_exact_scan_factor;
 #define SEGVEC_EXACT_FACTOR		segvec_exact_scan_factor
 
 /*
+ * A long or filtered scan of a segment of at most exact_limit docs goes
+ * over to scoring it whole once it has returned ef rows and
+ * 1/SEGVEC_EXACT_SWITCH_DIV of its docs (GraphScanNext; am/segveccost.c
+ * prices the switch).  On the rows
+ * alone, LIMIT ef + 1 would score the whole segment (30 times LIMIT ef
+ * on 20,000 Fashion-MNIST docs); later, the docs the walk missed before
+ * the switch are late finds, so the switch comes while the walk is still
+ * near the query.
+ */
+#define SEGVEC_EXACT_SWITCH_DIV 64
+
+/*
  * A graph search holds at least this many nearest nodes before it returns
  * the nearest (segvec.ef_search below it searches as this).  Rows found
  * after a farther row was returned ("late finds", graphsearch.c) are the

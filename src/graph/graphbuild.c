@@ -1336,12 +1336,95 @@ mark_reachable(HnswBuilder *b, uint32 start)
 }
 
 /*
+ * Give node u, which no walk from the entry point reaches yet, an in-link
+ * from node r, which one does.  In a free slot of r's layer-0 list if it
+ * has one; otherwise u takes the slot of r's farthest neighbour x and x
+ * goes into u's list (a free slot, else in place of u's farthest
+ * neighbour), so that x stays reachable through r -> u -> x.  Nothing that
+ * was reachable stops being so: the only links dropped are r -> x, which
+ * r -> u -> x replaces, and one of u's, which no walk from the entry point
+ * used (u was unreachable).  A replaced link cannot be judged by in-degree
+ * alone: on clustered data the farthest neighbour is often the one link
+ * into another cluster, whose nodes all have other in-links, from each
+ * other, so dropping it cut the whole cluster off.
+ */
+static void
+link_from_reachable(HnswBuilder *b, uint32 r, uint32 u)
+{
+	uint32	   *rl;
+	uint32	   *ul;
+	uint32		x;
+	int			rcount,
+				rmax,
+				ucount,
+				umax,
+				i,
+				slot;
+	double		far;
+
+	rl = neighbors(b, r, 0, &rcount, &rmax, 1);
+	if (rcount < b->m0)
+	{
+		rl[rcount++] = u;
+		store_neighbors(b, r, 0, rl, rcount);
+		b->indeg0[u]++;
+		return;
+	}
+	slot = 0;
+	far = -1;
+	for (i = 0; i < rcount; i++)
+	{
+		double		d = node_distance(b, r, rl[i]);
+
+		if (d > far)
+		{
+			far = d;
+			slot = i;
+		}
+	}
+	x = rl[slot];
+	rl[slot] = u;
+	store_neighbors(b, r, 0, rl, rcount);
+	b->indeg0[u]++;
+
+	/* x loses its in-link from r and gets one from u */
+	ul = neighbors(b, u, 0, &ucount, &umax, 1);
+	for (i = 0; i < ucount; i++)
+		if (ul[i] == x)
+		{
+			b->indeg0[x]--;
+			return;
+		}
+	if (ucount < b->m0)
+		ul[ucount++] = x;
+	else
+	{
+		slot = 0;
+		far = -1;
+		for (i = 0; i < ucount; i++)
+		{
+			double		d = node_distance(b, u, ul[i]);
+
+			if (d > far)
+			{
+				far = d;
+				slot = i;
+			}
+		}
+		b->indeg0[ul[slot]]--;
+		ul[slot] = x;
+	}
+	store_neighbors(b, u, 0, ul, ucount);
+}
+
+/*
  * Connectivity repair (as NSG's builder does): link every node that is not
  * reachable from the entry point on layer 0 from the nearest reachable node
- * a search finds for it, in a free slot or in place of that node's
- * farthest neighbour that other links also reach; then mark what it
- * reaches.  A replaced link can in rare cases cut off another node, so the
- * pass repeats (at most a few times) until nothing is left unreachable.
+ * a search finds for it (link_from_reachable: one with a free slot among
+ * the nearest eight, else the nearest; the entry point when the search
+ * finds none), then mark what it reaches.  A link never cuts off what was
+ * reachable, so one pass reaches every node; the next one finds nothing to
+ * do (a few passes are allowed all the same).
  */
 void
 GraphRepairConnectivity(HnswBuilder *b, GraphCand *eps)
@@ -1370,9 +1453,6 @@ GraphRepairConnectivity(HnswBuilder *b, GraphCand *eps)
 						i,
 						best = -1;
 			uint32		r;
-			uint32	   *rl;
-			int			rcount,
-						rmax;
 
 			if (b->reach[u])
 				continue;
@@ -1399,37 +1479,8 @@ GraphRepairConnectivity(HnswBuilder *b, GraphCand *eps)
 					break;
 				}
 			}
-			if (best < 0)
-				continue;		/* found nothing reachable: next pass */
-			r = b->found[best].id;
-			rl = neighbors(b, r, 0, &rcount, &rmax, 1);
-			if (rcount < b->m0)
-				rl[rcount++] = u;
-			else
-			{
-				int			slot = -1;
-				double		far = -1;
-
-				for (i = 0; i < rcount; i++)
-				{
-					double		d;
-
-					if (b->indeg0[rl[i]] < 2)
-						continue;
-					d = node_distance(b, r, rl[i]);
-					if (d > far)
-					{
-						far = d;
-						slot = i;
-					}
-				}
-				if (slot < 0)
-					slot = rcount - 1;
-				b->indeg0[rl[slot]]--;
-				rl[slot] = u;
-			}
-			store_neighbors(b, r, 0, rl, rcount);
-			b->indeg0[u]++;
+			r = best >= 0 ? b->found[best].id : (uint32) b->entry;
+			link_from_reachable(b, r, u);
 			b->nrepaired++;
 			mark_reachable(b, u);
 		}

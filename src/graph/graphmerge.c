@@ -56,6 +56,7 @@
 #include <math.h>
 
 #include "access/xloginsert.h"
+#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "utils/memutils.h"
@@ -617,6 +618,16 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	b = palloc0(sizeof(HnswBuilder));
 	b->ctx = ctx;
 	GraphBuilderInitCommon(b, metric, dim, m, ef_construction, (int) n);
+
+	/*
+	 * Levels drawn from a sequence of the merge's own (deterministic: the
+	 * segment number), not the one every build starts with: with one
+	 * sequence, the k-th doc a merge inserts always drew the same level,
+	 * and when docs arrive in a repeating pattern (round-robin over
+	 * sources, tenants, clusters) the same kinds of docs got the upper
+	 * layers merge after merge, and the others none.
+	 */
+	pg_prng_seed(&b->rng, hash_bytes_uint32_extended(segno, 0x5e6f3c));
 	b->n = (int) n;
 	b->seeded = palloc0(n / 8 + 1);
 	damaged = palloc0(n / 8 + 1);

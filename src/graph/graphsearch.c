@@ -83,17 +83,6 @@
 int			segvec_exact_scan_factor = 16;
 
 /*
- * A long or filtered scan of a segment of at most exact_limit docs goes
- * over to scoring it whole once it has returned ef rows and
- * 1/SEGVEC_EXACT_SWITCH_DIV of its docs (GraphScanNext).  On the rows
- * alone, LIMIT ef + 1 would score the whole segment (30 times LIMIT ef
- * on 20,000 Fashion-MNIST docs); later, the docs the walk missed before
- * the switch are late finds, so the switch comes while the walk is still
- * near the query.
- */
-#define SEGVEC_EXACT_SWITCH_DIV 64
-
-/*
  * The shared bound treats a segment of at most 1/SEGVEC_BOUND_SMALL_DIV of
  * a scan's live docs as small, and settles at least
  * SEGVEC_BOUND_SMALL_FLOOR of its nearest held nodes (GraphScanSetBound).

@@ -134,6 +134,64 @@ lock_merge_relations(Relation heap)
 }
 
 /*
+ * After a compaction job: ask for the index to be settled once it has been
+ * quiet, if it owes a fresh build anything (SegvecSettleDue) and no merge
+ * was left for the next compaction (which asks in turn).
+ */
+static void
+submit_settle(Relation index, const SegvecCompactStats *stats)
+{
+	int			naps;
+
+	if ((stats == NULL || !stats->merges_deferred) &&
+		SegvecSettleDue(index, &naps))
+		(void) SegvecSubmitSettle(RelationGetRelid(index),
+								  SegvecMutableChangeMark(index), naps);
+}
+
+/*
+ * The settle job (a compaction submitted by SegvecSubmitSettle, run once
+ * its index has been quiet).  If the mutable segment changed since the
+ * job was submitted (mark), the index is not quiet: the job asks again,
+ * with the new mark, and does nothing.  Otherwise it settles the index
+ * (SegvecSettle) and gives back what the merges freed at the relation's
+ * end.  JOB_BUSY when the merge lock was taken and a merge is still due.
+ */
+static JobOutcome
+run_settle(Relation index, Oid owner, uint64 mark, bool *changed)
+{
+	SegvecCompactStats stats;
+	SegvecSavedIdentity saved;
+	uint64		now_mark = SegvecMutableChangeMark(index);
+	int			naps;
+
+	if (!SegvecSettleDue(index, &naps))
+		return JOB_SKIPPED;
+	if (mark == 0 || now_mark != mark)
+	{
+		(void) SegvecSubmitSettle(RelationGetRelid(index), now_mark, naps);
+		return JOB_SKIPPED;
+	}
+	SegvecIdentityPush(&saved, owner);
+	SegvecSettle(index, &stats);
+	ereport(DEBUG1,
+			(errmsg_internal("segvec settled index \"%s\" as role \"%s\": " INT64_FORMAT " docs compacted, %d segments merged",
+							 job_index_name,
+							 GetUserNameFromId(GetUserId(), false),
+							 stats.docs_compacted, stats.segments_merged)));
+	SegvecIdentityPop(&saved);
+	*changed = stats.docs_compacted > 0 || stats.segments_merged > 0;
+	if (*changed)
+		SegvecShrink(index, stats.segments_merged > 0 ?
+					 SEGVEC_SETTLE_SHRINK_WAIT_MS : 0);
+	if (stats.merges_deferred)
+		(void) SegvecSubmitJob(RelationGetRelid(index), SEGVEC_JOB_COMPACT);
+	else if (stats.merge_lock_busy && SegvecSettleDue(index, NULL))
+		return JOB_BUSY;
+	return JOB_DONE;
+}
+
+/*
  * The body of a job, inside its transaction.  Locks the table, then the
  * index (RowExclusiveLock, as ft.compact does: DROP INDEX waits for the
  * job), after checking that the index still exists and is a segvec index;
@@ -151,7 +209,8 @@ lock_merge_relations(Relation heap)
  * security-restricted operation; the merge runner switches itself.
  */
 static JobOutcome
-run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
+run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool settle,
+				uint64 settle_mark, bool *changed)
 {
 	LOCKMODE	heaplock = kind == SEGVEC_JOB_MERGE ? RowExclusiveLock :
 		AccessShareLock;
@@ -204,6 +263,14 @@ run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 						   psprintf("segvec %s of index %s",
 									SegvecJobKindName(kind), job_index_name));
 
+	if (kind == SEGVEC_JOB_COMPACT && settle && !force)
+	{
+		JobOutcome	outcome = run_settle(index, owner, settle_mark, changed);
+
+		relation_close(index, NoLock);
+		return outcome;
+	}
+
 	if (kind == SEGVEC_JOB_COMPACT && !force &&
 		SegvecMutableCountDocs(index, SegvecCompactThreshold(index)) <
 		SegvecCompactThreshold(index))
@@ -215,6 +282,7 @@ run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 		 */
 		if (!SegvecMergeDue(index))
 		{
+			submit_settle(index, NULL);
 			relation_close(index, NoLock);
 			return JOB_SKIPPED;
 		}
@@ -232,6 +300,8 @@ run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 			SegvecShrink(index, SEGVEC_TRUNCATE_WAIT_MS);	/* merges only */
 		if (stats.merges_deferred)
 			(void) SegvecSubmitJob(indexid, SEGVEC_JOB_COMPACT);
+		else
+			submit_settle(index, &stats);
 
 		/*
 		 * The merge lock was taken: by a merge, which looks at the policy
@@ -273,6 +343,8 @@ run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
 			/* merges left for after the compaction they waited for */
 			if (stats.merges_deferred)
 				(void) SegvecSubmitJob(indexid, SEGVEC_JOB_COMPACT);
+			else
+				submit_settle(index, &stats);
 			break;
 		case SEGVEC_JOB_SNAPSHOT:
 			SegvecIdentityPush(&saved, owner);
@@ -318,8 +390,9 @@ run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool *changed)
  * holding up other owners' jobs after segvec.job_long_after (schedule.c).
  */
 JobOutcome
-JobRun(Oid indexid, SegvecJobKind kind, bool force, int batch_rows,
-	   bool past_long, bool *changed, int *rows)
+JobRun(Oid indexid, SegvecJobKind kind, bool force, bool settle,
+	   uint64 settle_mark, int batch_rows, bool past_long, bool *changed,
+	   int *rows)
 {
 	volatile JobOutcome outcome = JOB_SKIPPED;
 	MemoryContext oldctx = CurrentMemoryContext;
@@ -361,7 +434,8 @@ JobRun(Oid indexid, SegvecJobKind kind, bool force, int batch_rows,
 		/* segvec.job_time_limit: the statement timeout of the whole merge */
 		if (limit > 0)
 			enable_timeout_after(STATEMENT_TIMEOUT, limit);
-		outcome = run_job_in_xact(indexid, kind, force, changed);
+		outcome = run_job_in_xact(indexid, kind, force, settle, settle_mark,
+								  changed);
 		if (limit > 0)
 			disable_timeout(STATEMENT_TIMEOUT, false);
 		SegvecSetInBackgroundJob(false);

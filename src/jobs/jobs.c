@@ -43,6 +43,7 @@
 #include "utils/timestamp.h"
 
 #include "compat.h"
+#include "compact/compact.h"
 #include "hooks/testhooks.h"
 #include "jobs/jobs_int.h"
 #include "store/store.h"
@@ -342,6 +343,14 @@ SegvecSubmitJobExt(Oid indexid, SegvecJobKind kind, bool force)
 		pending->coalesced++;
 		pending->last_submit_at = now;
 		pending->force |= force;
+		if (pending->settle)
+		{
+			/* a compaction wins over a settle: now (it settles later) */
+			pending->settle = false;
+			pending->settle_mark = 0;
+			if (pending->attempts == 0)
+				pending->not_before = 0;
+		}
 		SegvecJobs->counters.coalesced[kind]++;
 	}
 	else if (free_slot != NULL)
@@ -453,4 +462,80 @@ SegvecJobList(SegvecJobInfo **jobs)
 	}
 	LWLockRelease(SegvecJobs->lock);
 	return n;
+}
+
+/*
+ * SegvecSubmitSettle: see jobs.h.  A settle is a pending compaction with
+ * the settle flag and a retry time; a compaction submitted meanwhile turns
+ * it into an ordinary one (SegvecSubmitJobExt), which asks for the settle
+ * again when it ends (jobrun.c).  Resubmitting a pending settle moves its
+ * time and its mark: the index was not quiet.  Not recorded when the
+ * table is full (no sweep: the next compaction or page added asks again).
+ */
+bool
+SegvecSubmitSettle(Oid indexid, uint64 mark, int quiet_naps)
+{
+	TimestampTz now;
+	TimestampTz at;
+	SegvecJobSlot *pending = NULL;
+	SegvecJobSlot *free_slot = NULL;
+	bool		recorded = true;
+	int			i;
+
+	if (!SegvecJobsEnabled() || !OidIsValid(MyDatabaseId) ||
+		segvec_settle_ratio <= 0)
+		return false;
+
+	now = GetCurrentTimestamp();
+	at = TimestampTzPlusMilliseconds(now, (long) segvec_naptime * 1000L *
+									 Max(quiet_naps, 1));
+
+	LWLockAcquire(SegvecJobs->lock, LW_EXCLUSIVE);
+	for (i = 0; i < SegvecJobs->max_jobs; i++)
+	{
+		SegvecJobSlot *s = &SegvecJobs->jobs[i];
+
+		if (s->state == SEGVEC_JOB_FREE)
+		{
+			if (free_slot == NULL)
+				free_slot = s;
+		}
+		else if (s->state == SEGVEC_JOB_PENDING && s->dboid == MyDatabaseId &&
+				 s->indexid == indexid && s->kind == SEGVEC_JOB_COMPACT)
+		{
+			pending = s;
+			break;
+		}
+	}
+
+	if (pending != NULL)
+	{
+		if (pending->settle && pending->attempts == 0)
+		{
+			pending->settle_mark = mark;
+			pending->not_before = at;
+		}
+	}
+	else if (free_slot != NULL)
+	{
+		SegvecJobs->counters.submitted[SEGVEC_JOB_COMPACT]++;
+		memset(free_slot, 0, sizeof(SegvecJobSlot));
+		free_slot->state = SEGVEC_JOB_PENDING;
+		free_slot->kind = SEGVEC_JOB_COMPACT;
+		free_slot->dboid = MyDatabaseId;
+		free_slot->indexid = indexid;
+		free_slot->worker = -1;
+		free_slot->settle = true;
+		free_slot->settle_mark = mark;
+		free_slot->not_before = at;
+		free_slot->submitted_at = now;
+		free_slot->last_submit_at = now;
+		JobFillOwnerLocked(free_slot);
+	}
+	else
+		recorded = false;
+	LWLockRelease(SegvecJobs->lock);
+
+	/* no wake-up: the launcher looks at retry times when it plans its nap */
+	return recorded;
 }

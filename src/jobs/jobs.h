@@ -131,6 +131,18 @@ extern bool SegvecSubmitJob(Oid indexid, SegvecJobKind kind);
  */
 extern bool SegvecSubmitJobExt(Oid indexid, SegvecJobKind kind, bool force);
 
+/*
+ * SegvecSubmitSettle: ask for the index to be settled once it has been
+ * quiet (a compaction that runs SegvecSettle, see README, "Background
+ * work"): unless a compaction of the index is pending already, a pending
+ * compaction that may run quiet_naps segvec.naptime from now, and then
+ * settles the index if SegvecMutableChangeMark still says mark (0: not
+ * known; the job reads it and waits again).  Never blocks, like
+ * SegvecSubmitJob.  Returns false if nothing was recorded (background work
+ * off, settling off, or the job table full: a later submit asks again).
+ */
+extern bool SegvecSubmitSettle(Oid indexid, uint64 mark, int quiet_naps);
+
 /* SegvecJobCounters: the counters and gauges; false if background work is
  * off (then *c is zeroed) */
 extern bool SegvecJobCounters(SegvecJobCountersData *c);

@@ -41,6 +41,10 @@ typedef struct SegvecJobSlot
 	Oid			indexid;
 	int			worker;			/* RUNNING: worker slot number, else -1 */
 	bool		force;			/* compact even if under the threshold */
+	bool		settle;			/* PENDING compact: a settle, run once the
+								 * index has been quiet until not_before */
+	uint64		settle_mark;	/* settle: SegvecMutableChangeMark when it
+								 * was submitted (0: not known yet) */
 	int			attempts;		/* failed runs so far */
 	int64		coalesced;		/* later submits merged into this one */
 	TimestampTz submitted_at;	/* first submit of this pending job */
@@ -187,6 +191,7 @@ extern PGDLLEXPORT void SegvecWorkerMain(Datum main_arg);
 
 /* jobrun.c */
 extern JobOutcome JobRun(Oid indexid, SegvecJobKind kind, bool force,
+						 bool settle, uint64 settle_mark,
 						 int batch_rows, bool past_long, bool *changed,
 						 int *rows_taken);
 

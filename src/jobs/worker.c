@@ -344,7 +344,8 @@ run_claimed_job(int idx, SegvecJobSlot *job)
 	Latch	   *latch;
 	int			rows;
 
-	outcome = JobRun(job->indexid, job->kind, job->force, job->batch_rows,
+	outcome = JobRun(job->indexid, job->kind, job->force, job->settle,
+					 job->settle_mark, job->batch_rows,
 					 job->past_long, &changed, &rows);
 
 	/*
@@ -460,7 +461,8 @@ run_sweep(uint32 kinds, bool startup)
 			if ((kinds & (1 << k)) == 0)
 				continue;
 			CHECK_FOR_INTERRUPTS();
-			outcome = JobRun(indexid, (SegvecJobKind) k, false, 0, false,
+			outcome = JobRun(indexid, (SegvecJobKind) k, false, false, 0,
+							 0, false,
 							 &changed, &rows);
 			LWLockAcquire(SegvecJobs->lock, LW_EXCLUSIVE);
 			/* a sweep's job counts as submitted, so that run <= submitted */

@@ -517,6 +517,37 @@ SegvecMutableCountDocs(Relation index, int64 limit)
 	return n;
 }
 
+/*
+ * SegvecMutableChangeMark: a number that changes whenever a doc or an alias
+ * is appended to the mutable segment: the tail page's sequence number, its
+ * doc counter and its line pointer count.  Two equal marks some time apart
+ * say that nothing was inserted in between (VACUUM removing items from the
+ * tail may change it too, which only makes the index look busy).  Reads
+ * the metapage and the tail page, share-locked one at a time; 0 (which
+ * no mark is) if the tail moved under it.
+ */
+uint64
+SegvecMutableChangeMark(Relation index)
+{
+	Buffer		buf = ReadBuffer(index, meta_mutable_tail(index));
+	Page		page;
+	uint64		mark = 0;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	if (SegvecPageIsMutable(page) && !SegvecPageIsDeleted(page))
+	{
+		SegvecPageOpaque opaque = SegvecPageGetOpaque(page);
+
+		/* the top bit set: never 0 */
+		mark = (UINT64CONST(1) << 63) | (opaque->seqno << 32) |
+			((uint64) opaque->next_docno << 12) |
+			(uint64) PageGetMaxOffsetNumber(page);
+	}
+	UnlockReleaseBuffer(buf);
+	return mark;
+}
+
 /* the identity of the doc a piece belongs to */
 static inline void
 tuple_doc(SegvecMutableTuple tup, SegvecDocInfo *doc)

@@ -308,6 +308,7 @@ extern Buffer SegvecMutableLockTail(Relation index);
 extern void SegvecMutableAppendPage(Relation index, Buffer *buf);
 extern double SegvecMutableDocsEstimate(Relation index, SegvecMetaInfo *info);
 extern int64 SegvecMutableCountDocs(Relation index, int64 limit);
+extern uint64 SegvecMutableChangeMark(Relation index);
 extern void SegvecMutableBulkDelete(Relation index,
 									IndexBulkDeleteResult *stats,
 									IndexBulkDeleteCallback callback,

@@ -50,7 +50,9 @@
 # BENCH_STREAM_EF ("10 20 40 80"), recall@10 (against the exact answer),
 # QPS and buffer accesses per query (EXPLAIN (ANALYZE, BUFFERS): shared
 # hits and reads) of BENCH_STREAM_QUERIES queries on both, so that they
-# can be compared at equal recall; the cost of single-row UPDATEs that
+# can be compared at equal recall, and of pgvector's HNSW (m 16,
+# ef_construction 64) built on the same rows when the server has pgvector
+# (hnsw.ef_search at the same values); the cost of single-row UPDATEs that
 # keep a row's vector (UPDATE items SET v = v, each its own transaction),
 # found by the primary key (BENCH_STREAM_UPDATES, 200) and by a sequential
 # scan (id + 0, a fifth as many), on both tables; and the throughput ratio
@@ -122,7 +124,7 @@ export PGDATABASE=$db
 val() { psql -At -c "$1"; }
 say() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
 
-psql -c "DROP TABLE IF EXISTS centre, base, qbase, items, fresh, fresh_slice, q, truth, samples" \
+psql -c "DROP TABLE IF EXISTS centre, base, qbase, items, fresh, fresh_slice, pgv, q, truth, samples" \
 	-c "DROP PROCEDURE IF EXISTS batch(bigint, int)" \
 	-c "DROP PROCEDURE IF EXISTS keep_updates(regclass, int, bool)" \
 	-c "DROP FUNCTION IF EXISTS rowvec(bigint)" \
@@ -351,12 +353,13 @@ psql -c "SET max_parallel_workers_per_gather = 0" -c "CREATE TABLE truth AS
 		LIMIT 10) AS ids FROM q"
 
 # recall@10, QPS and buffer accesses per query of one table's index at
-# ef_search $2
+# ef_search $2 (the setting $3, segvec's by default; the query vector cast
+# by $4)
 measure() {
-	local tbl=$1 ef=$2
+	local tbl=$1 ef=$2 guc=${3:-segvec.ef_search} cast=${4:-}
 	psql -At <<EOF
 SET enable_seqscan = off;
-SET segvec.ef_search = $ef;
+SET $guc = $ef;
 CREATE TEMP TABLE res AS SELECT 1 AS qid, '{}'::bigint[] AS ids LIMIT 0;
 DO \$\$
 DECLARE r record; t0 timestamptz := clock_timestamp(); n int := 0;
@@ -364,13 +367,13 @@ DECLARE r record; t0 timestamptz := clock_timestamp(); n int := 0;
 BEGIN
 	FOR r IN SELECT * FROM q LOOP
 		INSERT INTO res SELECT r.qid,
-			ARRAY(SELECT id FROM $tbl ORDER BY v <-> r.v LIMIT 10);
+			ARRAY(SELECT id FROM $tbl ORDER BY v <-> r.v$cast LIMIT 10);
 		n := n + 1;
 	END LOOP;
 	RAISE NOTICE 'qps %', round(n / extract(epoch FROM clock_timestamp() - t0), 1);
 	FOR r IN SELECT * FROM q LOOP
 		EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)
-			SELECT id FROM $tbl ORDER BY v <-> \$1 LIMIT 10' INTO j USING r.v;
+			SELECT id FROM $tbl ORDER BY v <-> \$1$cast LIMIT 10' INTO j USING r.v;
 		bufs := bufs + (j->0->'Plan'->>'Shared Hit Blocks')::bigint
 			+ (j->0->'Plan'->>'Shared Read Blocks')::bigint;
 	END LOOP;
@@ -388,9 +391,21 @@ tidy() {
 say "recall, QPS and buffers per query, streamed and fresh (a first pass at the lowest ef_search warms the pages)"
 measure items "${efs%% *}" >/dev/null 2>&1 || true
 measure fresh "${efs%% *}" >/dev/null 2>&1 || true
+# pgvector's HNSW (m 16, ef_construction 64, no iterative scan) on the
+# same rows, when the server has pgvector
+pgv=
+if [ "$(val "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'")" = 1 ]; then
+	say "pgvector: HNSW build on the same rows"
+	psql -c "CREATE EXTENSION IF NOT EXISTS vector" \
+		-c "CREATE TABLE pgv AS SELECT id, v::vector($dim) AS v FROM items" \
+		-c "SET maintenance_work_mem = '1GB'" \
+		-c "CREATE INDEX pgv_v ON pgv USING hnsw (v vector_l2_ops) WITH (m = 16, ef_construction = 64)"
+	pgv=1
+	measure pgv "${efs%% *}" hnsw.ef_search "::vector" >/dev/null 2>&1 || true
+fi
 searches=
 for ef in $efs; do
-	searches+="ef_search $ef: streamed $(measure items "$ef" 2>&1 | tidy); fresh $(measure fresh "$ef" 2>&1 | tidy)"$'\n'
+	searches+="ef_search $ef: streamed $(measure items "$ef" 2>&1 | tidy); fresh $(measure fresh "$ef" 2>&1 | tidy)${pgv:+; pgvector $(measure pgv "$ef" hnsw.ef_search "::vector" 2>&1 | tidy)}"$'\n'
 done
 
 say "single-row UPDATEs that keep the vector ($updates by primary key, $((updates / 5)) by a sequential scan)"

@@ -102,9 +102,11 @@ with C<%init>'s C<install_path> when it has one: the installation to run),
 initializes it (the rest of C<%init> goes to C<init>, e.g.
 C<< allows_streaming => 1 >>),
 appends to its postgresql.conf C<shared_preload_libraries = 'segvec'>,
-C<autovacuum = off> and then the lines of C<$conf> (optional; a later line
-wins over an earlier one), and starts it.  Returns the node, which becomes
-the default node.
+C<autovacuum = off>, C<segvec.settle_ratio = 0> (no settling of quiet
+indexes: like autovacuum, it would change the layouts most tests assert
+after their jobs drained; the tests of settling turn it on) and then the
+lines of C<$conf> (optional; a later line wins over an earlier one), and
+starts it.  Returns the node, which becomes the default node.
 
 =cut
 
@@ -117,6 +119,7 @@ sub segvec_node
 	$node->init(%init);
 	$node->append_conf('postgresql.conf',
 		"shared_preload_libraries = 'segvec'\nautovacuum = off\n"
+		  . "segvec.settle_ratio = 0\n"
 		  . ($conf // ''));
 	$node->start;
 	$default_node = $node;

@@ -1,0 +1,93 @@
+-- The planner's choice between a segvec index on the vector alone (with
+-- the filter applied after it), a segvec index with the filter column, and
+-- a btree on the filter column plus a sort.  An ordered scan whose rows a
+-- filter above it thins out to a fraction s must read k / s rows for LIMIT
+-- k, each costing a search that goes on: so at 10% the index with the
+-- filter column wins (on clustered data, where the passing rows lie far
+-- from the query, filtering after the plain index read most of it), and
+-- the btree still wins for a single row.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS segvec;
+RESET client_min_messages;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set plan_sql :abs_srcdir '/sql/include/plan.sql'
+\i :plan_sql
+SET jit = off;
+SET maintenance_work_mem = '32MB';
+
+-- a deterministic pseudo-random vector: element j of vector i
+CREATE FUNCTION pg_temp.noise(i int, d int) RETURNS float8[]
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT array_agg(sin(i * sqrt(j + 1::float8) + j) ORDER BY j)
+    FROM generate_series(1, d) j
+$$;
+
+-- 6,000 rows in 20 clusters of 16 dimensions (row i in cluster i % 20)
+CREATE FUNCTION pg_temp.point(cluster int, i int) RETURNS real[]
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT array_agg((10 * c + 2 * n)::real ORDER BY j)
+    FROM unnest(pg_temp.noise(1000 * (cluster + 1), 16),
+                pg_temp.noise(i, 16)) WITH ORDINALITY AS t(c, n, j)
+$$;
+
+-- far10: the 2 clusters farthest from cluster 0's centre (10%); tenant:
+-- every tenth row of each cluster (10%, independent of the vector); grp:
+-- 1%; rid: one row each
+CREATE TABLE fp_far AS
+    SELECT k, row_number() OVER (ORDER BY l2_distance(
+        pg_temp.point(k, 0), pg_temp.point(0, 0)) DESC, k) AS rank
+    FROM generate_series(0, 19) k;
+CREATE TABLE fp_docs (id int PRIMARY KEY, embedding real[], far10 int,
+    tenant int, grp int, rid int);
+INSERT INTO fp_docs
+    SELECT i, pg_temp.point(i % 20, i), (f.rank <= 2)::int, (i / 20) % 10,
+           (i / 20) % 100, i
+    FROM generate_series(1, 6000) i JOIN fp_far f ON f.k = i % 20;
+CREATE TABLE fp_q (n int, v real[]);
+INSERT INTO fp_q VALUES (1, pg_temp.point(0, 100001));
+
+-- every row in graph segments: no background work changes them
+CREATE INDEX fp_plain ON fp_docs USING segvec (embedding)
+    WITH (compact_threshold = 0);
+CREATE INDEX fp_filter ON fp_docs USING segvec
+    (embedding, far10, tenant, grp, rid) WITH (compact_threshold = 0);
+CREATE INDEX fp_rid ON fp_docs (rid);
+ANALYZE fp_docs;
+
+-- 10% far from the query, 10% independent of it, 1%: the filter column
+SELECT * FROM pg_temp.plan($$
+    SELECT id FROM fp_docs WHERE far10 = 1
+    ORDER BY embedding <-> (SELECT v FROM fp_q WHERE n = 1) LIMIT 10$$);
+SELECT * FROM pg_temp.plan($$
+    SELECT id FROM fp_docs WHERE tenant = 3
+    ORDER BY embedding <-> (SELECT v FROM fp_q WHERE n = 1) LIMIT 10$$);
+SELECT * FROM pg_temp.plan($$
+    SELECT id FROM fp_docs WHERE grp = 42
+    ORDER BY embedding <-> (SELECT v FROM fp_q WHERE n = 1) LIMIT 10$$);
+-- one row: the btree and a sort
+SELECT * FROM pg_temp.plan($$
+    SELECT id FROM fp_docs WHERE rid = 1234
+    ORDER BY embedding <-> (SELECT v FROM fp_q WHERE n = 1) LIMIT 10$$);
+-- the same answers as without any index
+CREATE FUNCTION pg_temp.ids(cond text, exact bool) RETURNS int[]
+LANGUAGE plpgsql AS $$
+DECLARE
+    r int[];
+BEGIN
+    IF exact THEN
+        PERFORM set_config('enable_indexscan', 'off', true);
+        PERFORM set_config('enable_bitmapscan', 'off', true);
+    END IF;
+    EXECUTE format('SELECT array_agg(id) FROM (SELECT id FROM fp_docs
+        WHERE %s ORDER BY embedding <-> (SELECT v FROM fp_q WHERE n = 1)
+        LIMIT 10) s', cond) INTO r;
+    PERFORM set_config('enable_indexscan', 'on', true);
+    PERFORM set_config('enable_bitmapscan', 'on', true);
+    RETURN r;
+END
+$$;
+SELECT c, cardinality(pg_temp.ids(c, false)) AS rows,
+       pg_temp.ids(c, false) = pg_temp.ids(c, true) AS exact
+FROM unnest(ARRAY['far10 = 1', 'tenant = 3', 'grp = 42', 'rid = 1234']) c;
+
+DROP TABLE fp_docs, fp_q, fp_far;
