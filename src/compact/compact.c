@@ -1182,9 +1182,10 @@ merge_segments(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop,
 							  SegvecIndexQuantization(index), inputs, tombs,
 							  ndrop, segno, &out, &ms);
 	ereport(DEBUG1,
-			(errmsg_internal("segvec merge of %d segments of index \"%s\": " INT64_FORMAT " docs, " INT64_FORMAT " seeded from input %d (" INT64_FORMAT " repaired), vectors %s, peak memory %zu bytes, bound %zu bytes, quantization %d (codes of " INT64_FORMAT " docs reused from input %d)",
+			(errmsg_internal("segvec merge of %d segments of index \"%s\": " INT64_FORMAT " docs, " INT64_FORMAT " seeded from input %d (" INT64_FORMAT " repaired, " INT64_FORMAT " relinked above layer 0), vectors %s, peak memory %zu bytes, bound %zu bytes, quantization %d (codes of " INT64_FORMAT " docs reused from input %d)",
 							 ndrop, RelationGetRelationName(index), ms.ndocs,
 							 ms.nseeded, ms.seed, ms.seed_repaired,
+							 ms.upper_relinked,
 							 ms.in_memory ? "in memory" : "in pages",
 							 ms.peak_bytes, ms.bound_bytes,
 							 out.quant, ms.codes_reused, ms.codes_from)));

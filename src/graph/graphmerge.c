@@ -569,6 +569,7 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	uint64	   *checksums;
 	uint32	   *seedmap = NULL;
 	uint8	   *damaged;
+	uint8	   *udamaged;
 	uint64		min_docid = 0,
 				max_docid = 0;
 	SegvecSegment *seg;
@@ -631,6 +632,7 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	b->n = (int) n;
 	b->seeded = palloc0(n / 8 + 1);
 	damaged = palloc0(n / 8 + 1);
+	udamaged = palloc0(n / 8 + 1);
 	checksums = MemoryContextAllocHuge(ctx, mul_size(n, sizeof(uint64)));
 	if (seed >= 0)
 	{
@@ -943,6 +945,8 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 							to[1 + kept++] = seedmap[t];
 					}
 					to[0] = kept;
+					if (kept < uc)
+						BIT_SET(udamaged, o);
 				}
 			}
 			hdr->upper_off = b->upper_off[o];
@@ -1075,8 +1079,21 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 		pfree(seedmap);
 	pfree(damaged);
 
-	/* 4. insert the other inputs' docs, then reach every node */
+	/*
+	 * 4. the upper-layer lists of the seed nodes that lost neighbours
+	 * there, chosen anew; then insert the other inputs' docs, and reach
+	 * every node
+	 */
 	eps = palloc(sizeof(GraphCand) * (Max(ef_construction, b->m0) + 2));
+	for (o = 0; o < n; o++)
+	{
+		if (!BIT_IS_SET(udamaged, o))
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		GraphRelinkUpper(b, o, eps);
+		stats->upper_relinked++;
+	}
+	pfree(udamaged);
 	for (o = 0; o < n; o++)
 	{
 		if (BIT_IS_SET(b->seeded, o))
