@@ -78,6 +78,8 @@
 
 #define SEGVEC_MERGE_FACTOR		4
 
+SegvecMergeBuildHook segvec_merge_build_hook = NULL;
+
 int			segvec_compact_threshold = -1;
 static int	segvec_max_merge_docs = -1;
 int			segvec_compact_threshold_kb = 1024;
@@ -1177,18 +1179,28 @@ merge_segments(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop,
 	SegvecGetFrozenOptions(index, &opts);
 	segno = reserve_segno(index);
 
+	/*
+	 * A compaction of the index may run beside the build (after an error
+	 * the job's slot is freed or made pending, which ends that too)
+	 */
+	if (segvec_merge_build_hook)
+		segvec_merge_build_hook(true);
 	have = GraphMergeSegments(index, info->metric, info->dimensions, opts.m,
 							  opts.ef_construction,
 							  SegvecIndexQuantization(index), inputs, tombs,
 							  ndrop, segno, &out, &ms);
+
 	ereport(DEBUG1,
-			(errmsg_internal("segvec merge of %d segments of index \"%s\": " INT64_FORMAT " docs, " INT64_FORMAT " seeded from input %d (" INT64_FORMAT " repaired), vectors %s, peak memory %zu bytes, bound %zu bytes, quantization %d (codes of " INT64_FORMAT " docs reused from input %d)",
+			(errmsg_internal("segvec merge of %d segments of index \"%s\": " INT64_FORMAT " docs, " INT64_FORMAT " seeded from input %d (" INT64_FORMAT " repaired, " INT64_FORMAT " relinked above layer 0), vectors %s, peak memory %zu bytes, bound %zu bytes, quantization %d (codes of " INT64_FORMAT " docs reused from input %d)",
 							 ndrop, RelationGetRelationName(index), ms.ndocs,
 							 ms.nseeded, ms.seed, ms.seed_repaired,
+							 ms.upper_relinked,
 							 ms.in_memory ? "in memory" : "in pages",
 							 ms.peak_bytes, ms.bound_bytes,
 							 out.quant, ms.codes_reused, ms.codes_from)));
 	SegvecTestPoint("merge-built");
+	if (segvec_merge_build_hook)
+		segvec_merge_build_hook(false);
 
 	LockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
 	if (!carry_tombstones(index, inputs, tombs, ndrop, &out))

@@ -35,6 +35,15 @@ extern PGDLLIMPORT int segvec_settle_ratio;
  */
 #define SEGVEC_SETTLE_MAX_NAPS	64
 
+/*
+ * Called with true before a merge builds its segment and with false after
+ * it (also on error): while a merge builds, it holds the merge lock, not
+ * the compaction lock, and a background worker lets another compaction of
+ * the index run (jobs/worker.c sets the hook).
+ */
+typedef void (*SegvecMergeBuildHook) (bool building);
+extern PGDLLIMPORT SegvecMergeBuildHook segvec_merge_build_hook;
+
 /* What a compaction did */
 typedef struct SegvecCompactStats
 {

@@ -79,6 +79,7 @@ typedef struct GraphMergeStats
 	int			seed;			/* input whose graph seeded it, or -1 */
 	int64		nseeded;		/* its docs, taken with their links */
 	int64		seed_repaired;	/* seed docs that had lost neighbours */
+	int64		upper_relinked;	/* seed docs whose upper-layer lists were chosen anew */
 	int64		nduplicates;	/* docs joined to a ring of copies */
 	int64		nrepaired;		/* links added to reach every node */
 	Size		peak_bytes;		/* most memory the merge held */

@@ -161,6 +161,7 @@ extern void GraphBuilderInitCommon(HnswBuilder *b, SegvecMetric metric,
 								   int dim, int m, int ef_construction,
 								   int maxn);
 extern void GraphInsertNode(HnswBuilder *b, uint32 q, GraphCand *eps);
+extern void GraphRelinkUpper(HnswBuilder *b, uint32 q, GraphCand *eps);
 extern void GraphInsertDuplicate(HnswBuilder *b, uint32 q, uint32 f);
 extern void GraphPrepareInsert(HnswBuilder *b);
 extern void GraphInitScratch(HnswBuilder *b);

@@ -1021,6 +1021,66 @@ store_own_list(HnswBuilder *b, uint32 q, int layer, GraphCand *found,
 }
 
 /*
+ * Choose node q's lists anew on its upper layers (1 .. its level), as an
+ * insert does, and link back to it: for a merge's seed node whose upper
+ * lists lost neighbours to tombstones (layer 0 has its own repair,
+ * graphmerge.c).  Without it the upper layers thin out merge after merge
+ * under deletes and updates, and the descent lands far from rows that the
+ * layer-0 search then does not reach at the usual ef_search.  q is in the
+ * graph already, so the searches leave it out of what they find.  Serial
+ * builders only (a merge).
+ */
+void
+GraphRelinkUpper(HnswBuilder *b, uint32 q, GraphCand *eps)
+{
+	int			level = b->levels[q];
+	int			layer;
+	int			neps;
+
+	Assert(b->shared == NULL);
+	if (level < 1 || b->entry < 0 || b->dupof[q] >= 0)
+		return;
+	eps[0] = descend(b, q, level);
+	neps = 1;
+	for (layer = Min(level, b->maxlevel); layer >= 1; layer--)
+	{
+		int			nfound;
+		int			count,
+					max,
+					i,
+					k;
+		uint32	   *nbrs;
+		uint32		sel[2 * SEGVEC_MAX_M];
+
+		nfound = search_layer(b, q, eps, neps, b->ef_construction, layer);
+		for (i = 0, k = 0; i < nfound; i++)
+			if (b->found[i].id != q)
+				b->found[k++] = b->found[i];
+		nfound = k;
+		if (nfound == 0)
+			break;
+		nbrs = neighbors(b, q, layer, &count, &max, 0);
+		count = select_neighbors(b, b->found, nfound, max, sel, true);
+		memcpy(nbrs, sel, sizeof(uint32) * count);
+		store_neighbors(b, q, layer, nbrs, count);
+		for (i = 0; i < count; i++)
+		{
+			double		d = 0;
+
+			for (k = 0; k < nfound; k++)
+				if (b->found[k].id == sel[i])
+				{
+					d = b->found[k].distance;
+					break;
+				}
+			add_link(b, sel[i], q, d, layer);
+		}
+		memcpy(eps, b->found, sizeof(GraphCand) * nfound);
+		neps = nfound;
+	}
+}
+
+/*
  * Insert stored doc q into the graph (INSERT, algorithm 1).  Its level
  * (b->levels[q]) and upper-layer lists (empty, in flat_upper) are set up
  * already; its layer-0 list is empty.

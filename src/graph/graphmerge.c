@@ -56,6 +56,7 @@
 #include <math.h>
 
 #include "access/xloginsert.h"
+#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "utils/memutils.h"
@@ -568,6 +569,7 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	uint64	   *checksums;
 	uint32	   *seedmap = NULL;
 	uint8	   *damaged;
+	uint8	   *udamaged;
 	uint64		min_docid = 0,
 				max_docid = 0;
 	SegvecSegment *seg;
@@ -617,9 +619,20 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	b = palloc0(sizeof(HnswBuilder));
 	b->ctx = ctx;
 	GraphBuilderInitCommon(b, metric, dim, m, ef_construction, (int) n);
+
+	/*
+	 * Levels drawn from a sequence of the merge's own (deterministic: the
+	 * segment number), not the one every build starts with: with one
+	 * sequence, the k-th doc a merge inserts always drew the same level,
+	 * and when docs arrive in a repeating pattern (round-robin over
+	 * sources, tenants, clusters) the same kinds of docs got the upper
+	 * layers merge after merge, and the others none.
+	 */
+	pg_prng_seed(&b->rng, hash_bytes_uint32_extended(segno, 0x5e6f3c));
 	b->n = (int) n;
 	b->seeded = palloc0(n / 8 + 1);
 	damaged = palloc0(n / 8 + 1);
+	udamaged = palloc0(n / 8 + 1);
 	checksums = MemoryContextAllocHuge(ctx, mul_size(n, sizeof(uint64)));
 	if (seed >= 0)
 	{
@@ -932,6 +945,8 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 							to[1 + kept++] = seedmap[t];
 					}
 					to[0] = kept;
+					if (kept < uc)
+						BIT_SET(udamaged, o);
 				}
 			}
 			hdr->upper_off = b->upper_off[o];
@@ -1064,8 +1079,21 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 		pfree(seedmap);
 	pfree(damaged);
 
-	/* 4. insert the other inputs' docs, then reach every node */
+	/*
+	 * 4. the upper-layer lists of the seed nodes that lost neighbours
+	 * there, chosen anew; then insert the other inputs' docs, and reach
+	 * every node
+	 */
 	eps = palloc(sizeof(GraphCand) * (Max(ef_construction, b->m0) + 2));
+	for (o = 0; o < n; o++)
+	{
+		if (!BIT_IS_SET(udamaged, o))
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		GraphRelinkUpper(b, o, eps);
+		stats->upper_relinked++;
+	}
+	pfree(udamaged);
 	for (o = 0; o < n; o++)
 	{
 		if (BIT_IS_SET(b->seeded, o))

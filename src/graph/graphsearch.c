@@ -120,6 +120,8 @@ struct GraphScan
 
 	/* exact mode: every live node scored, ascending */
 	bool		exact;
+	bool		exact_est;		/* ranked by sq8 estimates, returned through
+								 * the rerank pool */
 	int64		exact_limit;	/* switch to exact mode up to this size */
 	GraphCand  *ranked;
 	uint32		nranked;
@@ -143,7 +145,8 @@ struct GraphScan
 	bool		filtered;
 	int64		npass;			/* live nodes that pass */
 	int64		nvisited;		/* distances the graph walk computed */
-	int64		nvisited_pass;	/* of them, to nodes that pass */
+	int64		nchecked;		/* of them, to nodes checked when met */
+	int64		nvisited_pass;	/* of those, to nodes that pass */
 	bool		switch_exact;	/* the walk gave way to exact scoring */
 
 	/*
@@ -155,6 +158,8 @@ struct GraphScan
 	uint8	   *fknown;			/* bitmap: entry checked */
 	uint8	   *ffail;			/* bitmap: checked and failed */
 	Buffer		fbuf;			/* pinned filter-area page, or Invalid */
+	BlockNumber farea;			/* the filter area's first block */
+	uint32		fper_page;		/* filter entries a page */
 
 	/* the reorder stage (strict order): rows taken, not returned yet */
 	GraphHeap	ahead;			/* min-heap by distance */
@@ -664,8 +669,6 @@ GraphCountUnreachable(Relation index, const SegvecSegment *seg,
 static inline bool
 node_out(GraphScan *gs, uint32 i)
 {
-	uint32		first;
-	uint32		count;
 	const char *entries;
 	uint32		per_page;
 	bool		pass;
@@ -676,10 +679,10 @@ node_out(GraphScan *gs, uint32 i)
 		return false;
 	if (BIT_IS_SET(gs->fknown, i))
 		return BIT_IS_SET(gs->ffail, i);
-	per_page = SEGVEC_FILTERS_PER_PAGE(gs->seg.nfilters);
-	entries = GraphPinFilterPage(gs->index, &gs->seg, i / per_page,
-								 &gs->fbuf, &first, &count);
-	pass = gs->match(entries + (Size) (i - first) *
+	per_page = gs->fper_page;
+	entries = read_block(gs->index, &gs->seg, &gs->fbuf,
+						 gs->farea + i / per_page);
+	pass = gs->match(entries + (Size) (i % per_page) *
 					 SEGVEC_FILTER_ENTRY_BYTES(gs->seg.nfilters),
 					 gs->match_arg);
 	BIT_SET(gs->fknown, i);
@@ -692,12 +695,32 @@ node_out(GraphScan *gs, uint32 i)
  * Exact mode: score every live node not yet returned, sort, and return
  * them in order from there on.  Nodes nearer than the last one returned
  * (which the graph search missed) come first: late finds, skipped under
- * segvec.scan_order = strict.
+ * segvec.scan_order = strict.  An sq8 segment ranks its nodes by their
+ * estimates, read from the node records (a byte a dimension, not the four
+ * of the float4 vectors), and returns them through the rerank pool
+ * (rerank_next), which scores them exactly in estimated order and returns
+ * them in exact order, as it does for the graph search.
  */
 static void
 start_exact(GraphScan *gs)
 {
 	uint32		i;
+
+	/*
+	 * sq8 only: its floor is proven (or fails with probability 1e-9 a node),
+	 * while RaBitQ's holds with the probability of its bound, and a whole
+	 * segment ranked by it lost rows of a full scan
+	 */
+	gs->exact_est = (gs->seg.quant == SEGVEC_QUANT_SQ8);
+	if (gs->exact_est && gs->rerank == 0)
+	{
+		/* scored exactly from the start: the codes are not prepared yet */
+		prepare_quant(gs);
+		gs->rerank = segvec_rerank > 0 ? segvec_rerank : gs->ef;
+		cand_heap_init(&gs->pool, Min(gs->rerank + 1, 1024), false);
+	}
+	if (gs->exact_est)
+		gs->floor = -get_float8_infinity();
 
 	gs->ranked = MemoryContextAllocHuge(CurrentMemoryContext,
 										sizeof(GraphCand) * Max(gs->seg.ndocs, 1));
@@ -709,7 +732,8 @@ start_exact(GraphScan *gs)
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
 		gs->ranked[gs->nranked].id = i;
-		gs->ranked[gs->nranked].distance = exact_distance(gs, i);
+		gs->ranked[gs->nranked].distance = gs->exact_est ?
+			distance_to(gs, i) : exact_distance(gs, i);
 		gs->nranked++;
 	}
 	/* on a standby, every page the scores came from checked again */
@@ -873,9 +897,12 @@ GraphScanBegin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
 
 /*
  * What a distance of exact scoring costs against one of a graph walk: in
- * a quantized segment the walk computes estimates from codes (a byte a
- * dimension), exact scoring from the float4 vectors (four), read from the
- * vector area; in an unquantized one both read the node's vector.
+ * a quantized segment exact scoring reads every node's record (its code)
+ * and reranks the nearest through the vector area, and is counted as 4
+ * walk distances, as when it scored the float4 vectors (1 measured the
+ * same on Fashion-MNIST 20,000 at every selectivity of
+ * test/bench/filter.sh, so the ratio that the cost model also uses
+ * stayed); in an unquantized one both read the node's vector.
  */
 static inline int64
 exact_cost_ratio(GraphScan *gs)
@@ -950,9 +977,9 @@ filter_walk_over(GraphScan *gs)
 	if (gs->nvisited > gs->npass * exact_cost_ratio(gs) ||
 		gs->budget->visited >= gs->budget->limit)
 		return true;
-	return gs->nvisited >= SEGVEC_FILTER_PROBE &&
+	return gs->nchecked >= SEGVEC_FILTER_PROBE &&
 		(double) gs->nvisited_pass * 4 * gs->seg.ndocs <
-		(double) gs->nvisited * gs->npass;
+		(double) gs->nchecked * gs->npass;
 }
 
 /*
@@ -1059,6 +1086,8 @@ scan_begin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
 		gs->match_arg = arg;
 		gs->fknown = palloc0(mapbytes);
 		gs->ffail = palloc0(mapbytes);
+		gs->fper_page = SEGVEC_FILTERS_PER_PAGE(seg->nfilters);
+		gs->farea = seg->start + seg->npages - GraphFilterPages(seg);
 		gs->filtered = true;
 		gs->npass = npass;
 	}
@@ -1254,6 +1283,27 @@ GraphScanSetBound(GraphScan *gs, GraphScanBound *bound)
 }
 
 /*
+ * May a lazy filter's check of a node met at distance d wait?  Once the
+ * window is full, a node farther than all of it goes to the overflow heap,
+ * and most of a walk's nodes do (at 10% passing, a window of 10 passing
+ * nodes is the nearest hundred or so of the 1,600 nodes the walk meets):
+ * such a node is held unchecked and checked only if it comes into the
+ * window (graph_next), so its filter entry is usually never read.  The
+ * first SEGVEC_FILTER_PROBE nodes are checked at once, for
+ * filter_walk_over's judgement of the region.  A node held unchecked is
+ * not offered to the shared bound until it passes its check (fewer offers
+ * leave the bound farther: a search stops no earlier than it would have).
+ */
+static inline bool
+defer_check(GraphScan *gs, double d)
+{
+	return gs->match != NULL &&
+		gs->nchecked >= SEGVEC_FILTER_PROBE &&
+		gs->nwindow >= gs->ef &&
+		d >= gs->window[gs->nwindow - 1].distance;
+}
+
+/*
  * Expand the nearest unexpanded candidate: compute the distance of each
  * neighbour not seen yet, make it a candidate, and hold it if it is live.
  * Charges the distances to the scan's budget, and stops when it is spent
@@ -1291,6 +1341,14 @@ expand(GraphScan *gs)
 		gs->budget->visited++;
 		gs->nvisited++;
 		cand_heap_push(&gs->cand, d, e);
+		if (defer_check(gs, d))
+		{
+			/* held unchecked: checked if it ever comes into the window */
+			if (!BIT_IS_SET(gs->tombstones, e))
+				cand_heap_push(&gs->overflow, d, e);
+			continue;
+		}
+		gs->nchecked++;
 		if (!node_out(gs, e))
 		{
 			hold(gs, d, e);
@@ -1389,8 +1447,24 @@ graph_next(GraphScan *gs, GraphCand *c)
 	*c = gs->window[0];
 	gs->nwindow--;
 	memmove(gs->window, gs->window + 1, sizeof(GraphCand) * gs->nwindow);
-	if (gs->overflow.count > 0)
-		gs->window[gs->nwindow++] = cand_heap_pop(&gs->overflow);
+	while (gs->overflow.count > 0)
+	{
+		GraphCand	o = cand_heap_pop(&gs->overflow);
+
+		if (gs->match != NULL && !BIT_IS_SET(gs->fknown, o.id))
+		{
+			/*
+			 * held unchecked (defer_check): checked now, and a passing
+			 * node offered to the shared bound, as hold() would have
+			 */
+			if (node_out(gs, o.id))
+				continue;
+			if (gs->bound)
+				GraphBoundOffer(gs->bound, o.distance);
+		}
+		gs->window[gs->nwindow++] = o;
+		break;
+	}
 	return GRAPH_SCAN_ROW;
 }
 
@@ -1417,17 +1491,31 @@ rerank_next(GraphScan *gs, GraphCand *c)
 		if (gs->pool.count > 0 && gs->pool.count >= gs->rerank &&
 			gs->pool.items[0].distance <= gs->floor)
 			break;
-		if (graph_next(gs, &g) != GRAPH_SCAN_ROW)
+		if (gs->exact)
+		{
+			/* exact mode (exact_est): the nodes ranked by their estimates */
+			if (gs->rankpos >= gs->nranked)
+			{
+				gs->floor = get_float8_infinity();
+				break;
+			}
+			g = gs->ranked[gs->rankpos++];
+			if (BIT_IS_SET(gs->emitted, g.id))
+				continue;
+			if (gs->rankpos < gs->nranked)
+				prefetch_vector(gs, gs->ranked[gs->rankpos].id);
+		}
+		else if (graph_next(gs, &g) != GRAPH_SCAN_ROW)
 		{
 			if (gs->switch_exact)
 				return false;	/* the pool goes back to exact scoring */
 			gs->floor = get_float8_infinity();
 			break;
 		}
-		BIT_SET(gs->emitted, g.id);
 		/* the window's new nearest is most likely the next to be scored */
-		if (gs->nwindow > 0)
+		else if (gs->nwindow > 0)
 			prefetch_vector(gs, gs->window[0].id);
+		BIT_SET(gs->emitted, g.id);
 		cand_heap_push(&gs->pool, exact_distance(gs, g.id), g.id);
 		gs->floor = GraphQuantLowerBound(&gs->qq, g.distance);
 	}
@@ -1495,6 +1583,8 @@ pull_next(GraphScan *gs, GraphCand *c)
 
 	for (;;)
 	{
+		if (gs->exact && gs->exact_est)
+			return rerank_next(gs, c) ? GRAPH_SCAN_ROW : GRAPH_SCAN_DONE;
 		if (gs->exact)
 		{
 			if (gs->rankpos >= gs->nranked)

@@ -59,6 +59,9 @@ typedef struct SegvecJobSlot
 	bool		past_long;		/* RUNNING merge: admitted past other
 								 * owners' long merges (may take a merge
 								 * slot beyond segvec.merge_concurrency) */
+	bool		merging;		/* RUNNING compact: building a merge of
+								 * segments, so a compaction of the same
+								 * index may run beside it (JobTwinRunning) */
 } SegvecJobSlot;
 
 /*

@@ -19,7 +19,13 @@
 #include "jobs/jobs_int.h"
 
 
-/* Is a job with the key of s running? */
+/*
+ * Is a job with the key of s running?  A compaction that is building a
+ * merge of segments does not count for another compaction: the merge
+ * holds the merge lock, not the compaction lock, so the two can run at
+ * once, and a merge of a big segment takes long enough for a stream of
+ * inserts to pile up many times compact_threshold in the mutable segment.
+ */
 bool
 JobTwinRunning(const SegvecJobSlot *s)
 {
@@ -30,7 +36,8 @@ JobTwinRunning(const SegvecJobSlot *s)
 		SegvecJobSlot *t = &SegvecJobs->jobs[i];
 
 		if (t->state == SEGVEC_JOB_RUNNING && t->dboid == s->dboid &&
-			t->indexid == s->indexid && t->kind == s->kind)
+			t->indexid == s->indexid && t->kind == s->kind &&
+			!(t->kind == SEGVEC_JOB_COMPACT && t->merging))
 			return true;
 	}
 	return false;

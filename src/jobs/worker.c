@@ -59,6 +59,7 @@
 #include "utils/timestamp.h"
 
 #include "compat.h"
+#include "compact/compact.h"
 #include "jobs/jobs_int.h"
 
 /* What next_work found */
@@ -307,6 +308,7 @@ next_work(int *job_idx, SegvecJobSlot *job, uint32 *sweep_kinds,
 
 		JobNoteTakenLocked(s, now, max_merges);
 		s->state = SEGVEC_JOB_RUNNING;
+		s->merging = false;
 		s->worker = my_worker;
 		s->started_at = now;
 		w->job = best;
@@ -333,6 +335,35 @@ done:
 	}
 	LWLockRelease(SegvecJobs->lock);
 	return what;
+}
+
+/*
+ * job_merging (segvec_merge_build_hook): the compaction job this worker runs starts (on) or ends
+ * building a merge of segments; meanwhile another worker may compact the
+ * same index (JobTwinRunning), so the launcher is woken.  Does nothing
+ * outside a worker (ft.compact, VACUUM, CREATE INDEX).
+ */
+static void
+job_merging(bool on)
+{
+	Latch	   *latch = NULL;
+	int			idx;
+
+	if (my_worker < 0 || SegvecJobs == NULL)
+		return;
+	LWLockAcquire(SegvecJobs->lock, LW_EXCLUSIVE);
+	idx = SegvecJobs->workers[my_worker].job;
+	if (idx >= 0 && SegvecJobs->jobs[idx].state == SEGVEC_JOB_RUNNING &&
+		SegvecJobs->jobs[idx].worker == my_worker &&
+		SegvecJobs->jobs[idx].kind == SEGVEC_JOB_COMPACT)
+	{
+		SegvecJobs->jobs[idx].merging = on;
+		if (on)
+			latch = SegvecJobs->launcher_latch;
+	}
+	LWLockRelease(SegvecJobs->lock);
+	if (latch)
+		SetLatch(latch);
 }
 
 static void
@@ -581,6 +612,7 @@ SegvecWorkerMain(Datum main_arg)
 		SegvecJobs->workers[slot].pid = MyProcPid;
 		dboid = SegvecJobs->workers[slot].dboid;
 		my_worker = slot;
+		segvec_merge_build_hook = job_merging;
 		my_generation = gen;
 	}
 	LWLockRelease(SegvecJobs->lock);

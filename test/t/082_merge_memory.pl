@@ -95,7 +95,7 @@ cmp_ok(3667 * 256 * 4, '>=', 3 * 1024 * 1024,
 	'the merged vectors are over three times maintenance_work_mem');
 
 my ($n, $seeded, $peak, $bound) = $err =~
-  /segvec merge of 4 segments of index "m_v": (\d+) docs, (\d+) seeded from input \d+ \(\d+ repaired\), vectors in pages, peak memory (\d+) bytes, bound (\d+) bytes/;
+  /segvec merge of 4 segments of index "m_v": (\d+) docs, (\d+) seeded from input \d+ \(\d+ repaired, \d+ relinked above layer 0\), vectors in pages, peak memory (\d+) bytes, bound (\d+) bytes/;
 ok(defined $peak, 'the merge reported its memory') or diag $err;
 is($n, 3667, 'it merged every live doc');
 cmp_ok($seeded, '>=', 889, 'it took the largest input as its seed');
