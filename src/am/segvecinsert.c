@@ -29,13 +29,15 @@
  * (IndexInfo's ii_AmCache, in its ii_Context): a memory context for one
  * row's work, reset after each row; the index's size in blocks as last
  * read (see SegvecMutableReadAlias), valid while the statement holds its
- * lock on the index; the heap's likewise (see GraphHeapKeepsValue).
+ * lock on the index; the heap's likewise (see GraphHeapKeepsValue); the
+ * doc-area page where the last alias target was found (GraphDocHint).
  */
 typedef struct SegvecInsertCache
 {
 	MemoryContext rowctx;
 	BlockNumber nblocks;
 	BlockNumber heap_nblocks;
+	GraphDocHint hint;			/* where the last target's doc was found */
 } SegvecInsertCache;
 
 /*
@@ -192,7 +194,7 @@ find_alias_by_pointer(Relation index, Relation heap, Datum value,
 		tried[best] = true;
 		insert_meta(index, info);
 		if (!GraphFindDocInfo(index, (*info)->segments, (*info)->nsegments,
-							  entries[best].docid, &d))
+							  entries[best].docid, &d, &cache->hint))
 			continue;
 		ntried++;
 		if (GraphHeapKeepsValue(heap, &d.heaptid, &doc->heaptid, attnum,
@@ -218,7 +220,7 @@ find_alias_by_pointer(Relation index, Relation heap, Datum value,
 static bool
 find_alias_target(Relation index, const SegvecDocInfo *doc,
 				  const float *vector, int dim, KeymapEntry *entries, int n,
-				  SegvecMetaInfo *info, uint64 *target)
+				  SegvecMetaInfo *info, uint64 *target, GraphDocHint *hint)
 {
 	float	   *other = NULL;
 	bool		found = false;
@@ -241,7 +243,7 @@ find_alias_target(Relation index, const SegvecDocInfo *doc,
 			other = palloc(sizeof(float) * dim);
 		if (info->dimensions == dim &&
 			GraphFindVector(index, info->segments, info->nsegments,
-							entries[best].docid, dim, other) &&
+							entries[best].docid, dim, other, hint) &&
 			memcmp(other, vector, sizeof(float) * dim) == 0)
 		{
 			*target = entries[best].docid;
@@ -294,6 +296,7 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 											  ALLOCSET_DEFAULT_SIZES);
 		cache->nblocks = InvalidBlockNumber;
 		cache->heap_nblocks = InvalidBlockNumber;
+		cache->hint.valid = false;
 		indexInfo->ii_AmCache = cache;
 	}
 
@@ -355,7 +358,8 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 		doc.checksum = SegvecVectorChecksum(vector, dim);
 		if (nentries > 0 &&
 			find_alias_target(index, &doc, vector, dim, entries, nentries,
-							  insert_meta(index, &info), &target))
+							  insert_meta(index, &info), &target,
+							  &cache->hint))
 			alias = true;
 	}
 

@@ -45,12 +45,13 @@
 /*
  * GraphFindVector: copy the vector of doc id docid into vector (dim
  * floats) if one of the nsegs segments holds it, tombstoned or not, and
- * return true; else false.  Reads the doc areas by binary search and one
- * node, with pins only (checked on standbys, see "Standbys").
+ * return true; else false.  Reads the doc areas by binary search (or the
+ * page hint names, see GraphFindDocEntry; hint may be NULL) and one node,
+ * with pins only (checked on standbys, see "Standbys").
  */
 bool
 GraphFindVector(Relation index, const SegvecSegment *segs, int nsegs,
-				uint64 docid, int dim, float *vector)
+				uint64 docid, int dim, float *vector, GraphDocHint *hint)
 {
 	int			i;
 
@@ -61,7 +62,7 @@ GraphFindVector(Relation index, const SegvecSegment *segs, int nsegs,
 
 		if (docid < seg->min_docid || docid > seg->max_docid)
 			continue;
-		node = GraphFindDoc(index, seg, docid);
+		node = GraphFindDocEntry(index, seg, docid, NULL, hint);
 		if (node < 0)
 			continue;
 		GraphReadVector(index, seg, (uint32) node, dim, vector);
@@ -73,10 +74,11 @@ GraphFindVector(Relation index, const SegvecSegment *segs, int nsegs,
 /*
  * GraphFindDocInfo: the doc-area entry of doc id docid into *info if one of
  * the nsegs segments holds it, tombstoned or not, and true; else false.
+ * hint (or NULL) as for GraphFindDocEntry.
  */
 bool
 GraphFindDocInfo(Relation index, const SegvecSegment *segs, int nsegs,
-				 uint64 docid, SegvecDocInfo *info)
+				 uint64 docid, SegvecDocInfo *info, GraphDocHint *hint)
 {
 	int			i;
 
@@ -87,7 +89,7 @@ GraphFindDocInfo(Relation index, const SegvecSegment *segs, int nsegs,
 
 		if (docid < seg->min_docid || docid > seg->max_docid)
 			continue;
-		node = GraphFindDocEntry(index, seg, docid, info);
+		node = GraphFindDocEntry(index, seg, docid, info, hint);
 		if (node < 0)
 			continue;
 		return true;
@@ -221,6 +223,7 @@ typedef struct AliasWalk
 	float	   *vector;			/* dim floats: the resolved vector; then
 								 * the alias's filter entry */
 	Size		fbytes;			/* bytes of a filter entry, 0: none */
+	GraphDocHint hint;			/* where the last target was found */
 	MemoryContext tmpctx;		/* reset after each heap read */
 	/* set up at the first heap read */
 	Relation	heap;
@@ -338,7 +341,7 @@ resolve_alias(const SegvecDocInfo *doc, uint64 target, const char *filters,
 		return;
 	}
 	if (GraphFindVector(w->index, w->segs, w->nsegs, target, w->dim,
-						w->vector) ||
+						w->vector, &w->hint) ||
 		heap_vector(w, &doc->heaptid))
 	{
 		if (w->fbytes > 0)

@@ -302,10 +302,27 @@ extern const char *GraphPinFilterPage(Relation index,
 									  uint32 *first, uint32 *count);
 extern void GraphReleaseFilterPage(Relation index, const SegvecSegment *seg,
 								   Buffer *buf);
+/*
+ * The doc-area page a look-up by doc id last found its doc on, with the
+ * page's first and last doc ids, so that the next look-up of a doc id in
+ * that range, or just past it, reads one page instead of a binary search
+ * over the area (an UPDATE of many rows meets their docs in doc id order).
+ * Valid for segment segno only (segment pages never change).
+ */
+typedef struct GraphDocHint
+{
+	bool		valid;
+	uint32		segno;
+	uint32		page;			/* 0-based page of the doc area */
+	uint64		first;			/* doc ids of its first and last entries */
+	uint64		last;
+} GraphDocHint;
+
 extern int64 GraphFindDoc(Relation index, const SegvecSegment *seg,
 						  uint64 docid);
 extern int64 GraphFindDocEntry(Relation index, const SegvecSegment *seg,
-							   uint64 docid, SegvecDocInfo *info);
+							   uint64 docid, SegvecDocInfo *info,
+							   GraphDocHint *hint);
 extern int64 GraphCountUnreachable(Relation index, const SegvecSegment *seg,
 								   const uint8 *tombstones, int64 *first);
 extern void GraphReadVector(Relation index, const SegvecSegment *seg,
@@ -317,9 +334,11 @@ extern void GraphReadVector(Relation index, const SegvecSegment *seg,
  * ----------------
  */
 extern bool GraphFindVector(Relation index, const SegvecSegment *segs,
-							int nsegs, uint64 docid, int dim, float *vector);
+							int nsegs, uint64 docid, int dim, float *vector,
+							GraphDocHint *hint);
 extern bool GraphFindDocInfo(Relation index, const SegvecSegment *segs,
-							 int nsegs, uint64 docid, SegvecDocInfo *info);
+							 int nsegs, uint64 docid, SegvecDocInfo *info,
+							 GraphDocHint *hint);
 
 /* the longest update chain GraphHeapKeepsValue follows */
 #define GRAPH_ALIAS_MAX_HOPS	8

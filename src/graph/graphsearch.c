@@ -499,26 +499,64 @@ GraphReleaseFilterPage(Relation index, const SegvecSegment *seg, Buffer *buf)
 int64
 GraphFindDoc(Relation index, const SegvecSegment *seg, uint64 docid)
 {
-	return GraphFindDocEntry(index, seg, docid, NULL);
+	return GraphFindDocEntry(index, seg, docid, NULL, NULL);
+}
+
+/* Doc id of entry k (0-based, of this page) of a doc-area page's data */
+static inline uint64
+doc_area_docid(const char *data, int64 k)
+{
+	uint64		docid;
+
+	memcpy(&docid, data + k * sizeof(SegvecDocInfo) +
+		   offsetof(SegvecDocInfo, docid), sizeof(uint64));
+	return docid;
 }
 
 /*
  * GraphFindDocEntry: GraphFindDoc that also copies the doc-area entry of
  * the node into *info (unless NULL).  One page stays pinned from step to
  * step, so the search pins about log2 of the doc area's pages, not one
- * page per step.
+ * page per step.  With hint (or NULL), a doc id within the range of the
+ * page the hint names, or of the page after it, is looked for on that
+ * page only (the area is sorted: a doc id in a page's range is on that
+ * page or nowhere); the hint is then set to the page the doc was found on.
  */
 int64
 GraphFindDocEntry(Relation index, const SegvecSegment *seg, uint64 docid,
-				  SegvecDocInfo *info)
+				  SegvecDocInfo *info, GraphDocHint *hint)
 {
 	Buffer		buf = InvalidBuffer;
 	int64		lo = 0,
 				hi = (int64) seg->ndocs - 1;
 	int64		found = -1;
+	int64		npages = ((int64) seg->ndocs + SEGVEC_DOCS_PER_PAGE - 1) /
+		SEGVEC_DOCS_PER_PAGE;
 
 	if (seg->ndocs == 0 || docid < seg->min_docid || docid > seg->max_docid)
 		return -1;
+	if (hint && hint->valid && hint->segno == seg->segno &&
+		hint->page < npages && docid >= hint->first)
+	{
+		int64		page = hint->page;
+
+		/* the page the hint names, or the next one */
+		if (docid > hint->last && page + 1 < npages)
+		{
+			const char *data = read_block(index, seg, &buf,
+										  seg->doc_start + page + 1);
+			int64		n = Min((int64) SEGVEC_DOCS_PER_PAGE,
+								(int64) seg->ndocs - (page + 1) * SEGVEC_DOCS_PER_PAGE);
+
+			if (docid <= doc_area_docid(data, n - 1))
+				page++;
+		}
+		if (docid <= hint->last || page != hint->page)
+		{
+			lo = page * SEGVEC_DOCS_PER_PAGE;
+			hi = Min(lo + SEGVEC_DOCS_PER_PAGE, (int64) seg->ndocs) - 1;
+		}
+	}
 	while (lo <= hi)
 	{
 		int64		mid = lo + (hi - lo) / 2;
@@ -534,6 +572,18 @@ GraphFindDocEntry(Relation index, const SegvecSegment *seg, uint64 docid,
 			if (info)
 				*info = doc;
 			found = mid;
+			if (hint)
+			{
+				int64		first = mid - mid % SEGVEC_DOCS_PER_PAGE;
+				int64		last = Min(first + SEGVEC_DOCS_PER_PAGE,
+									   (int64) seg->ndocs) - 1;
+
+				hint->valid = true;
+				hint->segno = seg->segno;
+				hint->page = (uint32) (mid / SEGVEC_DOCS_PER_PAGE);
+				hint->first = doc_area_docid(data, 0);
+				hint->last = doc_area_docid(data, last - first);
+			}
 			break;
 		}
 		if (doc.docid < docid)

@@ -426,25 +426,43 @@ SegvecMutableReadAlias(Relation index, BlockNumber blkno, uint64 docid,
 		SegvecMakeDocId(SegvecPageGetOpaque(page)->seqno, 0) ==
 		(docid & ~UINT64CONST(0xFFFF)))
 	{
-		maxoff = PageGetMaxOffsetNumber(page);
-		for (off = FirstOffsetNumber; off <= maxoff && !found; off++)
-		{
-			ItemId		iid = PageGetItemId(page, off);
-			SegvecMutableTuple tup;
+		OffsetNumber lo = FirstOffsetNumber;
+		OffsetNumber hi;
+		SegvecMutableTuple tup = NULL;
 
-			if (!ItemIdIsUsed(iid) || ItemIdGetLength(iid) < SEGVEC_ALIAS_ITEMSZ)
-				continue;
-			tup = (SegvecMutableTuple) PageGetItem(page, iid);
-			if (tup->docid != docid)
-				continue;
-			if (tup->flags & SEGVEC_DOC_ALIAS)
+		/*
+		 * A page's items are in doc id order (appended so; VACUUM's
+		 * deletions keep the order): a binary search.
+		 */
+		maxoff = PageGetMaxOffsetNumber(page);
+		hi = maxoff;
+		while (lo <= hi)
+		{
+			ItemId		iid;
+			SegvecMutableTuple t;
+
+			off = lo + (hi - lo) / 2;
+			iid = PageGetItemId(page, off);
+			if (!ItemIdIsUsed(iid) ||
+				ItemIdGetLength(iid) < SEGVEC_ALIAS_ITEMSZ)
+				break;			/* cannot happen: not found */
+			t = (SegvecMutableTuple) PageGetItem(page, iid);
+			if (t->docid == docid)
 			{
-				tuple_doc(tup, doc);
-				memcpy(target, (char *) tup + SEGVEC_MUTABLE_HDRSZ,
-					   sizeof(uint64));
-				found = true;
+				tup = t;
+				break;
 			}
-			break;
+			if (t->docid < docid)
+				lo = off + 1;
+			else
+				hi = off - 1;
+		}
+		if (tup != NULL && (tup->flags & SEGVEC_DOC_ALIAS))
+		{
+			tuple_doc(tup, doc);
+			memcpy(target, (char *) tup + SEGVEC_MUTABLE_HDRSZ,
+				   sizeof(uint64));
+			found = true;
 		}
 	}
 	UnlockReleaseBuffer(buf);
