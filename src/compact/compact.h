@@ -36,13 +36,6 @@ extern PGDLLIMPORT int segvec_settle_ratio;
 #define SEGVEC_SETTLE_MAX_NAPS	64
 
 /*
- * A settle, which runs on a quiet index, waits up to this long for what
- * its merges freed to become reusable, to move the merged segment down
- * and truncate (SegvecShrink)
- */
-#define SEGVEC_SETTLE_SHRINK_WAIT_MS	5000
-
-/*
  * Called with true before a merge builds its segment and with false after
  * it (also on error): while a merge builds, it holds the merge lock, not
  * the compaction lock, and a background worker lets another compaction of

@@ -154,8 +154,9 @@ submit_settle(Relation index, const SegvecCompactStats *stats)
  * its index has been quiet).  If the mutable segment changed since the
  * job was submitted (mark), the index is not quiet: the job asks again,
  * with the new mark, and does nothing.  Otherwise it settles the index
- * (SegvecSettle) and gives back what the merges freed at the relation's
- * end.  JOB_BUSY when the merge lock was taken and a merge is still due.
+ * (SegvecSettle) and asks for one more settle, which finds nothing to do
+ * and gives back what the merges freed at the relation's end (see below).
+ * JOB_BUSY when the merge lock was taken and a merge is still due.
  */
 static JobOutcome
 run_settle(Relation index, Oid owner, uint64 mark, bool *changed)
@@ -166,7 +167,11 @@ run_settle(Relation index, Oid owner, uint64 mark, bool *changed)
 	int			naps;
 
 	if (!SegvecSettleDue(index, &naps))
+	{
+		/* settled: what the settle freed may be reusable now (below) */
+		SegvecShrink(index, SEGVEC_TRUNCATE_WAIT_MS);
 		return JOB_SKIPPED;
+	}
 	if (mark == 0 || now_mark != mark)
 	{
 		(void) SegvecSubmitSettle(RelationGetRelid(index), now_mark, naps);
@@ -181,9 +186,25 @@ run_settle(Relation index, Oid owner, uint64 mark, bool *changed)
 							 stats.docs_compacted, stats.segments_merged)));
 	SegvecIdentityPop(&saved);
 	*changed = stats.docs_compacted > 0 || stats.segments_merged > 0;
-	if (*changed)
-		SegvecShrink(index, stats.segments_merged > 0 ?
-					 SEGVEC_SETTLE_SHRINK_WAIT_MS : 0);
+	if (stats.segments_merged > 0)
+	{
+		/*
+		 * What the merges freed is reusable once the xid that was next at
+		 * their installs is older than every running snapshot.  On a quiet
+		 * system no one takes a new xid, and a snapshot taken now would
+		 * have that very xid as its xmin: the extents would wait for the
+		 * next write, and the merged segment would stay at the end of the
+		 * index, its old copy below it.  So take an xid (the next one, or
+		 * later), and leave the move and the truncation to one more
+		 * settle, which finds nothing to settle and shrinks (above), after
+		 * this transaction has committed.
+		 */
+		(void) GetTopTransactionId();
+		(void) SegvecSubmitSettle(RelationGetRelid(index),
+								  SegvecMutableChangeMark(index), 1);
+	}
+	else if (*changed)
+		SegvecShrink(index, 0);
 	if (stats.merges_deferred)
 		(void) SegvecSubmitJob(RelationGetRelid(index), SEGVEC_JOB_COMPACT);
 	else if (stats.merge_lock_busy && SegvecSettleDue(index, NULL))

@@ -152,8 +152,9 @@ SELECT not_own_nearest('s')}),
 # - the whole size is printed, not bounded: a segment is one extent and a
 #   merge writes its output before it frees its inputs, so each rewrite of
 #   the big segment (the ratio merges and the settle) holds two copies,
-#   and what a move cannot bring down stays free inside the index (1.3 to
-#   3.5 times a fresh build without settling, 1.7 to 3.2 with it; the
+#   and what a move cannot bring down stays free inside the index (in
+#   one run each: 1.3 to 3.5 times a fresh build without settling, 1.7 to
+#   3.3 with it, and 5.1 once at the 2nd checkpoint in another run; the
 #   fresh build itself is about twice its pages in use at
 #   maintenance_work_mem = 1MB): src/README.md, "Open problems".
 set_conf('segvec.settle_ratio', '1024');
