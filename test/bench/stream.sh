@@ -48,7 +48,9 @@
 # /proc/PID/smaps_rollup (so the server must run on this machine, readable
 # by the caller).  At the end (after the workers are idle and ft.compact
 # drained the rest): the same rows copied into a second table and indexed
-# by one CREATE INDEX (its time and private memory); the size ratio
+# by one CREATE INDEX (its time and private memory); the WAL of the stream
+# and the drain per inserted row, by resource manager (pg_walinspect; with
+# BENCH_STREAM_FRESH_SLICES=0 only); the size ratio
 # streamed/fresh, and of the pages in use; for each ef_search of
 # BENCH_STREAM_EF ("10 20 40 80"), recall@10 (against the exact answer),
 # QPS and buffer accesses per query (EXPLAIN (ANALYZE, BUFFERS): shared
@@ -328,6 +330,7 @@ next=1
 first_rate=
 last_rate=
 say "streaming $rows rows of $data data ($dim dims) in batches of $batch"
+wal_start=$(val "SELECT pg_current_wal_insert_lsn()")
 printf '%-5s %5s %7s %8s %5s %8s %8s %8s %8s %9s %6s %6s %8s %9s %10s\n' slice time rows/s \
 	segments bound mutable index_MB inuse_MB vs_fresh WAL_B/ins qps buf/q qps_buf_f hwm_kB private_kB
 for s in $(seq 1 10); do
@@ -387,6 +390,21 @@ psql -c "VACUUM items" >/dev/null
 kill "$sampler2" 2>/dev/null || true
 sampler2=
 echo "workers' memory, whole stream: VmHWM $(peak "$mem" 2) kB, private $(peak "$mem" 3) kB"
+# where the WAL of the stream and its drain went, by resource manager
+# (pg_walinspect, PostgreSQL 15's signature; skipped where it differs):
+# Heap and Btree are the table and its primary key; Generic is segvec's
+# page records (mutable segment, keymap, metapage, tombstones); XLOG's
+# full page images are mostly the segments that compactions and merges
+# wrote.  Only without the fresh builds at every slice, whose WAL would be
+# counted in.
+if [ "$fresh_slices" = 0 ] &&
+	val "CREATE EXTENSION IF NOT EXISTS pg_walinspect" >/dev/null 2>&1; then
+	split=$(val "SELECT string_agg(resource_manager || ' ' || round(combined_size::numeric / $rows),
+			', ' ORDER BY combined_size DESC)
+		FROM pg_get_wal_stats('$wal_start', pg_current_wal_insert_lsn(), false)
+		WHERE combined_size::numeric / $rows >= 1" 2>/dev/null || true)
+	[ -n "$split" ] && echo "WAL bytes per inserted row, stream and drain, by resource manager: $split"
+fi
 
 say "fresh build of the same rows"
 psql -c "CREATE TABLE fresh AS SELECT * FROM items" \
