@@ -778,7 +778,8 @@ segsize_cmp(const void *a, const void *b)
  * below it, so each new doc costs about R copies of older docs per level
  * (a tiered policy copies each doc about once per tier).  A segment that,
  * with all the smaller ones, would not fit in one merge (maxdocs) is left
- * out.
+ * out.  When s_j has more smaller ones than one merge takes, the smallest
+ * SEGVEC_MAX_MERGE_INPUTS are merged together instead.
  */
 static int
 choose_merge_ratio(SegvecMetaInfo *info, int maxdocs, uint32 *drop)
@@ -812,7 +813,14 @@ choose_merge_ratio(SegvecMetaInfo *info, int maxdocs, uint32 *drop)
 			continue;
 		if (s[j].live <= (int64) segvec_merge_ratio * smaller[j])
 		{
-			for (i = j; i < n && ndrop < SEGVEC_MAX_MERGE_INPUTS; i++)
+			/*
+			 * More segments than one merge takes (the workers fell behind
+			 * a stream): merge the smallest ones together first, so that
+			 * s_j is rewritten once for all of them rather than once per
+			 * SEGVEC_MAX_MERGE_INPUTS - 1 of them.
+			 */
+			i = n - j > SEGVEC_MAX_MERGE_INPUTS ? n - SEGVEC_MAX_MERGE_INPUTS : j;
+			for (; i < n && ndrop < SEGVEC_MAX_MERGE_INPUTS; i++)
 				drop[ndrop++] = s[i].segno;
 			break;
 		}

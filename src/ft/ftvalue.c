@@ -74,22 +74,34 @@ FtcAtChar(int location)
 	return location > 0 ? psprintf(" at character %d", location) : "";
 }
 
-/* The value of $name in params; error if it has none */
+/*
+ * The value of $name in params; error if it has none, or if it is JSON
+ * null (a query has no NULL value to search for).  what says what the
+ * value should be, for the hint.
+ */
 static JsonbValue *
-lookup_param(CompileState *st, FtValue *v)
+lookup_param(CompileState *st, FtValue *v, const char *what)
 {
 	JsonbValue *jv = NULL;
 
 	if (st->params != NULL)
 		jv = getKeyJsonValueFromContainer(&st->params->root, v->param,
 										  strlen(v->param), NULL);
-	if (jv == NULL || jv->type == jbvNull)
+	if (jv == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_PARAMETER),
 				 errmsg("no value for parameter $%s%s", v->param,
 						FtcAtChar(v->location)),
 				 errhint("Give it in params, for example '{\"%s\": ...}'.",
 						 v->param)));
+	if (jv->type == jbvNull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("parameter $%s%s is null", v->param,
+						FtcAtChar(v->location)),
+				 errdetail("The value of \"%s\" in params is the JSON null.",
+						   v->param),
+				 errhint("Give \"%s\" %s.", v->param, what)));
 	return jv;
 }
 
@@ -145,7 +157,7 @@ FtcValueText(CompileState *st, FtValue *v, const char *what)
 
 	if (v->param == NULL)
 		return v->literal;
-	jv = lookup_param(st, v);
+	jv = lookup_param(st, v, what);
 	s = FtcJsonbScalarText(jv);
 	if (s == NULL)
 		ereport(ERROR,
@@ -300,7 +312,7 @@ decode_base64(const char *src, int len, char **out, int *outlen)
 Datum
 FtcValueVector(CompileState *st, FtValue *v)
 {
-	JsonbValue *jv = lookup_param(st, v);
+	JsonbValue *jv;
 	Datum	   *elems;
 	int			n = 0;
 	ArrayType  *arr;
@@ -308,6 +320,7 @@ FtcValueVector(CompileState *st, FtValue *v)
 	List	   *list;
 	ListCell   *lc;
 
+	jv = lookup_param(st, v, "a vector: a JSON array of numbers, or a base64 string of little-endian float32 values");
 	if (jv->type == jbvString)
 	{
 		char	   *bytes;
@@ -398,7 +411,7 @@ FtcValueTags(CompileState *st, FtValue *v)
 	}
 	if (v->param == NULL)
 		return list_make1(v->literal);
-	jv = lookup_param(st, v);
+	jv = lookup_param(st, v, "a string, a number or an array of them");
 	if ((elems = FtcJsonbArrayElementsList(jv)) != NIL)
 	{
 		foreach(lc, elems)

@@ -78,7 +78,7 @@ extern double SegvecDistance(SegvecMetric metric, const float *a,
 extern float *SegvecArrayGetVector(ArrayType *array, int *dim);
 
 /* Check that two vectors have the same length; ERROR naming both if not */
-extern void SegvecCheckSameDim(int expected, int found);
+extern void SegvecCheckSameDim(int dima, int dimb);
 
 extern const char *SegvecMetricName(SegvecMetric metric);
 

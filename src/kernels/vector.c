@@ -151,16 +151,20 @@ SegvecArrayGetVector(ArrayType *array, int *dim)
 	return x;
 }
 
-/* SegvecCheckSameDim: ERROR unless found == expected */
+/*
+ * SegvecCheckSameDim: ERROR unless the two operands of a distance have the
+ * same length.  No index is involved here (an index checks its own
+ * dimension, SegvecCheckIndexDim, and names itself), so the message says
+ * only that the lengths differ, in pgvector's words.
+ */
 void
-SegvecCheckSameDim(int expected, int found)
+SegvecCheckSameDim(int dima, int dimb)
 {
-	if (expected != found)
+	if (dima != dimb)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg_plural("vector has %d dimension, expected %d",
-							   "vector has %d dimensions, expected %d",
-							   found, found, expected)));
+				 errmsg("different vector dimensions %d and %d",
+						dima, dimb)));
 }
 
 

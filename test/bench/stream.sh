@@ -38,14 +38,19 @@
 # index size against a fresh CREATE INDEX of the slice's live rows (a copy
 # of the table, built and dropped while the stream waits); WAL bytes per
 # inserted row of the slice (all of the cluster's WAL: inserts, updates,
-# deletes, compactions, merges; run nothing else on it); and the peak
+# deletes, compactions, merges; run nothing else on it); search cost in the
+# slice's pause, QPS and buffer accesses per query of BENCH_STREAM_SLICE_QUERIES
+# (50) queries at ef_search BENCH_STREAM_SLICE_EF (40), and both against the
+# fresh build's (no recall: exact answers would cost a scan per query); and the peak
 # memory of this server's segvec workers
 # so far: VmHWM (which counts the shared buffers a worker touched) and the
 # most private (anonymous) memory seen, sampled every second from
 # /proc/PID/smaps_rollup (so the server must run on this machine, readable
 # by the caller).  At the end (after the workers are idle and ft.compact
 # drained the rest): the same rows copied into a second table and indexed
-# by one CREATE INDEX (its time and private memory); the size ratio
+# by one CREATE INDEX (its time and private memory); the WAL of the stream
+# and the drain per inserted row, by resource manager (pg_walinspect; with
+# BENCH_STREAM_FRESH_SLICES=0 only); the size ratio
 # streamed/fresh, and of the pages in use; for each ef_search of
 # BENCH_STREAM_EF ("10 20 40 80"), recall@10 (against the exact answer),
 # QPS and buffer accesses per query (EXPLAIN (ANALYZE, BUFFERS): shared
@@ -65,7 +70,9 @@
 # BENCH_STREAM_BATCH, BENCH_STREAM_CLUSTERS, BENCH_STREAM_NOISE,
 # BENCH_STREAM_UPDATE_PCT, BENCH_STREAM_DELETE_PCT,
 # BENCH_STREAM_FRESH_SLICES, BENCH_STREAM_EF, BENCH_STREAM_UPDATES,
-# BENCH_STREAM_QUERIES (100), BENCH_SHARED_BUFFERS (1GB; as root only),
+# BENCH_STREAM_QUERIES (100), BENCH_STREAM_SLICE_EF, BENCH_STREAM_SLICE_QUERIES,
+# BENCH_SHARED_BUFFERS (1GB; as root only), BENCH_STREAM_SETTINGS (as root
+# only: more server settings, space-separated, e.g. "segvec.merge_ratio=0"),
 # BENCH_STREAM_NEWDB (1; 0: use the existing database BENCH_STREAM_DB, so
 # that a server started with one build of segvec, with CREATE EXTENSION
 # done, is measured even if another build is installed meanwhile).
@@ -83,6 +90,9 @@ delete_pct=${BENCH_STREAM_DELETE_PCT:-5}
 fresh_slices=${BENCH_STREAM_FRESH_SLICES:-1}
 efs=${BENCH_STREAM_EF:-10 20 40 80}
 updates=${BENCH_STREAM_UPDATES:-200}
+slice_ef=${BENCH_STREAM_SLICE_EF:-40}
+slice_queries=${BENCH_STREAM_SLICE_QUERIES:-50}
+settings=${BENCH_STREAM_SETTINGS:-}
 sb=${BENCH_SHARED_BUFFERS:-1GB}
 db=${BENCH_STREAM_DB:-segvec_bench_stream}
 newdb=${BENCH_STREAM_NEWDB:-1}
@@ -102,16 +112,19 @@ if [ "$(id -u)" = 0 ] && [ "${1:-}" != --inside ]; then
 	cp "$here/stream.sh" "$here/../fmnist.py" "$work/"
 	chown -R postgres "$work"
 	chmod 755 "$work"
+	opts=()
+	for o in $settings; do opts+=(-o "$o"); done
 	exec runuser -u postgres -- env BENCH_STREAM_ROWS="$rows" \
 		BENCH_STREAM_DATA="$data" BENCH_STREAM_NOISE="$noise" \
 		BENCH_STREAM_DIM="$dim" BENCH_STREAM_BATCH="$batch" \
 		BENCH_STREAM_CLUSTERS="$clusters" BENCH_STREAM_QUERIES="$queries" \
 		BENCH_STREAM_UPDATE_PCT="$update_pct" BENCH_STREAM_DELETE_PCT="$delete_pct" \
 		BENCH_STREAM_FRESH_SLICES="$fresh_slices" BENCH_STREAM_EF="$efs" \
-		BENCH_STREAM_UPDATES="$updates" \
+		BENCH_STREAM_UPDATES="$updates" BENCH_STREAM_SLICE_EF="$slice_ef" \
+		BENCH_STREAM_SLICE_QUERIES="$slice_queries" \
 		BENCH_STREAM_DB="$db" BENCH_STREAM_FMNIST="$work/fmnist.py" \
 		pg_virtualenv -o "shared_buffers=$sb" -o max_wal_size=8GB \
-		-o shared_preload_libraries=segvec \
+		-o shared_preload_libraries=segvec "${opts[@]}" \
 		bash "$work/stream.sh" --inside
 fi
 fmnist=${BENCH_STREAM_FMNIST:-$here/../fmnist.py}
@@ -184,7 +197,10 @@ BEGIN
 	END LOOP;
 	todo := n * $delete_pct / 100;
 	WHILE first > 1 AND todo > 0 AND tries < 200 * n LOOP
-		DELETE FROM items WHERE id = 1 + floor(random() * (first - 1))::bigint;
+		-- the id drawn first: random() in the WHERE clause would be drawn
+		-- again for every row of a sequential scan
+		k := 1 + floor(random() * (first - 1))::bigint;
+		DELETE FROM items WHERE id = k;
 		GET DIAGNOSTICS got = ROW_COUNT;
 		todo := todo - got;
 		tries := tries + 1;
@@ -225,6 +241,46 @@ END
 -- what the segment sampler saw
 CREATE TABLE samples (t timestamptz, segments int, docs bigint);
 EOF
+
+# the queries, drawn before the stream (the same at every slice)
+if [ "$data" = fmnist ]; then
+	psql -c "CREATE TABLE q AS SELECT i AS qid, v FROM qbase"
+else
+	psql -c "CREATE TABLE q AS SELECT g AS qid, rowvec(g * 7919) AS v
+		FROM generate_series(1, $queries) g"
+fi
+
+# search cost in the stream's pause: "QPS buffers/query" of the first
+# $slice_queries queries against table $1's index at ef_search $slice_ef
+# (no recall: exact answers would cost a scan of the table per query)
+slice_search() {
+	psql -At <<EOF 2>&1 | sed -nE 's/.*slice ([0-9.]+) ([0-9.]+).*/\1 \2/p'
+SET enable_seqscan = off;
+SET segvec.ef_search = $slice_ef;
+DO \$\$
+DECLARE r record; t0 timestamptz; n int := 0; j json; bufs bigint := 0;
+	qps numeric;
+BEGIN
+	-- a first pass warms the pages
+	FOR r IN SELECT * FROM q ORDER BY qid LIMIT $slice_queries LOOP
+		PERFORM id FROM $1 ORDER BY v <-> r.v LIMIT 10;
+	END LOOP;
+	t0 := clock_timestamp();
+	FOR r IN SELECT * FROM q ORDER BY qid LIMIT $slice_queries LOOP
+		PERFORM id FROM $1 ORDER BY v <-> r.v LIMIT 10;
+		n := n + 1;
+	END LOOP;
+	qps := round(n / extract(epoch FROM clock_timestamp() - t0));
+	FOR r IN SELECT * FROM q ORDER BY qid LIMIT $slice_queries LOOP
+		EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)
+			SELECT id FROM $1 ORDER BY v <-> \$1 LIMIT 10' INTO j USING r.v;
+		bufs := bufs + (j->0->'Plan'->>'Shared Hit Blocks')::bigint
+			+ (j->0->'Plan'->>'Shared Read Blocks')::bigint;
+	END LOOP;
+	RAISE NOTICE 'slice % %', qps, round(bufs::numeric / n);
+END \$\$;
+EOF
+}
 
 # The samplers, in the background: every second the memory of this
 # server's processes whose title matches $1 (by parent pid: other servers
@@ -274,8 +330,9 @@ next=1
 first_rate=
 last_rate=
 say "streaming $rows rows of $data data ($dim dims) in batches of $batch"
-printf '%-5s %5s %7s %8s %5s %8s %8s %8s %8s %9s %9s %10s\n' slice time rows/s \
-	segments bound mutable index_MB inuse_MB vs_fresh WAL_B/ins hwm_kB private_kB
+wal_start=$(val "SELECT pg_current_wal_insert_lsn()")
+printf '%-5s %5s %7s %8s %5s %8s %8s %8s %8s %9s %6s %6s %8s %9s %10s\n' slice time rows/s \
+	segments bound mutable index_MB inuse_MB vs_fresh WAL_B/ins qps buf/q qps_buf_f hwm_kB private_kB
 for s in $(seq 1 10); do
 	t0=$(date +%s.%N)
 	ts0=$(val "SELECT now()")
@@ -300,7 +357,9 @@ for s in $(seq 1 10); do
 		round(pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '$w0') / $slice)
 		FROM ft.info('items_v') i, ft.storage_stats('items_v') s")
 	IFS='|' read -r segs bound mut size inuse walrow <<<"$line"
+	read -r sqps sbuf <<<"$(slice_search items)"
 	vsfresh=-
+	fqb=-
 	if [ "$fresh_slices" = 1 ]; then
 		# a fresh build of the live rows, in the stream's pause
 		psql -c "DROP TABLE IF EXISTS fresh_slice" \
@@ -308,13 +367,16 @@ for s in $(seq 1 10); do
 			-c "CREATE INDEX fresh_slice_v ON fresh_slice USING segvec (v) INCLUDE (id)"
 		vsfresh=$(val "SELECT round(pg_relation_size('items_v')::numeric
 			/ pg_relation_size('fresh_slice_v'), 2)")
+		read -r fqps fbuf <<<"$(slice_search fresh_slice)"
+		fqb=$(echo "$sqps / $fqps" | bc -l | xargs printf '%.2f')/$(echo "$sbuf / $fbuf" | bc -l | xargs printf '%.2f')
 		psql -c "DROP TABLE fresh_slice"
 	fi
-	printf '%-5s %5s %7.0f %8s %5s %8s %8s %8s %8s %9s %9s %10s\n' "$s" "$(date +%H:%M)" \
+	printf '%-5s %5s %7.0f %8s %5s %8s %8s %8s %8s %9s %6s %6s %8s %9s %10s\n' "$s" "$(date +%H:%M)" \
 		"$rate" "$segs" "$bound" "$mut" "$size" "$inuse" "$vsfresh" "$walrow" \
-		"$(peak "$mem" 2)" "$(peak "$mem" 3)"
+		"$sqps" "$sbuf" "$fqb" "$(peak "$mem" 2)" "$(peak "$mem" 3)"
 done
 echo "segments: at the slice's end / the most sampled during it; bound: 1 + floor(log16 docs)"
+echo "qps, buf/q: the streamed index at ef_search $slice_ef ($slice_queries queries); qps_buf_f: its QPS and buffers per query against the fresh build's"
 echo "segment samples over the bound: $(val "SELECT count(*) FILTER (WHERE segments >
 	1 + floor(log(16, greatest(docs, 1)))) || ' of ' || count(*) FROM samples")"
 
@@ -328,6 +390,21 @@ psql -c "VACUUM items" >/dev/null
 kill "$sampler2" 2>/dev/null || true
 sampler2=
 echo "workers' memory, whole stream: VmHWM $(peak "$mem" 2) kB, private $(peak "$mem" 3) kB"
+# where the WAL of the stream and its drain went, by resource manager
+# (pg_walinspect, PostgreSQL 15's signature; skipped where it differs):
+# Heap and Btree are the table and its primary key; Generic is segvec's
+# page records (mutable segment, keymap, metapage, tombstones); XLOG's
+# full page images are mostly the segments that compactions and merges
+# wrote.  Only without the fresh builds at every slice, whose WAL would be
+# counted in.
+if [ "$fresh_slices" = 0 ] &&
+	val "CREATE EXTENSION IF NOT EXISTS pg_walinspect" >/dev/null 2>&1; then
+	split=$(val "SELECT string_agg(resource_manager || ' ' || round(combined_size::numeric / $rows),
+			', ' ORDER BY combined_size DESC)
+		FROM pg_get_wal_stats('$wal_start', pg_current_wal_insert_lsn(), false)
+		WHERE combined_size::numeric / $rows >= 1" 2>/dev/null || true)
+	[ -n "$split" ] && echo "WAL bytes per inserted row, stream and drain, by resource manager: $split"
+fi
 
 say "fresh build of the same rows"
 psql -c "CREATE TABLE fresh AS SELECT * FROM items" \
@@ -341,12 +418,6 @@ kill "$sampler3" 2>/dev/null || true
 sampler3=
 printf 'fresh CREATE INDEX: %.0f s, private memory peak %s kB (VmHWM %s kB)\n' \
 	"$build" "$(peak "$bmem" 3)" "$(peak "$bmem" 2)"
-if [ "$data" = fmnist ]; then
-	psql -c "CREATE TABLE q AS SELECT i AS qid, v FROM qbase"
-else
-	psql -c "CREATE TABLE q AS SELECT g AS qid, rowvec(g * 7919) AS v
-		FROM generate_series(1, $queries) g"
-fi
 say "exact answers of $queries queries"
 psql -c "SET max_parallel_workers_per_gather = 0" -c "CREATE TABLE truth AS
 	SELECT q.qid, ARRAY(SELECT id FROM items ORDER BY l2_distance(v, q.v), id

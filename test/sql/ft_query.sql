@@ -387,6 +387,15 @@ SELECT * FROM ft.query('ftq_l2', '@category:{x}', '{"SORTBY": ["price", "UP"]}')
 SELECT * FROM ft.query('ftq_l2', '@category:{x}', '{"RETURN": "title"}');
 SELECT * FROM ft.query('ftq_l2', '@category:{x}', '{"DIALECT": 3}');
 \set VERBOSITY default
+-- a parameter given as JSON null is not missing: the error says it is null
+-- (SQLSTATE 22004) and what to give instead
+SELECT * FROM ft.query('ftq_l2', '*=>[KNN 10 @embedding $vec]', '{"vec": null}');
+SELECT * FROM ft.query('ftq_l2', '*=>[KNN $k @embedding $vec]',
+  '{"vec": [1, 2, 3, 4, 5, 6, 7, 8], "k": null}');
+SELECT * FROM ft.query('ftq_l2', '@category:{$c}', '{"c": null}');
+\set VERBOSITY sqlstate
+SELECT * FROM ft.query('ftq_l2', '*=>[KNN 10 @embedding $vec]', '{"vec": null}');
+\set VERBOSITY default
 
 -- 11. SQL in values and field names stays data: the value is matched
 -- literally, an odd column is reached by escaping, a field name with SQL

@@ -67,6 +67,15 @@ SET enable_indexscan = off;
 SELECT id FROM dim_items ORDER BY embedding <-> '{1,2}' LIMIT 10;
 RESET enable_indexscan;
 \set VERBOSITY default
+-- in full: through the index the error names the index; a sequential scan
+-- computes the distances with no index involved, and the error says that
+-- the two lengths differ
+SET enable_seqscan = off;
+SELECT id FROM dim_items ORDER BY embedding <-> '{1,2}' LIMIT 10;
+RESET enable_seqscan;
+SET enable_indexscan = off;
+SELECT id FROM dim_items ORDER BY embedding <-> '{1,2}' LIMIT 10;
+RESET enable_indexscan;
 
 -- the right length still goes in
 INSERT INTO dim_items VALUES (4, '{1,1,1}');

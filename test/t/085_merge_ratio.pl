@@ -14,6 +14,9 @@
 # - The same rows compacted by ft.compact every 40 rows (workers paused):
 #   the ratio policy leaves exactly 3,040 + 160 docs, the tiered one
 #   (merge_ratio 0) seven segments.
+# - A backlog of 20 small segments under a big one (merges held off, as
+#   when the workers fall behind a stream): ft.compact merges the 14
+#   smallest together first and then rewrites the big segment once.
 use strict;
 use warnings;
 
@@ -145,6 +148,40 @@ is(sq("SELECT seg_sizes('fg16_idx')"),
 is(sq("SELECT seg_sizes('fg0_idx')"),
 	'{2000,640,160,160,160,40,40}',
 	'merge_ratio 0: seven segments, by tiers');
+
+# --- a backlog: more small segments than one merge takes ---------------------
+# 20 segments of 40 docs under the 2,000 of the build (merges held off by
+# segvec.max_merge_docs = 0, as when the workers fall behind a stream),
+# then ft.compact: the smallest 14 are merged together first, so the big
+# segment is rewritten once, not once for every 13 small ones
+build('bl');
+sq(q{
+SET segvec.max_merge_docs = 0;
+DO $$
+BEGIN
+  FOR b IN 0 .. 19 LOOP
+    INSERT INTO bl SELECT i, vec(i)
+      FROM generate_series(2001 + b * 40, 2040 + b * 40) i;
+    PERFORM ft.compact('bl_idx');
+  END LOOP;
+END $$;
+});
+is(sq("SELECT seg_sizes('bl_idx')"),
+	'{2000' . (',40' x 20) . '}', 'backlog: 20 small segments under the big one');
+my $logstart = -s $node->logfile;
+sq(q{SET log_min_messages = debug1; SELECT ft.compact('bl_idx')});
+my @merges = slurp_file($node->logfile, $logstart) =~
+  /segvec merge of (\d+) segments of index "bl_idx": (\d+) docs/g;
+my @rewrites;
+for (my $i = 0; $i < @merges; $i += 2)
+{
+	push @rewrites, "$merges[$i]:$merges[$i + 1]";
+}
+is(join(' ', @rewrites), '14:560 8:2800',
+	'backlog: the 14 smallest merged first, then the big segment once');
+is(sq("SELECT seg_sizes('bl_idx')"), '{2800}', 'backlog: one segment left');
+is(sq("SELECT not_own_nearest('bl')"),
+	'0', 'backlog: every row is found by its own vector at k = 1');
 
 $node->stop;
 done_testing();
