@@ -139,6 +139,25 @@ RESET plan_cache_mode;
 RESET enable_seqscan;
 RESET enable_sort;
 
+-- README's form for 15 and 16, where the list is a filter above the scan:
+-- one index scan per distinct value, each with the value as its index
+-- condition, the nearest of all kept; the exact answer, each row once
+CREATE VIEW fa_per_value AS
+SELECT s.id FROM (SELECT DISTINCT unnest('{3,1,3,1}'::int[])) AS t(tenant),
+  LATERAL (SELECT id, embedding <-> (SELECT v FROM fa_q WHERE n = 1) AS dist
+           FROM fa_docs WHERE fa_docs.tenant = t.tenant
+           ORDER BY embedding <-> (SELECT v FROM fa_q WHERE n = 1)
+           LIMIT 10) s
+ORDER BY s.dist LIMIT 10;
+SET enable_seqscan = off;
+SELECT * FROM pg_temp.plan('SELECT * FROM fa_per_value');
+SELECT cardinality(got) AS nrows,
+       (SELECT count(DISTINCT id) FROM unnest(got) id) AS distinct_ids,
+       got = pg_temp.topk('tenant = ANY (''{3,1,3,1}'')', 1, 10, true) AS exact
+FROM (SELECT array_agg(id) AS got FROM fa_per_value) s;
+RESET enable_seqscan;
+DROP VIEW fa_per_value;
+
 -- inserts go to the mutable segment and stay there
 ALTER INDEX fa_idx SET (compact_threshold = 1000000);
 INSERT INTO fa_docs
