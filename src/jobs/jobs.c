@@ -280,6 +280,54 @@ JobRequestSweepLocked(Oid dboid, uint32 kinds, bool startup, TimestampTz now)
 }
 
 /*
+ * The PENDING slot of (this database, indexid, kind), or NULL if there is
+ * none; *free_slot is then the first free slot, or NULL when the table is
+ * full.  The caller holds the table's lock exclusively.
+ */
+static SegvecJobSlot *
+find_pending_locked(Oid indexid, SegvecJobKind kind,
+					SegvecJobSlot **free_slot)
+{
+	int			i;
+
+	*free_slot = NULL;
+	for (i = 0; i < SegvecJobs->max_jobs; i++)
+	{
+		SegvecJobSlot *s = &SegvecJobs->jobs[i];
+
+		if (s->state == SEGVEC_JOB_FREE)
+		{
+			if (*free_slot == NULL)
+				*free_slot = s;
+		}
+		else if (s->state == SEGVEC_JOB_PENDING && s->dboid == MyDatabaseId &&
+				 s->indexid == indexid && s->kind == kind)
+			return s;
+	}
+	return NULL;
+}
+
+/*
+ * Make the free slot s a new PENDING job of (this database, indexid,
+ * kind), submitted now, with its table owner if known.  The caller holds
+ * the table's lock exclusively.
+ */
+static void
+new_pending_locked(SegvecJobSlot *s, Oid indexid, SegvecJobKind kind,
+				   TimestampTz now)
+{
+	memset(s, 0, sizeof(SegvecJobSlot));
+	s->state = SEGVEC_JOB_PENDING;
+	s->kind = kind;
+	s->dboid = MyDatabaseId;
+	s->indexid = indexid;
+	s->worker = -1;
+	s->submitted_at = now;
+	s->last_submit_at = now;
+	JobFillOwnerLocked(s);
+}
+
+/*
  * SegvecSubmitJob, SegvecSubmitJobExt: see jobs.h.  Wakes the launcher.
  *
  * A compaction submitted by the process that is compacting this index
@@ -297,11 +345,10 @@ bool
 SegvecSubmitJobExt(Oid indexid, SegvecJobKind kind, bool force)
 {
 	TimestampTz now;
-	SegvecJobSlot *pending = NULL;
-	SegvecJobSlot *free_slot = NULL;
+	SegvecJobSlot *pending;
+	SegvecJobSlot *free_slot;
 	Latch	   *latch;
 	bool		recorded = true;
-	int			i;
 
 	if (!SegvecJobsEnabled() || !OidIsValid(MyDatabaseId) ||
 		kind < 0 || kind >= SEGVEC_NUM_JOB_KINDS)
@@ -320,22 +367,7 @@ SegvecSubmitJobExt(Oid indexid, SegvecJobKind kind, bool force)
 
 	LWLockAcquire(SegvecJobs->lock, LW_EXCLUSIVE);
 	SegvecJobs->counters.submitted[kind]++;
-	for (i = 0; i < SegvecJobs->max_jobs; i++)
-	{
-		SegvecJobSlot *s = &SegvecJobs->jobs[i];
-
-		if (s->state == SEGVEC_JOB_FREE)
-		{
-			if (free_slot == NULL)
-				free_slot = s;
-		}
-		else if (s->state == SEGVEC_JOB_PENDING && s->dboid == MyDatabaseId &&
-				 s->indexid == indexid && s->kind == kind)
-		{
-			pending = s;
-			break;
-		}
-	}
+	pending = find_pending_locked(indexid, kind, &free_slot);
 
 	if (pending != NULL)
 	{
@@ -355,16 +387,8 @@ SegvecSubmitJobExt(Oid indexid, SegvecJobKind kind, bool force)
 	}
 	else if (free_slot != NULL)
 	{
-		memset(free_slot, 0, sizeof(SegvecJobSlot));
-		free_slot->state = SEGVEC_JOB_PENDING;
-		free_slot->kind = kind;
-		free_slot->dboid = MyDatabaseId;
-		free_slot->indexid = indexid;
-		free_slot->worker = -1;
+		new_pending_locked(free_slot, indexid, kind, now);
 		free_slot->force = force;
-		free_slot->submitted_at = now;
-		free_slot->last_submit_at = now;
-		JobFillOwnerLocked(free_slot);
 	}
 	else
 	{
@@ -477,10 +501,9 @@ SegvecSubmitSettle(Oid indexid, uint64 mark, int quiet_naps)
 {
 	TimestampTz now;
 	TimestampTz at;
-	SegvecJobSlot *pending = NULL;
-	SegvecJobSlot *free_slot = NULL;
+	SegvecJobSlot *pending;
+	SegvecJobSlot *free_slot;
 	bool		recorded = true;
-	int			i;
 
 	if (!SegvecJobsEnabled() || !OidIsValid(MyDatabaseId) ||
 		segvec_settle_ratio <= 0)
@@ -491,22 +514,7 @@ SegvecSubmitSettle(Oid indexid, uint64 mark, int quiet_naps)
 									 Max(quiet_naps, 1));
 
 	LWLockAcquire(SegvecJobs->lock, LW_EXCLUSIVE);
-	for (i = 0; i < SegvecJobs->max_jobs; i++)
-	{
-		SegvecJobSlot *s = &SegvecJobs->jobs[i];
-
-		if (s->state == SEGVEC_JOB_FREE)
-		{
-			if (free_slot == NULL)
-				free_slot = s;
-		}
-		else if (s->state == SEGVEC_JOB_PENDING && s->dboid == MyDatabaseId &&
-				 s->indexid == indexid && s->kind == SEGVEC_JOB_COMPACT)
-		{
-			pending = s;
-			break;
-		}
-	}
+	pending = find_pending_locked(indexid, SEGVEC_JOB_COMPACT, &free_slot);
 
 	if (pending != NULL)
 	{
@@ -519,18 +527,10 @@ SegvecSubmitSettle(Oid indexid, uint64 mark, int quiet_naps)
 	else if (free_slot != NULL)
 	{
 		SegvecJobs->counters.submitted[SEGVEC_JOB_COMPACT]++;
-		memset(free_slot, 0, sizeof(SegvecJobSlot));
-		free_slot->state = SEGVEC_JOB_PENDING;
-		free_slot->kind = SEGVEC_JOB_COMPACT;
-		free_slot->dboid = MyDatabaseId;
-		free_slot->indexid = indexid;
-		free_slot->worker = -1;
+		new_pending_locked(free_slot, indexid, SEGVEC_JOB_COMPACT, now);
 		free_slot->settle = true;
 		free_slot->settle_mark = mark;
 		free_slot->not_before = at;
-		free_slot->submitted_at = now;
-		free_slot->last_submit_at = now;
-		JobFillOwnerLocked(free_slot);
 	}
 	else
 		recorded = false;

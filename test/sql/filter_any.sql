@@ -16,12 +16,9 @@ RESET client_min_messages;
 SET jit = off;
 SET maintenance_work_mem = '32MB';
 
--- element j of vector i is sin(i * sqrt(j + 1) + j): no random()
-CREATE FUNCTION pg_temp.vec(i int, d int) RETURNS real[]
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT array_agg(sin(i * sqrt(j + 1::float8) + j)::real ORDER BY j)
-    FROM generate_series(1, d) j
-$$;
+-- vec(i, d), noise(i, d), point(cluster, i): deterministic vectors
+\set vectors_sql :abs_srcdir '/sql/include/vectors.sql'
+\i :vectors_sql
 
 -- 4,000 rows: tenant keeps a tenth (every 97th row has none), grp a
 -- fiftieth, cat (hashed) a seventh, day one in 365
@@ -41,52 +38,11 @@ ANALYZE fa_docs;
 CREATE TABLE fa_q (n int, v real[]);
 INSERT INTO fa_q SELECT n, pg_temp.vec(100000 + n, 8) FROM generate_series(1, 3) n;
 
--- the filtered top-k through the index and exactly (no index): ids in order
-CREATE FUNCTION pg_temp.topk(cond text, qn int, k int, exact bool)
-RETURNS int[] LANGUAGE plpgsql AS $$
-DECLARE
-    r int[];
-BEGIN
-    IF exact THEN
-        PERFORM set_config('enable_indexscan', 'off', true);
-    ELSE
-        PERFORM set_config('enable_seqscan', 'off', true);
-        PERFORM set_config('enable_sort', 'off', true);
-        PERFORM set_config('enable_bitmapscan', 'off', true);
-    END IF;
-    EXECUTE format('SELECT coalesce(array_agg(id), ''{}'') FROM (
-        SELECT id FROM fa_docs WHERE %s
-        ORDER BY embedding <-> (SELECT v FROM fa_q WHERE n = $1)
-        LIMIT $2) s', cond)
-        INTO r USING qn, k;
-    PERFORM set_config('enable_indexscan', 'on', true);
-    PERFORM set_config('enable_seqscan', 'on', true);
-    PERFORM set_config('enable_sort', 'on', true);
-    PERFORM set_config('enable_bitmapscan', 'on', true);
-    RETURN r;
-END
-$$;
-
--- rows that pass, rows the index returns for k = 10 and 50, and whether
--- both equal the exact answer for each of the three queries
-CREATE FUNCTION pg_temp.check(cond text) RETURNS TABLE (
-    passing bigint, rows_10 int, rows_50 int, exact boolean)
-LANGUAGE plpgsql AS $$
-DECLARE
-    ok boolean := true;
-    q int;
-BEGIN
-    EXECUTE format('SELECT count(*) FROM fa_docs WHERE %s', cond) INTO passing;
-    FOR q IN 1..3 LOOP
-        ok := ok AND pg_temp.topk(cond, q, 10, false) = pg_temp.topk(cond, q, 10, true)
-                 AND pg_temp.topk(cond, q, 50, false) = pg_temp.topk(cond, q, 50, true);
-    END LOOP;
-    rows_10 := coalesce(cardinality(pg_temp.topk(cond, 1, 10, false)), 0);
-    rows_50 := coalesce(cardinality(pg_temp.topk(cond, 1, 50, false)), 0);
-    exact := ok;
-    RETURN NEXT;
-END
-$$;
+-- topk(cond, qn, k, exact) and check(cond) over fa_docs and fa_q
+\set docs fa_docs
+\set queries fa_q
+\set topk_sql :abs_srcdir '/sql/include/topk.sql'
+\i :topk_sql
 
 CREATE TABLE fa_conds (cond text);
 INSERT INTO fa_conds VALUES
@@ -138,6 +94,25 @@ DEALLOCATE fa_t;
 RESET plan_cache_mode;
 RESET enable_seqscan;
 RESET enable_sort;
+
+-- README's form for 15 and 16, where the list is a filter above the scan:
+-- one index scan per distinct value, each with the value as its index
+-- condition, the nearest of all kept; the exact answer, each row once
+CREATE VIEW fa_per_value AS
+SELECT s.id FROM (SELECT DISTINCT unnest('{3,1,3,1}'::int[])) AS t(tenant),
+  LATERAL (SELECT id, embedding <-> (SELECT v FROM fa_q WHERE n = 1) AS dist
+           FROM fa_docs WHERE fa_docs.tenant = t.tenant
+           ORDER BY embedding <-> (SELECT v FROM fa_q WHERE n = 1)
+           LIMIT 10) s
+ORDER BY s.dist LIMIT 10;
+SET enable_seqscan = off;
+SELECT * FROM pg_temp.plan('SELECT * FROM fa_per_value');
+SELECT cardinality(got) AS nrows,
+       (SELECT count(DISTINCT id) FROM unnest(got) id) AS distinct_ids,
+       got = pg_temp.topk('tenant = ANY (''{3,1,3,1}'')', 1, 10, true) AS exact
+FROM (SELECT array_agg(id) AS got FROM fa_per_value) s;
+RESET enable_seqscan;
+DROP VIEW fa_per_value;
 
 -- inserts go to the mutable segment and stay there
 ALTER INDEX fa_idx SET (compact_threshold = 1000000);

@@ -14,12 +14,9 @@ RESET client_min_messages;
 SET jit = off;
 SET maintenance_work_mem = '32MB';
 
--- element j of vector i is sin(i * sqrt(j + 1) + j): no random()
-CREATE FUNCTION pg_temp.vec(i int, d int) RETURNS real[]
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT array_agg(sin(i * sqrt(j + 1::float8) + j)::real ORDER BY j)
-    FROM generate_series(1, d) j
-$$;
+-- vec(i, d), noise(i, d), point(cluster, i): deterministic vectors
+\set vectors_sql :abs_srcdir '/sql/include/vectors.sql'
+\i :vectors_sql
 
 -- 20,000 rows: cat keeps a third, tenant a quarter, grp 2%, rid one row;
 -- every 97th row has no tenant; labels and tags are label arrays (every
@@ -44,54 +41,11 @@ ANALYZE fc_docs;
 CREATE TABLE fc_q (n int, v real[]);
 INSERT INTO fc_q SELECT n, pg_temp.vec(100000 + n, 8) FROM generate_series(1, 3) n;
 
--- the filtered top-k through the index (ordered scans of segvec only) and
--- exactly (no index): ids in order
-CREATE FUNCTION pg_temp.topk(cond text, qn int, k int, exact bool)
-RETURNS int[] LANGUAGE plpgsql AS $$
-DECLARE
-    r int[];
-BEGIN
-    IF exact THEN
-        PERFORM set_config('enable_indexscan', 'off', true);
-    ELSE
-        PERFORM set_config('enable_seqscan', 'off', true);
-        PERFORM set_config('enable_sort', 'off', true);
-        PERFORM set_config('enable_bitmapscan', 'off', true);
-    END IF;
-    EXECUTE format('SELECT coalesce(array_agg(id), ''{}'') FROM (
-        SELECT id FROM fc_docs WHERE %s
-        ORDER BY embedding <-> (SELECT v FROM fc_q WHERE n = $1)
-        LIMIT $2) s', cond)
-        INTO r USING qn, k;
-    PERFORM set_config('enable_indexscan', 'on', true);
-    PERFORM set_config('enable_seqscan', 'on', true);
-    PERFORM set_config('enable_sort', 'on', true);
-    PERFORM set_config('enable_bitmapscan', 'on', true);
-    RETURN r;
-END
-$$;
-
--- for each condition: rows that pass, rows the index returns for k = 10
--- and 50 (min(k, passing)), and whether both equal the exact answer for
--- each of the three queries
-CREATE FUNCTION pg_temp.check(cond text) RETURNS TABLE (
-    passing bigint, rows_10 int, rows_50 int, exact boolean)
-LANGUAGE plpgsql AS $$
-DECLARE
-    ok boolean := true;
-    q int;
-BEGIN
-    EXECUTE format('SELECT count(*) FROM fc_docs WHERE %s', cond) INTO passing;
-    FOR q IN 1..3 LOOP
-        ok := ok AND pg_temp.topk(cond, q, 10, false) = pg_temp.topk(cond, q, 10, true)
-                 AND pg_temp.topk(cond, q, 50, false) = pg_temp.topk(cond, q, 50, true);
-    END LOOP;
-    rows_10 := coalesce(cardinality(pg_temp.topk(cond, 1, 10, false)), 0);
-    rows_50 := coalesce(cardinality(pg_temp.topk(cond, 1, 50, false)), 0);
-    exact := ok;
-    RETURN NEXT;
-END
-$$;
+-- topk(cond, qn, k, exact) and check(cond) over fc_docs and fc_q
+\set docs fc_docs
+\set queries fc_q
+\set topk_sql :abs_srcdir '/sql/include/topk.sql'
+\i :topk_sql
 
 CREATE TABLE fc_conds (cond text);
 INSERT INTO fc_conds VALUES

@@ -15,21 +15,11 @@ RESET client_min_messages;
 SET jit = off;
 SET maintenance_work_mem = '32MB';
 
--- a deterministic pseudo-random vector: element j of vector i
-CREATE FUNCTION pg_temp.noise(i int, d int) RETURNS float8[]
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT array_agg(sin(i * sqrt(j + 1::float8) + j) ORDER BY j)
-    FROM generate_series(1, d) j
-$$;
+-- vec(i, d), noise(i, d), point(cluster, i): deterministic vectors
+\set vectors_sql :abs_srcdir '/sql/include/vectors.sql'
+\i :vectors_sql
 
--- 6,000 rows in 20 clusters of 16 dimensions (row i in cluster i % 20)
-CREATE FUNCTION pg_temp.point(cluster int, i int) RETURNS real[]
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT array_agg((10 * c + 2 * n)::real ORDER BY j)
-    FROM unnest(pg_temp.noise(1000 * (cluster + 1), 16),
-                pg_temp.noise(i, 16)) WITH ORDINALITY AS t(c, n, j)
-$$;
-
+-- 6,000 rows in 20 clusters of 16 dimensions (row i is point(i % 20, i));
 -- far10: the 2 clusters farthest from cluster 0's centre (10%); tenant:
 -- every tenth row of each cluster (10%, independent of the vector); grp:
 -- 1%; rid: one row each

@@ -9,26 +9,15 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
 RESET client_min_messages;
+\getenv abs_srcdir PG_ABS_SRCDIR
 SET jit = off;
 SET maintenance_work_mem = '64MB';
 
--- a deterministic pseudo-random vector: element j of vector i
-CREATE FUNCTION pg_temp.noise(i int, d int) RETURNS float8[]
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT array_agg(sin(i * sqrt(j + 1::float8) + j) ORDER BY j)
-    FROM generate_series(1, d) j
-$$;
+-- vec(i, d), noise(i, d), point(cluster, i): deterministic vectors
+\set vectors_sql :abs_srcdir '/sql/include/vectors.sql'
+\i :vectors_sql
 
--- 30,000 rows in 20 clusters of 16 dimensions: row i is in cluster i % 20,
--- at its centre (10 * noise(1000 * cluster)) plus noise of about a fifth
--- of the distance between centres
-CREATE FUNCTION pg_temp.point(cluster int, i int) RETURNS real[]
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT array_agg((10 * c + 2 * n)::real ORDER BY j)
-    FROM unnest(pg_temp.noise(1000 * (cluster + 1), 16),
-                pg_temp.noise(i, 16)) WITH ORDINALITY AS t(c, n, j)
-$$;
-
+-- 30,000 rows in 20 clusters of 16 dimensions (row i is point(i % 20, i));
 -- clusters by distance from cluster 0's centre, farthest first
 CREATE TABLE fr_far AS
     SELECT k, row_number() OVER (ORDER BY l2_distance(

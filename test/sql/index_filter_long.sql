@@ -136,4 +136,38 @@ SELECT count(*) AS nrows, count(DISTINCT id) AS distinct_ids FROM (
     ORDER BY embedding <-> (SELECT v FROM fl_q) LIMIT 100000) s;
 RESET segvec.max_scan_tuples;
 
-DROP TABLE fl_items, fl_q;
+-- a radius with 4 rows inside it (below the 5th smallest distance) and
+-- LIMIT 10: the executor reads the scan to its end.  With a budget below
+-- the segment's 20,000 docs the scan stops there, with the NOTICE (and,
+-- read to its end, the count of late finds strict order skipped); with
+-- one above, it reads the whole index (the segment is scored exactly once
+-- its walk has gone far enough) and there is no NOTICE: nothing was left
+-- out.  Both find the 4 rows.
+CREATE TABLE fl_r AS
+    SELECT embedding <-> (SELECT v FROM fl_q) AS r FROM fl_items
+    ORDER BY 1 OFFSET 4 LIMIT 1;
+CREATE VIEW fl_within AS
+    SELECT array_agg(id) AS got FROM (
+        SELECT id FROM fl_items
+        WHERE embedding <-> (SELECT v FROM fl_q) < (SELECT r FROM fl_r)
+        ORDER BY embedding <-> (SELECT v FROM fl_q) LIMIT 10) s;
+CREATE VIEW fl_within_exact AS
+    SELECT array_agg(id ORDER BY embedding <-> (SELECT v FROM fl_q)) AS exact
+    FROM fl_items
+    WHERE embedding <-> (SELECT v FROM fl_q) < (SELECT r FROM fl_r);
+SELECT * FROM pg_temp.plan($$
+SELECT id FROM fl_items
+WHERE embedding <-> (SELECT v FROM fl_q) < (SELECT r FROM fl_r)
+ORDER BY embedding <-> (SELECT v FROM fl_q) LIMIT 10$$);
+\set VERBOSITY terse
+SET segvec.max_scan_tuples = 10000;
+SELECT cardinality(got) AS nrows, got = exact AS same_as_exact
+FROM fl_within, fl_within_exact;
+SET segvec.max_scan_tuples = 30000;
+SELECT cardinality(got) AS nrows, got = exact AS same_as_exact
+FROM fl_within, fl_within_exact;
+RESET segvec.max_scan_tuples;
+\set VERBOSITY default
+
+DROP VIEW fl_within, fl_within_exact;
+DROP TABLE fl_items, fl_q, fl_r;
