@@ -399,8 +399,8 @@ echo "workers' memory, whole stream: VmHWM $(peak "$mem" 2) kB, private $(peak "
 # counted in.
 if [ "$fresh_slices" = 0 ] &&
 	val "CREATE EXTENSION IF NOT EXISTS pg_walinspect" >/dev/null 2>&1; then
-	split=$(val "SELECT string_agg(resource_manager || ' ' || round(combined_size::numeric / $rows),
-			', ' ORDER BY combined_size DESC)
+	split=$(val "SELECT string_agg(\"resource_manager/record_type\" || ' '
+			|| round(combined_size::numeric / $rows), ', ' ORDER BY combined_size DESC)
 		FROM pg_get_wal_stats('$wal_start', pg_current_wal_insert_lsn(), false)
 		WHERE combined_size::numeric / $rows >= 1" 2>/dev/null || true)
 	[ -n "$split" ] && echo "WAL bytes per inserted row, stream and drain, by resource manager: $split"
