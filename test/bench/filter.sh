@@ -32,7 +32,9 @@
 # the commonest labels (labels && '{1,...,k}'); the rows print the share
 # that passes.
 #
-# BENCH_FILTER_METHODS ("a b c d") picks the methods:
+# The segvec and HNSW indexes are built with maintenance_work_mem
+# BENCH_FILTER_BUILD_MEM (1GB: each build in memory, so segvec's is one
+# graph segment).  BENCH_FILTER_METHODS ("a b c d") picks the methods:
 #   a  segvec with the filter columns in the index (embedding, ...) INCLUDE (id)
 #   b  segvec on the vector alone, the filter after the index, with
 #      segvec.max_scan_tuples raised to 1,000,000 so that it does not stop
@@ -63,6 +65,7 @@ methods=" ${BENCH_FILTER_METHODS:-a b c d} "
 columns=" ${BENCH_FILTER_COLUMNS:-sel brank tenant labels} "
 hnsw_max_scan=${BENCH_FILTER_HNSW_MAX_SCAN:-}
 min_ms=${BENCH_FILTER_MIN_MS:-1000}
+build_mem=${BENCH_FILTER_BUILD_MEM:-1GB}
 db=${BENCH_FILTER_DB:-segvec_bench_filter}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 fmnist="$here/../fmnist.py"
@@ -264,14 +267,18 @@ done
 
 # (a) the filter columns in the segvec index
 if [[ $methods == *" a "* ]]; then
-	p -c "CREATE INDEX items_filter ON items USING segvec (embedding$fcols) INCLUDE (id)"
+	p -c "SET maintenance_work_mem = '$build_mem'" \
+	  -c "CREATE INDEX items_filter ON items USING segvec (embedding$fcols) INCLUDE (id)"
+	p -c "SELECT num_docs, mutable_docs, num_segments, index_bytes FROM ft.info('items_filter')"
 	run a 'segvec, filter columns' 'SET enable_seqscan = off; SET enable_sort = off;'
 	p -c 'DROP INDEX items_filter'
 fi
 
 # (b) segvec on the vector alone, the filter after it
 if [[ $methods == *" b "* ]]; then
-	p -c 'CREATE INDEX items_plain ON items USING segvec (embedding) INCLUDE (id)'
+	p -c "SET maintenance_work_mem = '$build_mem'" \
+	  -c 'CREATE INDEX items_plain ON items USING segvec (embedding) INCLUDE (id)'
+	p -c "SELECT num_docs, mutable_docs, num_segments, index_bytes FROM ft.info('items_plain')"
 	run b 'segvec, filter after' 'SET enable_seqscan = off; SET enable_sort = off; SET segvec.max_scan_tuples = 1000000;'
 	p -c 'DROP INDEX items_plain'
 fi
@@ -285,7 +292,7 @@ if [[ $methods == *" c "* ]]; then
 		      SELECT id, embedding::vector($dim) AS embedding, sel, brank, tenant_id, labels
 		      FROM items" \
 		  -c 'VACUUM ANALYZE pgv' \
-		  -c "SET maintenance_work_mem = '1GB'" \
+		  -c "SET maintenance_work_mem = '$build_mem'" \
 		  -c 'CREATE INDEX pgv_hnsw ON pgv USING hnsw (embedding vector_l2_ops) WITH (m = 16, ef_construction = 64)'
 		echo "pgvector $(val "SELECT extversion FROM pg_extension WHERE extname = 'vector'")"
 		run c-strict 'pgvector HNSW, strict_order' 'SET enable_seqscan = off; SET hnsw.iterative_scan = strict_order;' pgv ::vector
