@@ -302,6 +302,30 @@ extern const char *GraphPinFilterPage(Relation index,
 									  uint32 *first, uint32 *count);
 extern void GraphReleaseFilterPage(Relation index, const SegvecSegment *seg,
 								   Buffer *buf);
+
+/*
+ * A segment's postings (postings.c; format.h, "Postings of a segment's
+ * filter columns"), open for look-ups: one page pinned at a time.
+ */
+typedef struct GraphPostings
+{
+	Relation	index;
+	const SegvecSegment *seg;
+	BlockNumber start;			/* the area's first block */
+	Buffer		buf;			/* pinned page of the area, or Invalid */
+	SegvecPostingsHeader hdr;
+	SegvecPostingsColumn *cols; /* hdr.nfilters of them */
+} GraphPostings;
+
+extern BlockNumber GraphPostingsBlock(const SegvecSegment *seg, int dim);
+extern bool GraphPostingsOpen(Relation index, const SegvecSegment *seg,
+							  int dim, GraphPostings *p);
+extern bool GraphPostingsHasColumn(GraphPostings *p, int col);
+extern bool GraphPostingsLookup(GraphPostings *p, int col, uint64 value,
+								SegvecPostingsEntry *e);
+extern void GraphPostingsReadList(GraphPostings *p,
+								  const SegvecPostingsEntry *e, uint32 *ids);
+extern void GraphPostingsClose(GraphPostings *p);
 /*
  * The doc-area page a look-up by doc id last found its doc on, with the
  * page's first and last doc ids, so that the next look-up of a doc id in
