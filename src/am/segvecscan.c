@@ -438,19 +438,35 @@ uint32_cmp(const void *a, const void *b)
 }
 
 /*
+ * A segment's passing docs, when no more than 1/POSTINGS_LIST_DIV of its
+ * docs (or few enough that it will score them exactly), are read from its
+ * postings' lists; more are only counted, and a walk checks the entries
+ * of the nodes it meets (as without postings).
+ */
+#define POSTINGS_LIST_DIV	16
+
+/* a run of node numbers of a segment's postings (GraphPostingsFind) */
+typedef struct PostingsRun
+{
+	uint32		first;
+	uint32		count;
+} PostingsRun;
+
+/*
  * What seg's postings (format.h) tell of the scan's filter, without its
- * filter area.  Of the scan's equality keys (= or = ANY) on columns with
- * postings, the one that the fewest nodes pass: none pass (SKIP: nothing
- * else of the segment is read); each of its values has a list (LIST: the
- * nodes that fail the filter into *fail, a bitmap of seg->ndocs bits, and
- * the live nodes that pass into *npass: the lists' nodes not tombstoned,
- * and with other keys, whose entries pass them, read for those nodes
- * only); the scan has no other key (COUNT: *npass estimates the live nodes
- * that pass from the count, which includes tombstoned nodes).  A list's
- * nodes have the key's value in their entries, 8 bytes equal (a hashed
- * value too: the directory holds the entries' values, not a hash of its
- * own), so they pass that key as a check of their entries would; the
- * executor rechecks a hashed column's rows as ever.  NONE otherwise.
+ * filter area.  Of the scan's keys on columns with postings (=, <, <=, >=,
+ * >, = ANY), the one that the fewest nodes pass, counted from the
+ * directory: none pass (SKIP: nothing else of the segment is read); few
+ * pass (LIST: the nodes that fail the filter into *fail, a bitmap of
+ * seg->ndocs bits, and the live nodes that pass into *npass: the lists'
+ * nodes not tombstoned, and with other keys, whose entries pass them, read
+ * for those nodes only); more pass and the scan has no other key (COUNT:
+ * *npass estimates the live nodes that pass from the count, which
+ * includes tombstoned nodes).  A list's nodes have a value the key accepts
+ * in their entries, 8 bytes equal (a hashed value too: the directory
+ * holds the entries' values, not a hash of its own), so they pass that key
+ * as a check of their entries would; the executor rechecks a hashed
+ * column's rows as ever.  NONE otherwise: the filter entries tell.
  */
 static PostingsUse
 segment_postings(IndexScanDesc scan, const SegvecSegment *seg, uint8 **fail,
@@ -459,15 +475,15 @@ segment_postings(IndexScanDesc scan, const SegvecSegment *seg, uint8 **fail,
 	SegvecScanOpaque so = (SegvecScanOpaque) scan->opaque;
 	Relation	index = scan->indexRelation;
 	GraphPostings p;
-	SegvecPostingsEntry *best = NULL;
+	PostingsRun *best = NULL;
 	int			nbest = 0;
 	int64		best_total = -1;
-	bool		best_lists = false;
 	uint32	   *ids;
 	int64		nids = 0;
 	uint8	   *tomb;
 	Size		mapbytes;
 	int64		n = 0;
+	int			c;
 	int			k;
 
 	*fail = NULL;
@@ -475,52 +491,87 @@ segment_postings(IndexScanDesc scan, const SegvecSegment *seg, uint8 **fail,
 	if (seg->nfilters != so->filter.nfilters || so->filter.nkeys == 0 ||
 		!GraphPostingsOpen(index, seg, so->dimensions, &p))
 		return POSTINGS_NONE;
-	for (k = 0; k < so->filter.nkeys; k++)
+	/* per column with postings: its keys' runs, intersected */
+	for (c = 0; c < so->filter.nfilters; c++)
 	{
-		const SegvecFilterKey *key = &so->filter.keys[k];
-		int			nvals = key->set ? key->nset : 1;
-		SegvecPostingsEntry *es;
+		uint32		from = 0;
+		uint32		to;
+		const SegvecFilterKey *setkey = NULL;
+		PostingsRun *runs;
+		int			nruns = 0;
 		int64		total = 0;
-		bool		lists = true;
-		int			v;
+		bool		keyed = false;
 
-		if (key->strategy != BTEqualStrategyNumber || key->labels != NULL ||
-			!GraphPostingsHasColumn(&p, key->col))
+		if (!GraphPostingsHasColumn(&p, c))
 			continue;
-		es = palloc(sizeof(SegvecPostingsEntry) * nvals);
-		for (v = 0; v < nvals; v++)
+		to = GraphPostingsValues(&p, c);
+		for (k = 0; k < so->filter.nkeys; k++)
 		{
-			(void) GraphPostingsLookup(&p, key->col,
-									   key->set ? key->set[v] : key->value,
-									   &es[v]);
-			total += es[v].count;
-			if (es[v].count > 0 && es[v].list == SEGVEC_POSTINGS_NO_LIST)
-				lists = false;
+			const SegvecFilterKey *key = &so->filter.keys[k];
+			uint32		f,
+						t;
+
+			if (key->col != c || key->labels != NULL)
+				continue;
+			keyed = true;
+			if (key->set)
+			{
+				if (setkey == NULL)
+					setkey = key;	/* another is checked on the entries */
+				continue;
+			}
+			GraphPostingsRange(&p, c, key->strategy, (int64) key->value,
+							   &f, &t);
+			from = Max(from, f);
+			to = Min(to, t);
 		}
-		if (best_total < 0 || total < best_total ||
-			(total == best_total && lists && !best_lists))
+		if (!keyed)
+			continue;
+		runs = palloc(sizeof(PostingsRun) * (setkey ? Max(setkey->nset, 1) : 1));
+		if (setkey)
+		{
+			int			v;
+
+			/* each value of the list, within the range */
+			for (v = 0; v < setkey->nset; v++)
+			{
+				uint32		f,
+							t;
+
+				GraphPostingsRange(&p, c, BTEqualStrategyNumber,
+								   (int64) setkey->set[v], &f, &t);
+				if (f < t && f >= from && f < to)
+				{
+					GraphPostingsRun(&p, c, f, t, &runs[nruns].first,
+									 &runs[nruns].count);
+					total += runs[nruns++].count;
+				}
+			}
+		}
+		else if (from < to)
+		{
+			GraphPostingsRun(&p, c, from, to, &runs[0].first, &runs[0].count);
+			total = runs[0].count;
+			nruns = 1;
+		}
+		if (best_total < 0 || total < best_total)
 		{
 			if (best)
 				pfree(best);
-			best = es;
-			nbest = nvals;
+			best = runs;
+			nbest = nruns;
 			best_total = total;
-			best_lists = lists;
 		}
 		else
-			pfree(es);
+			pfree(runs);
 	}
-	if (best_total < 0)
+	if (best_total <= 0)
 	{
 		GraphPostingsClose(&p);
-		return POSTINGS_NONE;
+		return best_total < 0 ? POSTINGS_NONE : POSTINGS_SKIP;
 	}
-	if (best_total == 0)
-	{
-		GraphPostingsClose(&p);
-		return POSTINGS_SKIP;
-	}
-	if (!best_lists)
+	if (best_total > seg->ndocs / POSTINGS_LIST_DIV &&
+		!GraphFilterPrefersExact(seg, segvec_ef_search, best_total))
 	{
 		GraphPostingsClose(&p);
 		if (so->filter.nkeys > 1)
@@ -531,19 +582,15 @@ segment_postings(IndexScanDesc scan, const SegvecSegment *seg, uint8 **fail,
 		return POSTINGS_COUNT;
 	}
 
-	/* the lists' nodes, ascending (a value's list is; values' lists are
-	 * disjoint, as a node has one value in a column) */
+	/* the runs' nodes, ascending */
 	ids = palloc(sizeof(uint32) * best_total);
 	for (k = 0; k < nbest; k++)
 	{
-		if (best[k].count == 0)
-			continue;
-		GraphPostingsReadList(&p, &best[k], ids + nids);
+		GraphPostingsReadIds(&p, best[k].first, best[k].count, ids + nids);
 		nids += best[k].count;
 	}
 	GraphPostingsClose(&p);
-	if (nbest > 1)
-		qsort(ids, nids, sizeof(uint32), uint32_cmp);
+	qsort(ids, nids, sizeof(uint32), uint32_cmp);
 
 	mapbytes = (seg->ndocs + 7) / 8 + 1;
 	*fail = palloc(mapbytes);

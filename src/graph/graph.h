@@ -321,10 +321,13 @@ extern BlockNumber GraphPostingsBlock(const SegvecSegment *seg, int dim);
 extern bool GraphPostingsOpen(Relation index, const SegvecSegment *seg,
 							  int dim, GraphPostings *p);
 extern bool GraphPostingsHasColumn(GraphPostings *p, int col);
-extern bool GraphPostingsLookup(GraphPostings *p, int col, uint64 value,
-								SegvecPostingsEntry *e);
-extern void GraphPostingsReadList(GraphPostings *p,
-								  const SegvecPostingsEntry *e, uint32 *ids);
+extern void GraphPostingsRange(GraphPostings *p, int col, int strategy,
+							   int64 value, uint32 *from, uint32 *to);
+extern uint32 GraphPostingsValues(GraphPostings *p, int col);
+extern void GraphPostingsRun(GraphPostings *p, int col, uint32 from,
+							 uint32 to, uint32 *first, uint32 *count);
+extern void GraphPostingsReadIds(GraphPostings *p, uint32 first,
+								 uint32 count, uint32 *ids);
 extern void GraphPostingsClose(GraphPostings *p);
 /*
  * The doc-area page a look-up by doc id last found its doc on, with the

@@ -15,6 +15,7 @@
  */
 #include "postgres.h"
 
+#include "access/stratnum.h"
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -25,7 +26,7 @@
 /* a node's value of one column, for sorting */
 typedef struct PostingPair
 {
-	uint64		value;
+	int64		value;
 	uint32		node;
 } PostingPair;
 
@@ -54,11 +55,8 @@ GraphPostingsBuild(const char *entries, uint32 n, int nfilters,
 	Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(nfilters);
 	uint32		max_values = Max(SEGVEC_POSTINGS_MIN_VALUES,
 								 n / SEGVEC_POSTINGS_VALUES_DIV);
-	uint32		max_list = Max(SEGVEC_POSTINGS_MIN_LIST,
-							   n / SEGVEC_POSTINGS_LIST_DIV);
 	SegvecPostingsColumn *cols;
 	PostingPair **pairs;
-	uint32	   *npairs;
 	uint32		ndir = 0;
 	uint32		nids = 0;
 	bool		any = false;
@@ -73,7 +71,6 @@ GraphPostingsBuild(const char *entries, uint32 n, int nfilters,
 		return NULL;
 	cols = palloc0(sizeof(SegvecPostingsColumn) * nfilters);
 	pairs = palloc0(sizeof(PostingPair *) * nfilters);
-	npairs = palloc0(sizeof(uint32) * nfilters);
 
 	/* each column's (value, node) pairs, sorted; its distinct values */
 	for (c = 0; c < nfilters; c++)
@@ -86,7 +83,7 @@ GraphPostingsBuild(const char *entries, uint32 n, int nfilters,
 		if (!postable[c])
 			continue;
 		p = MemoryContextAllocHuge(CurrentMemoryContext,
-								   mul_size(n, sizeof(PostingPair)));
+								   mul_size(Max(n, 1), sizeof(PostingPair)));
 		for (i = 0; i < n; i++)
 		{
 			const char *e = entries + (Size) i * fbytes;
@@ -95,7 +92,7 @@ GraphPostingsBuild(const char *entries, uint32 n, int nfilters,
 			memcpy(&present, e, sizeof(uint64));
 			if (!(present & (UINT64CONST(1) << c)))
 				continue;		/* NULL: no key matches it */
-			memcpy(&p[np].value, e + sizeof(uint64) * (c + 1), sizeof(uint64));
+			memcpy(&p[np].value, e + sizeof(uint64) * (c + 1), sizeof(int64));
 			p[np].node = i;
 			np++;
 		}
@@ -112,29 +109,18 @@ GraphPostingsBuild(const char *entries, uint32 n, int nfilters,
 		cols[c].flags = SEGVEC_POSTINGS_COLUMN_HAS;
 		cols[c].first = ndir;
 		cols[c].count = distinct;
+		cols[c].ids_first = nids;
+		cols[c].nids = np;
 		ndir += distinct;
+		nids += np;
 		pairs[c] = p;
-		npairs[c] = np;
 		any = true;
 	}
 	if (!any)
-		return NULL;
-
-	/* the lists: of the values with at most max_list nodes */
-	for (c = 0; c < nfilters; c++)
 	{
-		uint32		i = 0;
-
-		while (i < npairs[c])
-		{
-			uint32		j = i;
-
-			while (j < npairs[c] && pairs[c][j].value == pairs[c][i].value)
-				j++;
-			if (j - i <= max_list)
-				nids += j - i;
-			i = j;
-		}
+		pfree(pairs);
+		pfree(cols);
+		return NULL;
 	}
 
 	*len = SEGVEC_POSTINGS_IDS_OFF(nfilters, ndir) + sizeof(uint32) * (Size) nids;
@@ -150,38 +136,31 @@ GraphPostingsBuild(const char *entries, uint32 n, int nfilters,
 	dir = (SegvecPostingsEntry *) (image + SEGVEC_POSTINGS_DIR_OFF(nfilters));
 	ids = (uint32 *) (image + SEGVEC_POSTINGS_IDS_OFF(nfilters, ndir));
 
-	ndir = 0;
-	nids = 0;
 	for (c = 0; c < nfilters; c++)
 	{
-		uint32		i = 0;
+		uint32		d = cols[c].first;
+		uint32		i;
 
 		if (pairs[c] == NULL)
 			continue;
-		while (i < npairs[c])
+		for (i = 0; i < cols[c].nids; i++)
 		{
-			uint32		j = i;
+			const PostingPair *pp = &pairs[c][i];
 
-			while (j < npairs[c] && pairs[c][j].value == pairs[c][i].value)
-				j++;
-			dir[ndir].value = pairs[c][i].value;
-			dir[ndir].count = j - i;
-			dir[ndir].list = SEGVEC_POSTINGS_NO_LIST;
-			if (j - i <= max_list)
+			if (i == 0 || pp->value != pairs[c][i - 1].value)
 			{
-				uint32		k;
-
-				dir[ndir].list = nids;
-				for (k = i; k < j; k++)
-					ids[nids++] = pairs[c][k].node;
+				dir[d].value = pp->value;
+				dir[d].count = 0;
+				dir[d].list = cols[c].ids_first + i;
+				d++;
 			}
-			ndir++;
-			i = j;
+			dir[d - 1].count++;
+			ids[cols[c].ids_first + i] = pp->node;
 		}
+		Assert(d == cols[c].first + cols[c].count);
 		pfree(pairs[c]);
 	}
 	pfree(pairs);
-	pfree(npairs);
 	pfree(cols);
 	return image;
 }
@@ -341,54 +320,143 @@ GraphPostingsHasColumn(GraphPostings *p, int col)
 		(p->cols[col].flags & SEGVEC_POSTINGS_COLUMN_HAS) != 0;
 }
 
+/* directory entry i (0-based) of column col */
+static void
+dir_entry(GraphPostings *p, int col, uint32 i, SegvecPostingsEntry *e)
+{
+	postings_read(p, SEGVEC_POSTINGS_DIR_OFF(p->hdr.nfilters) +
+				  sizeof(SegvecPostingsEntry) * (Size) (p->cols[col].first + i),
+				  e, sizeof(SegvecPostingsEntry));
+}
+
 /*
- * GraphPostingsLookup: the directory entry of value in column col (which
- * has postings) into *e; false when no node has the value (e->count 0).
+ * The first directory entry of column col whose value is at least value
+ * (upper: greater than value), as int64; the column's count if none is.
  */
-bool
-GraphPostingsLookup(GraphPostings *p, int col, uint64 value,
-					SegvecPostingsEntry *e)
+static uint32
+dir_bound(GraphPostings *p, int col, int64 value, bool upper)
 {
 	uint32		lo = 0;
 	uint32		hi = p->cols[col].count;
+	SegvecPostingsEntry e;
 
-	Assert(GraphPostingsHasColumn(p, col));
 	while (lo < hi)
 	{
 		uint32		mid = lo + (hi - lo) / 2;
 
-		postings_read(p, SEGVEC_POSTINGS_DIR_OFF(p->hdr.nfilters) +
-					  sizeof(SegvecPostingsEntry) * (Size) (p->cols[col].first + mid),
-					  e, sizeof(SegvecPostingsEntry));
-		if (e->value == value)
-			return true;
-		if (e->value < value)
+		dir_entry(p, col, mid, &e);
+		if (e.value < value || (upper && e.value == value))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	memset(e, 0, sizeof(SegvecPostingsEntry));
-	e->list = SEGVEC_POSTINGS_NO_LIST;
-	return false;
+	return lo;
+}
+
+/* where the list of directory entry i of column col starts among the nids */
+static uint32
+dir_list(GraphPostings *p, int col, uint32 i)
+{
+	SegvecPostingsEntry e;
+
+	if (i >= p->cols[col].count)
+		return p->cols[col].ids_first + p->cols[col].nids;
+	dir_entry(p, col, i, &e);
+	return e.list;
 }
 
 /*
- * GraphPostingsReadList: the node numbers of e (which has a list) into
- * ids (e->count of them, ascending).
+ * GraphPostingsRange: the directory entries of column col (which has
+ * postings) whose value v satisfies "v op value" (op: a btree strategy;
+ * compared as int64, as the scan keys compare them) are entries *from ..
+ * *to - 1 of the column (0-based; none when *from >= *to).
  */
 void
-GraphPostingsReadList(GraphPostings *p, const SegvecPostingsEntry *e,
-					  uint32 *ids)
+GraphPostingsRange(GraphPostings *p, int col, int strategy, int64 value,
+				   uint32 *from, uint32 *to)
 {
-	Assert(e->list != SEGVEC_POSTINGS_NO_LIST);
-	if ((uint64) e->list + e->count > p->hdr.nids)
+	Assert(GraphPostingsHasColumn(p, col));
+	switch (strategy)
+	{
+		case BTLessStrategyNumber:
+			*from = 0;
+			*to = dir_bound(p, col, value, false);
+			break;
+		case BTLessEqualStrategyNumber:
+			*from = 0;
+			*to = dir_bound(p, col, value, true);
+			break;
+		case BTEqualStrategyNumber:
+			*from = dir_bound(p, col, value, false);
+			*to = *from;
+			if (*from < p->cols[col].count)
+			{
+				SegvecPostingsEntry e;
+
+				dir_entry(p, col, *from, &e);
+				if (e.value == value)
+					*to = *from + 1;
+			}
+			break;
+		case BTGreaterEqualStrategyNumber:
+			*from = dir_bound(p, col, value, false);
+			*to = p->cols[col].count;
+			break;
+		case BTGreaterStrategyNumber:
+			*from = dir_bound(p, col, value, true);
+			*to = p->cols[col].count;
+			break;
+		default:
+			elog(ERROR, "unknown segvec postings strategy %d", strategy);
+	}
+}
+
+/* GraphPostingsValues: the directory entries of column col */
+uint32
+GraphPostingsValues(GraphPostings *p, int col)
+{
+	Assert(GraphPostingsHasColumn(p, col));
+	return p->cols[col].count;
+}
+
+/*
+ * GraphPostingsRun: the nodes of directory entries from .. to - 1 of
+ * column col are node numbers *first .. *first + *count - 1 among the
+ * nids (each value's list ascending, the values' lists one after the
+ * other); read them with GraphPostingsReadIds.
+ */
+void
+GraphPostingsRun(GraphPostings *p, int col, uint32 from, uint32 to,
+				 uint32 *first, uint32 *count)
+{
+	if (from >= to)
+	{
+		*first = 0;
+		*count = 0;
+		return;
+	}
+	*first = dir_list(p, col, from);
+	*count = dir_list(p, col, to) - *first;
+	if ((uint64) *first + *count > p->hdr.nids)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("postings area of segment %u of index \"%s\" is corrupted",
 						p->seg->segno, RelationGetRelationName(p->index))));
+}
+
+/*
+ * GraphPostingsReadIds: node numbers first .. first + count - 1 (as
+ * GraphPostingsRun gives them) into ids.
+ */
+void
+GraphPostingsReadIds(GraphPostings *p, uint32 first, uint32 count,
+					 uint32 *ids)
+{
+	if (count == 0)
+		return;
 	postings_read(p, SEGVEC_POSTINGS_IDS_OFF(p->hdr.nfilters, p->hdr.ndir) +
-				  sizeof(uint32) * (Size) e->list,
-				  ids, sizeof(uint32) * (Size) e->count);
+				  sizeof(uint32) * (Size) first,
+				  ids, sizeof(uint32) * (Size) count);
 }
 
 /* GraphPostingsClose: release what GraphPostingsOpen holds */

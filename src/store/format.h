@@ -395,24 +395,21 @@ typedef SegvecMutableTupleData *SegvecMutableTuple;
  * byte string packed across its pages' usable bytes (like the vector
  * area): a SegvecPostingsHeader; a SegvecPostingsColumn per filter column;
  * the directory, ndir SegvecPostingsEntry sorted by column, then by value
- * (as uint64); then nids uint32 node numbers, each value's list ascending.
- * A column has postings (SEGVEC_POSTINGS_COLUMN_HAS) when it is not a
- * label array and has few distinct values in the segment (at most
- * Max(SEGVEC_POSTINGS_MIN_VALUES, ndocs / SEGVEC_POSTINGS_VALUES_DIV)):
- * then its directory holds *every* non-NULL value its nodes have, as the
- * filter entries keep it (8 bytes: the int64 or the hash; so a lookup
- * compares what the entries compare), with the number of nodes that have
- * it (tombstoned ones included: tombstones come later), and a list of
- * those nodes when they are few (at most Max(SEGVEC_POSTINGS_MIN_LIST,
- * ndocs / SEGVEC_POSTINGS_LIST_DIV)); a value it does not hold is on no
+ * (as int64, so that a range of an integer column is a run of entries);
+ * then nids uint32 node numbers: each value's list, ascending, the lists
+ * of a column in the order of its values (so a range's nodes are a run
+ * too).  A column has postings (SEGVEC_POSTINGS_COLUMN_HAS) when it is not
+ * a label array and has at most Max(SEGVEC_POSTINGS_MIN_VALUES, ndocs /
+ * SEGVEC_POSTINGS_VALUES_DIV) distinct values in the segment: then its
+ * directory holds *every* non-NULL value its nodes have, as the filter
+ * entries keep it (8 bytes: the int64 or the hash, so a look-up compares
+ * what the entries compare), with the nodes that have it (tombstoned ones
+ * included: tombstones come later); a value it does not hold is on no
  * node.  See src/README.md, "Postings".
  */
 #define SEGVEC_POSTINGS_MAGIC		0x53475650	/* "SGVP" */
 #define SEGVEC_POSTINGS_MIN_VALUES	1024
-#define SEGVEC_POSTINGS_VALUES_DIV	4
-#define SEGVEC_POSTINGS_MIN_LIST	64
-#define SEGVEC_POSTINGS_LIST_DIV	16
-#define SEGVEC_POSTINGS_NO_LIST		PG_UINT32_MAX
+#define SEGVEC_POSTINGS_VALUES_DIV	2
 
 typedef struct SegvecPostingsHeader
 {
@@ -429,15 +426,17 @@ typedef struct SegvecPostingsColumn
 	uint32		flags;			/* SEGVEC_POSTINGS_COLUMN_* */
 	uint32		first;			/* its first directory entry */
 	uint32		count;			/* its directory entries: distinct values */
+	uint32		ids_first;		/* its first node number among the nids */
+	uint32		nids;			/* its node numbers: nodes not NULL in it */
 	uint32		unused;
 } SegvecPostingsColumn;
 
 typedef struct SegvecPostingsEntry
 {
-	uint64		value;			/* as the filter entries keep it */
+	int64		value;			/* as the filter entries keep it */
 	uint32		count;			/* nodes with the value */
-	uint32		list;			/* first node number of its list among the
-								 * nids, or SEGVEC_POSTINGS_NO_LIST */
+	uint32		list;			/* its list's first node number among the
+								 * nids */
 } SegvecPostingsEntry;
 
 /* byte offsets of the parts of a postings area of nfilters columns */

@@ -1,12 +1,13 @@
--- Postings of graph segments' filter columns: an equality (or = ANY) filter
--- on a column with postings counts each segment's passing docs without
+-- Postings of graph segments' filter columns: an equality, range or = ANY
+-- filter on a column with postings counts each segment's passing docs without
 -- reading its filter area, skips a segment where none pass, and scores a
 -- segment's few passing docs from the postings' lists.  Each filtered top-k
 -- through the index equals the exact answer (index scans off) and has
 -- min(k, passing) rows: a tenant absent from a segment, a tiny tenant, a
--- big one, = ANY lists, two filter columns, a hashed (text) column, a value
--- no row has; after UPDATEs of the filter column, DELETE and VACUUM, and
--- merges.  client_min_messages = debug1 shows what the postings did.
+-- big one, = ANY lists, ranges, two filter columns, a hashed (text)
+-- column, a value no row has; after UPDATEs of the filter column, DELETE
+-- and VACUUM, and merges.  client_min_messages = debug1 shows what the
+-- postings did.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
 RESET client_min_messages;
@@ -61,6 +62,11 @@ INSERT INTO fp_conds VALUES
     ('tenant = 99999'),                 -- no row
     ('tenant IN (7, 150, 250)'),        -- = ANY: lists of three values
     ('tenant IN (99998, 99999)'),       -- = ANY of values no row has
+    ('tenant < 8'),                     -- a range: tenants 1 and 7
+    ('tenant BETWEEN 150 AND 152'),     -- two keys, one range of 3 values
+    ('tenant > 298'),                   -- a range of one value
+    ('tenant >= 300'),                  -- a range no row is in
+    ('tenant >= 7 AND tenant <= 7'),    -- a range of one value, twice
     ('tenant = 150 AND cat = ''c3'''),  -- a list, the other key on entries
     ('tenant = 1 AND cat = ''c3'''),    -- a count and another key: sampled
     ('cat = ''c3'''),                   -- hashed: counted, rechecked
@@ -94,6 +100,9 @@ SELECT cardinality(pg_temp.one('tenant = 7')) AS n;
 SELECT cardinality(pg_temp.one('tenant = 1')) AS n;
 SELECT cardinality(pg_temp.one('tenant = 99999')) AS n;
 SELECT cardinality(pg_temp.one('tenant = 150 AND cat = ''c3''')) AS n;
+SELECT cardinality(pg_temp.one('tenant BETWEEN 150 AND 152')) AS n;
+SELECT cardinality(pg_temp.one('tenant > 298')) AS n;
+SELECT cardinality(pg_temp.one('tenant < 8')) AS n;
 SELECT cardinality(pg_temp.one('cat = ''none''')) AS n;
 SELECT cardinality(pg_temp.one('rid = 4321')) AS n;
 RESET client_min_messages;
