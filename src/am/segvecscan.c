@@ -488,7 +488,8 @@ segment_postings(IndexScanDesc scan, const SegvecSegment *seg, uint8 **fail,
 
 	*fail = NULL;
 	*npass = 0;
-	if (seg->nfilters != so->filter.nfilters || so->filter.nkeys == 0 ||
+	if (!segvec_filter_postings ||
+		seg->nfilters != so->filter.nfilters || so->filter.nkeys == 0 ||
 		!GraphPostingsOpen(index, seg, so->dimensions, &p))
 		return POSTINGS_NONE;
 	/* per column with postings: its keys' runs, intersected */

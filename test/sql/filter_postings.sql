@@ -128,4 +128,13 @@ SELECT cardinality(pg_temp.one('tenant = 99999')) AS n;
 RESET client_min_messages;
 SELECT missing_docs, checksum_mismatches, search_misses FROM ft.verify('fp_idx');
 
+-- segvec.filter_postings = off: the filter values of every segment are
+-- read, as without postings; the same answers, and no DEBUG1 line
+SET segvec.filter_postings = off;
+SELECT * FROM pg_temp.check_all();
+SET client_min_messages = debug1;
+SELECT cardinality(pg_temp.one('tenant = 7')) AS n;
+RESET client_min_messages;
+RESET segvec.filter_postings;
+
 DROP TABLE fp_docs, fp_q, fp_conds;
