@@ -263,6 +263,8 @@ extern char *SegvecSegmentLiveFilters(Relation index,
 extern SegvecDocInfo *SegvecSegmentLiveDocs(Relation index,
 											const SegvecSegment *seg,
 											int *ndocs);
+extern bool SegvecSegmentPostingsOk(Relation index,
+									const SegvecSegment *seg, int dim);
 extern int64 SegvecSegmentUnreachable(Relation index,
 									  const SegvecSegment *seg,
 									  uint64 *docid);

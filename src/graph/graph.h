@@ -329,6 +329,8 @@ extern void GraphPostingsRun(GraphPostings *p, int col, uint32 from,
 extern void GraphPostingsReadIds(GraphPostings *p, uint32 first,
 								 uint32 count, uint32 *ids);
 extern void GraphPostingsClose(GraphPostings *p);
+extern bool GraphPostingsCheck(Relation index, const SegvecSegment *seg,
+							   int dim);
 /*
  * The doc-area page a look-up by doc id last found its doc on, with the
  * page's first and last doc ids, so that the next look-up of a doc id in

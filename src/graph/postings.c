@@ -468,3 +468,68 @@ GraphPostingsClose(GraphPostings *p)
 		pfree(p->cols);
 	p->cols = NULL;
 }
+
+/*
+ * GraphPostingsCheck: does seg's postings area hold what its filter
+ * entries give (GraphPostingsBuild over every node's entry, tombstoned
+ * ones included, as when the segment was written)?  True for a segment
+ * without postings.  For ft.verify.
+ */
+bool
+GraphPostingsCheck(Relation index, const SegvecSegment *seg, int dim)
+{
+	GraphPostings p;
+	Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(seg->nfilters);
+	uint32		npages = GraphFilterPages(seg);
+	Buffer		buf = InvalidBuffer;
+	char	   *entries;
+	bool	   *postable;
+	char	   *image;
+	Size		len;
+	Size		stored_len;
+	char	   *stored;
+	uint32		pageno;
+	bool		ok;
+
+	if (!GraphPostingsOpen(index, seg, dim, &p))
+		return true;
+	entries = MemoryContextAllocHuge(CurrentMemoryContext,
+									 mul_size(Max(seg->ndocs, 1), fbytes));
+	for (pageno = 0; pageno < npages; pageno++)
+	{
+		uint32		first;
+		uint32		count;
+		const char *page;
+
+		CHECK_FOR_INTERRUPTS();
+		page = GraphPinFilterPage(index, seg, pageno, &buf, &first, &count);
+		memcpy(entries + (Size) first * fbytes, page, (Size) count * fbytes);
+	}
+	GraphReleaseFilterPage(index, seg, &buf);
+
+	postable = palloc(sizeof(bool) * seg->nfilters);
+	SegvecIndexFilterPostable(index, postable);
+	image = GraphPostingsBuild(entries, seg->ndocs, seg->nfilters, postable,
+							   &len);
+	stored_len = (Size) seg->npostpages * SEGVEC_SEGPAGE_USABLE;
+	stored = MemoryContextAllocHuge(CurrentMemoryContext, stored_len);
+	postings_read(&p, 0, stored, stored_len);
+	GraphPostingsClose(&p);
+
+	ok = (image != NULL && len <= stored_len &&
+		  memcmp(image, stored, len) == 0);
+	if (ok)
+	{
+		Size		i;
+
+		/* and nothing after it */
+		for (i = len; i < stored_len && ok; i++)
+			ok = (stored[i] == 0);
+	}
+	if (image)
+		pfree(image);
+	pfree(stored);
+	pfree(postable);
+	pfree(entries);
+	return ok;
+}
