@@ -35,6 +35,7 @@ extern PGDLLIMPORT int segvec_ef_search;
 #define SEGVEC_MAX_EF_SEARCH	1000
 extern PGDLLIMPORT int segvec_max_scan_tuples;
 extern PGDLLIMPORT bool segvec_shared_bound;
+extern PGDLLIMPORT bool segvec_filter_postings;
 extern PGDLLIMPORT int segvec_scan_order;
 
 /* segvec.scan_order: what an ordered scan does with a late find */

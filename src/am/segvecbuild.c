@@ -7,7 +7,8 @@
  * maintenance_work_mem allows; each time that fills up, the docs become an
  * immutable HNSW segment, written straight away, so a table bigger than
  * memory gives several segments, which are then merged by the merge
- * policy (reading vectors from their pages, compact/compact.c).  A table
+ * policy and the settle policy (reading vectors from their pages,
+ * compact/compact.c), into one segment when they fit in one merge.  A table
  * smaller than segvec.compact_threshold docs is written to the mutable
  * segment instead, where scans are exact.  The segments are installed in
  * the manifest at the end, in one WAL record.
@@ -185,7 +186,7 @@ check_columns(Relation index)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("access method \"segvec\" supports at most one INCLUDE column"),
 				 errdetail("The INCLUDE column is the id key of the index's rows."),
-				 errhint("Filter on other columns in WHERE; the table holds them.")));
+				 errhint("To filter on a column inside the index, make it a key column after the vector, as in USING segvec (embedding, tenant_id) INCLUDE (id).")));
 	SegvecFilterCheckColumns(index);
 }
 
@@ -355,11 +356,13 @@ segvecbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	/*
 	 * A table bigger than one in-memory build gave several segments: merge
-	 * them by the merge policy now, as a compaction would (a merge holds no
-	 * vectors in memory; it keeps doc ids, so the keymap stays as it is).
+	 * them now, by the merge policy and then as a quiet index settles, so
+	 * that a build whose segments fit in one merge ends as one graph
+	 * segment (a merge holds no vectors in memory; it keeps doc ids, so the
+	 * keymap stays as it is).
 	 */
 	if (buildstate.nsegs >= 2)
-		SegvecMergeSegments(index, NULL);
+		SegvecMergeBuiltSegments(index);
 
 	MemoryContextDelete(buildstate.tmpCtx);
 

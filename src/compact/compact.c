@@ -1701,6 +1701,20 @@ SegvecCompactDrain(Relation index, SegvecCompactStats *stats)
 }
 
 /*
+ * SegvecMergeBuiltSegments: the merges at the end of a CREATE INDEX that
+ * gave several segments: by the merge policy, then by the settle policy
+ * (choose_settle), so that an index whose segments fit in one merge ends
+ * the build as one graph segment, as a settled index would, rather than
+ * leaving that last merge to the background settle job.
+ */
+void
+SegvecMergeBuiltSegments(Relation index)
+{
+	merge_loop(index, NULL, false, true);
+}
+
+
+/*
  * SegvecSettleDue: does an index that has gone quiet still owe a fresh
  * build some work?  True when its mutable segment holds a doc, when a
  * merge is due by the merge policy, or when the settle policy

@@ -64,6 +64,7 @@ extern void SegvecInstallSegments(Relation index, SegvecSegment *segs,
 extern int	SegvecMaxBuildDocs(int dim, int m);
 extern int	SegvecMaxMergeDocs(int m);
 extern void SegvecMergeSegments(Relation index, SegvecCompactStats *stats);
+extern void SegvecMergeBuiltSegments(Relation index);
 extern bool SegvecMergeDue(Relation index);
 extern bool SegvecSettleDue(Relation index, int *quiet_naps);
 extern void SegvecSettle(Relation index, SegvecCompactStats *stats);

@@ -2049,12 +2049,17 @@ void
 GraphSegmentSplit(const SegvecSegment *seg, int dim, int64 *codes,
 				  int64 *vectors, int64 *graph, int64 *docs)
 {
-	/* the filter area, the extent's last pages, counts with the docs */
-	BlockNumber end = seg->start + seg->npages - GraphFilterPages(seg);
+	/*
+	 * the filter area, the extent's last pages, and the postings before
+	 * it count with the docs
+	 */
+	uint32		npost = GraphPostingsBlock(seg, dim) != InvalidBlockNumber ?
+		seg->npostpages : 0;
+	BlockNumber end = seg->start + seg->npages - GraphFilterPages(seg) - npost;
 	int64		nodebytes;
 
-	*docs = (int64) (seg->upper_start - seg->start + GraphFilterPages(seg)) *
-		BLCKSZ;
+	*docs = (int64) (seg->upper_start - seg->start + GraphFilterPages(seg) +
+					 npost) * BLCKSZ;
 	if (seg->quant != SEGVEC_QUANT_NONE)
 	{
 		nodebytes = (int64) (seg->vec_start - seg->node_start) * BLCKSZ;

@@ -99,9 +99,9 @@ CREATE INDEX ON opt_items USING segvec (embedding, other);
 CREATE UNIQUE INDEX ON opt_items USING segvec (embedding);
 CREATE INDEX ON opt_items USING segvec (embedding DESC);
 CREATE INDEX ON opt_items USING segvec (embedding vector_foo_ops);
--- one INCLUDE column, the id key
-CREATE INDEX ON opt_items USING segvec (embedding) INCLUDE (id, other);
 \set VERBOSITY default
+-- one INCLUDE column, the id key; the hint names filter columns
+CREATE INDEX ON opt_items USING segvec (embedding) INCLUDE (id, other);
 -- an expression index is fine
 CREATE INDEX opt_expr_idx ON opt_items USING segvec ((other || embedding));
 SET enable_seqscan = off;
