@@ -35,6 +35,7 @@ extern PGDLLIMPORT int segvec_ef_search;
 #define SEGVEC_MAX_EF_SEARCH	1000
 extern PGDLLIMPORT int segvec_max_scan_tuples;
 extern PGDLLIMPORT bool segvec_shared_bound;
+extern PGDLLIMPORT bool segvec_filter_postings;
 extern PGDLLIMPORT int segvec_scan_order;
 
 /* segvec.scan_order: what an ordered scan does with a late find */
@@ -262,6 +263,8 @@ extern char *SegvecSegmentLiveFilters(Relation index,
 extern SegvecDocInfo *SegvecSegmentLiveDocs(Relation index,
 											const SegvecSegment *seg,
 											int *ndocs);
+extern bool SegvecSegmentPostingsOk(Relation index,
+									const SegvecSegment *seg, int dim);
 extern int64 SegvecSegmentUnreachable(Relation index,
 									  const SegvecSegment *seg,
 									  uint64 *docid);

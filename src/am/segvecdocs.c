@@ -186,6 +186,16 @@ SegvecSegmentLiveFilters(Relation index, const SegvecSegment *seg)
 }
 
 /*
+ * SegvecSegmentPostingsOk: does graph segment seg's postings area (if it
+ * has one) hold what its filter values give?  dim: the index's dimensions.
+ */
+bool
+SegvecSegmentPostingsOk(Relation index, const SegvecSegment *seg, int dim)
+{
+	return GraphPostingsCheck(index, seg, dim);
+}
+
+/*
  * SegvecSegmentUnreachable: how many live nodes of graph segment seg its
  * layer 0 does not reach from the entry point; when there are some,
  * *docid gets the doc id of one of them.

@@ -35,6 +35,7 @@ static const struct config_enum_entry quant_bound_options[] = {
 int			segvec_ef_search = 40;
 int			segvec_max_scan_tuples = 20000;
 bool		segvec_shared_bound = true;
+bool		segvec_filter_postings = true;
 int			segvec_scan_order = SEGVEC_SCAN_ORDER_STRICT;
 
 static const struct config_enum_entry scan_order_options[] = {
@@ -131,6 +132,11 @@ SegvecAmInit(void)
 							 "Lets the segment searches of one index scan share the k-th best distance.",
 							 "A segment whose candidates are all farther stops early (off: each segment is searched on its own, for comparisons).",
 							 &segvec_shared_bound, true,
+							 PGC_USERSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+	DefineCustomBoolVariable("segvec.filter_postings",
+							 "Lets filtered index scans use the postings of graph segments' filter columns.",
+							 "Off reads each segment's filter values as segments without postings are read (for comparisons).",
+							 &segvec_filter_postings, true,
 							 PGC_USERSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	DefineCustomEnumVariable("segvec.scan_order",
 							 "What an ordered index scan does with a row found after a farther one was returned: strict or relaxed.",

@@ -61,6 +61,7 @@
 #include "postgres.h"
 
 #include "access/relscan.h"
+#include "access/stratnum.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "utils/array.h"
@@ -418,6 +419,228 @@ segment_filter_estimate(IndexScanDesc scan, const SegvecSegment *seg,
 					((int64) seg->ndocs - seg->ntombstones));
 }
 
+/* What a scan learnt of a segment from its postings (segment_postings) */
+typedef enum PostingsUse
+{
+	POSTINGS_NONE,				/* nothing: its filter entries tell */
+	POSTINGS_SKIP,				/* no node passes: the segment is skipped */
+	POSTINGS_LIST,				/* the passing nodes, exactly, from lists */
+	POSTINGS_COUNT				/* how many pass, from the counts */
+} PostingsUse;
+
+static int
+uint32_cmp(const void *a, const void *b)
+{
+	uint32		x = *(const uint32 *) a;
+	uint32		y = *(const uint32 *) b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/*
+ * A segment's passing docs, when no more than 1/POSTINGS_LIST_DIV of its
+ * docs (or few enough that it will score them exactly), are read from its
+ * postings' lists; more are only counted, and a walk checks the entries
+ * of the nodes it meets (as without postings).
+ */
+#define POSTINGS_LIST_DIV	16
+
+/* a run of node numbers of a segment's postings (GraphPostingsFind) */
+typedef struct PostingsRun
+{
+	uint32		first;
+	uint32		count;
+} PostingsRun;
+
+/*
+ * What seg's postings (format.h) tell of the scan's filter, without its
+ * filter area.  Of the scan's keys on columns with postings (=, <, <=, >=,
+ * >, = ANY), the one that the fewest nodes pass, counted from the
+ * directory: none pass (SKIP: nothing else of the segment is read); few
+ * pass (LIST: the nodes that fail the filter into *fail, a bitmap of
+ * seg->ndocs bits, and the live nodes that pass into *npass: the lists'
+ * nodes not tombstoned, and with other keys, whose entries pass them, read
+ * for those nodes only); more pass and the scan has no other key (COUNT:
+ * *npass estimates the live nodes that pass from the count, which
+ * includes tombstoned nodes).  A list's nodes have a value the key accepts
+ * in their entries, 8 bytes equal (a hashed value too: the directory
+ * holds the entries' values, not a hash of its own), so they pass that key
+ * as a check of their entries would; the executor rechecks a hashed
+ * column's rows as ever.  NONE otherwise: the filter entries tell.
+ */
+static PostingsUse
+segment_postings(IndexScanDesc scan, const SegvecSegment *seg, uint8 **fail,
+				 int64 *npass)
+{
+	SegvecScanOpaque so = (SegvecScanOpaque) scan->opaque;
+	Relation	index = scan->indexRelation;
+	GraphPostings p;
+	PostingsRun *best = NULL;
+	int			nbest = 0;
+	int64		best_total = -1;
+	uint32	   *ids;
+	int64		nids = 0;
+	uint8	   *tomb;
+	Size		mapbytes;
+	int64		n = 0;
+	int			c;
+	int			k;
+
+	*fail = NULL;
+	*npass = 0;
+	if (!segvec_filter_postings ||
+		seg->nfilters != so->filter.nfilters || so->filter.nkeys == 0 ||
+		!GraphPostingsOpen(index, seg, so->dimensions, &p))
+		return POSTINGS_NONE;
+	/* per column with postings: its keys' runs, intersected */
+	for (c = 0; c < so->filter.nfilters; c++)
+	{
+		uint32		from = 0;
+		uint32		to;
+		const SegvecFilterKey *setkey = NULL;
+		PostingsRun *runs;
+		int			nruns = 0;
+		int64		total = 0;
+		bool		keyed = false;
+
+		if (!GraphPostingsHasColumn(&p, c))
+			continue;
+		to = GraphPostingsValues(&p, c);
+		for (k = 0; k < so->filter.nkeys; k++)
+		{
+			const SegvecFilterKey *key = &so->filter.keys[k];
+			uint32		f,
+						t;
+
+			if (key->col != c || key->labels != NULL)
+				continue;
+			keyed = true;
+			if (key->set)
+			{
+				if (setkey == NULL)
+					setkey = key;	/* another is checked on the entries */
+				continue;
+			}
+			GraphPostingsRange(&p, c, key->strategy, (int64) key->value,
+							   &f, &t);
+			from = Max(from, f);
+			to = Min(to, t);
+		}
+		if (!keyed)
+			continue;
+		runs = palloc(sizeof(PostingsRun) * (setkey ? Max(setkey->nset, 1) : 1));
+		if (setkey)
+		{
+			int			v;
+
+			/* each value of the list, within the range */
+			for (v = 0; v < setkey->nset; v++)
+			{
+				uint32		f,
+							t;
+
+				GraphPostingsRange(&p, c, BTEqualStrategyNumber,
+								   (int64) setkey->set[v], &f, &t);
+				if (f < t && f >= from && f < to)
+				{
+					GraphPostingsRun(&p, c, f, t, &runs[nruns].first,
+									 &runs[nruns].count);
+					total += runs[nruns++].count;
+				}
+			}
+		}
+		else if (from < to)
+		{
+			GraphPostingsRun(&p, c, from, to, &runs[0].first, &runs[0].count);
+			total = runs[0].count;
+			nruns = 1;
+		}
+		if (best_total < 0 || total < best_total)
+		{
+			if (best)
+				pfree(best);
+			best = runs;
+			nbest = nruns;
+			best_total = total;
+		}
+		else
+			pfree(runs);
+	}
+	if (best_total <= 0)
+	{
+		GraphPostingsClose(&p);
+		return best_total < 0 ? POSTINGS_NONE : POSTINGS_SKIP;
+	}
+	if (best_total > seg->ndocs / POSTINGS_LIST_DIV &&
+		!GraphFilterPrefersExact(seg, segvec_ef_search, best_total))
+	{
+		GraphPostingsClose(&p);
+		if (so->filter.nkeys > 1)
+			return POSTINGS_NONE;	/* the sample estimates them all */
+		*npass = (int64) ((double) best_total *
+						  ((int64) seg->ndocs - seg->ntombstones) /
+						  Max(seg->ndocs, 1));
+		return POSTINGS_COUNT;
+	}
+
+	/* the runs' nodes, ascending */
+	ids = palloc(sizeof(uint32) * best_total);
+	for (k = 0; k < nbest; k++)
+	{
+		GraphPostingsReadIds(&p, best[k].first, best[k].count, ids + nids);
+		nids += best[k].count;
+	}
+	GraphPostingsClose(&p);
+	qsort(ids, nids, sizeof(uint32), uint32_cmp);
+
+	mapbytes = (seg->ndocs + 7) / 8 + 1;
+	*fail = palloc(mapbytes);
+	memset(*fail, 0xFF, mapbytes);
+	tomb = GraphGetTombstones(index, seg);
+	{
+		Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(seg->nfilters);
+		uint32		per_page = SEGVEC_FILTERS_PER_PAGE(seg->nfilters);
+		Buffer		buf = InvalidBuffer;
+		const char *entries = NULL;
+		uint32		first = 0;
+		uint32		count = 0;
+		int64		i;
+
+		for (i = 0; i < nids; i++)
+		{
+			uint32		node = ids[i];
+
+			if (node >= seg->ndocs)
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("postings of segment %u of index \"%s\" name node %u of %u",
+								seg->segno, RelationGetRelationName(index),
+								node, seg->ndocs)));
+			if (GraphTombstoneIsSet(tomb, node))
+				continue;
+			if (so->filter.nkeys > 1)
+			{
+				/* the other keys, on this node's entry */
+				if (entries == NULL || node < first || node >= first + count)
+					entries = GraphPinFilterPage(index, seg, node / per_page,
+												 &buf, &first, &count);
+				if (!SegvecFilterMatch(&so->filter,
+									   entries + (Size) (node - first) * fbytes))
+					continue;
+			}
+			(*fail)[node >> 3] &= (uint8) ~(1 << (node & 7));
+			n++;
+		}
+		if (BufferIsValid(buf))
+			GraphReleaseFilterPage(index, seg, &buf);
+	}
+	pfree(tomb);
+	pfree(ids);
+	pfree(best);
+	*npass = n;
+	return POSTINGS_LIST;
+}
+
 static bool
 is_zero_vector(const float *v, int dim)
 {
@@ -482,6 +705,10 @@ start_scan(IndexScanDesc scan)
 	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
 	uint8	  **fails;
 	int64	   *npass;
+	bool	   *skip;
+	int			nskipped = 0;
+	int			nlisted = 0;
+	int			ncounted = 0;
 	int			i;
 
 	SegvecGetMetaInfo(scan->indexRelation, info);
@@ -564,12 +791,38 @@ start_scan(IndexScanDesc scan)
 			 */
 			fails = palloc0(sizeof(uint8 *) * Max(so->ngraphs, 1));
 			npass = palloc0(sizeof(int64) * Max(so->ngraphs, 1));
+			skip = palloc0(sizeof(bool) * Max(so->ngraphs, 1));
 			for (i = 0; i < so->ngraphs && so->filtered; i++)
 			{
 				SegvecSegment *seg = &info->segments[i];
-				uint8	   *tomb = GraphGetTombstones(scan->indexRelation,
-													  seg);
-				int64		est = segment_filter_estimate(scan, seg, tomb);
+				uint8	   *tomb;
+				int64		est;
+				PostingsUse use;
+
+				/*
+				 * Its postings first: a segment where nothing passes is
+				 * skipped, one whose passing nodes the lists name is
+				 * scored from them; a count stands in for the sample.
+				 */
+				use = segment_postings(scan, seg, &fails[i], &npass[i]);
+				switch (use)
+				{
+					case POSTINGS_SKIP:
+						skip[i] = true;
+						nskipped++;
+						continue;
+					case POSTINGS_LIST:
+						nlisted++;
+						continue;
+					case POSTINGS_COUNT:
+						ncounted++;
+						break;
+					case POSTINGS_NONE:
+						break;
+				}
+				tomb = GraphGetTombstones(scan->indexRelation, seg);
+				est = use == POSTINGS_COUNT ? npass[i] :
+					segment_filter_estimate(scan, seg, tomb);
 
 				/*
 				 * A filter that the segment will walk (by the estimate
@@ -585,6 +838,11 @@ start_scan(IndexScanDesc scan)
 				pfree(tomb);
 			}
 
+			if (nskipped + nlisted + ncounted > 0)
+				ereport(DEBUG1,
+						(errmsg("segvec index scan: of %d graph segments, postings skipped %d, listed the passing docs of %d and counted them in %d",
+								so->ngraphs, nskipped, nlisted, ncounted)));
+
 			/* live docs of every source, for the small segments' floors */
 			so->bound.live_docs = so->ncands;
 			for (i = 0; i < info->nsegments; i++)
@@ -593,6 +851,12 @@ start_scan(IndexScanDesc scan)
 					info->segments[i].ntombstones;
 			for (i = 0; i < so->ngraphs; i++)
 			{
+				if (skip[i])
+				{
+					/* nothing of it passes: no search */
+					so->graphs[i].done = true;
+					continue;
+				}
 				if (so->filtered && fails[i] == NULL)
 					so->graphs[i].scan = GraphScanBeginLazy(scan->indexRelation,
 															&info->segments[i],

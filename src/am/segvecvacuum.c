@@ -434,11 +434,18 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 
 	/*
 	 * A merge builds its segment without the compaction lock, in blocks
-	 * nothing points at until its install (compact.c): while one runs, take
-	 * no never-initialised page and mark no unreachable page.  Without
-	 * waiting: the merge waits for the compaction lock we hold to install.
+	 * nothing points at until its install (compact.c): while one runs, in
+	 * either lane, take no never-initialised page and mark no unreachable
+	 * page.  Without waiting: the merge waits for the compaction lock we
+	 * hold to install.
 	 */
 	no_merge = ConditionalLockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ShareLock);
+	if (no_merge &&
+		!ConditionalLockPage(index, SEGVEC_MINOR_LOCK_BLKNO, ShareLock))
+	{
+		UnlockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ShareLock);
+		no_merge = false;
+	}
 	SegvecTestPoint("vacuum-cleanup-scan");
 
 	/*
@@ -588,7 +595,10 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		}
 	}
 	if (no_merge)
+	{
+		UnlockPage(index, SEGVEC_MINOR_LOCK_BLKNO, ShareLock);
 		UnlockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ShareLock);
+	}
 	UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
 
 	/*

@@ -8,9 +8,11 @@
  * heavyweight lock on the metapage's block number (LockPage, as GIN does
  * for its pending list); inserts and scans never take it.  So while a
  * compaction runs no doc it read can be deleted under it, and no other
- * compaction changes the manifest.  Merges are serialised by another one,
- * the merge lock (compact.h), and take the compaction lock only to install,
- * so a long merge never holds up compaction.
+ * compaction changes the manifest.  Merges run in two lanes, each
+ * serialised by a lock of its own (the merge lock and the minor merge
+ * lock, compact.h), take disjoint inputs (segment claims), and take the
+ * compaction lock only to install, so a long merge never holds up
+ * compaction, nor the merges of the segments compactions make meanwhile.
  *
  * A compaction:
  *	1. freezes the prefix: appends a fresh page P after the current tail
@@ -27,7 +29,9 @@
  *	   (VACUUM recycles them once that is older than every snapshot) and
  *	   clears the garbage entries;
  *	5. releases the compaction lock and merges segments by the merge
- *	   policy (below), under the merge lock: each merge builds without the
+ *	   policy (below), under the merge lock, or if another backend holds
+ *	   it, the small segments under the minor merge lock (merge_loop),
+ *	   each merge holding claims on its inputs: each merge builds without the
  *	   compaction lock (graph/graphmerge.c, vectors read from pages), then
  *	   takes it to carry over the tombstones VACUUM set on its inputs
  *	   meanwhile and to install, the same way.  A merge that would drop a
@@ -610,7 +614,8 @@ SegvecInstallSegments(Relation index, SegvecSegment *segs, int nsegs,
 /*
  * SegvecInstallMoved: replace a segment by its copy *moved (same number,
  * same docs, another extent; compact/shrink.c), freeing the old extent.
- * Caller holds the compaction lock and the merge lock.
+ * Caller holds the compaction lock, the merge lock and a claim on the
+ * segment.
  */
 void
 SegvecInstallMoved(Relation index, SegvecSegment *moved)
@@ -1143,7 +1148,9 @@ aliases_target_dropped(Relation index, const SegvecSegment *inputs,
 /*
  * Merge the segments numbered in drop[] (descriptors as in info) into one
  * (graph/graphmerge.c: seeded from the largest, vectors read from pages).
- * Caller holds the merge lock, not the compaction lock: the build runs
+ * Caller holds a merge lock (of either lane) and claims on the inputs,
+ * which info lists (read after the claims), not the compaction lock: the
+ * build runs
  * while compactions, VACUUM and snapshots go on; only the install takes
  * the compaction lock, carrying over the tombstones set meanwhile.
  *
@@ -1213,7 +1220,7 @@ merge_segments(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop,
 	LockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
 	if (!carry_tombstones(index, inputs, tombs, ndrop, &out))
 	{
-		/* cannot happen while we hold the merge lock; drop our work */
+		/* cannot happen: we hold claims on the inputs; drop our work */
 		if (have)
 			(void) SegvecMarkPagesDeleted(index, out.start, InvalidBlockNumber,
 										  out.npages, false,
@@ -1257,12 +1264,156 @@ SegvecMergeDue(Relation index)
 }
 
 /*
+ * Segment claims.  Every merge holds a claim on each of its inputs, from
+ * choosing them to its install, and takes only segments no one else has
+ * claimed, so that the two merge lanes (below) never take the same segment
+ * and nothing drops a segment a merge reads (the extent of a dropped
+ * segment may be reused as soon as no snapshot can read it, and a
+ * background merge holds no snapshot).  A claim is a heavyweight lock on a
+ * tag no one else uses: a tuple lock on the index (PostgreSQL locks no
+ * tuples of an index), the segment number as block, offset
+ * SEGVEC_CLAIM_OFFNUM.  Claims are only ever taken without waiting, so
+ * they cannot deadlock; an error releases them with the transaction.
+ */
+#define SEGVEC_CLAIM_OFFNUM		((OffsetNumber) 1)
+
+static void
+claim_tag(LOCKTAG *tag, Relation index, uint32 segno)
+{
+	SET_LOCKTAG_TUPLE(*tag, index->rd_lockInfo.lockRelId.dbId,
+					  index->rd_lockInfo.lockRelId.relId, segno,
+					  SEGVEC_CLAIM_OFFNUM);
+}
+
+/*
+ * SegvecClaimSegment: claim segment segno, without waiting.  Returns false
+ * if another backend holds the claim.
+ */
+bool
+SegvecClaimSegment(Relation index, uint32 segno)
+{
+	LOCKTAG		tag;
+
+	claim_tag(&tag, index, segno);
+	return LockAcquire(&tag, ExclusiveLock, false, true) !=
+		LOCKACQUIRE_NOT_AVAIL;
+}
+
+/* SegvecReleaseSegment: let go of a claim SegvecClaimSegment took */
+void
+SegvecReleaseSegment(Relation index, uint32 segno)
+{
+	LOCKTAG		tag;
+
+	claim_tag(&tag, index, segno);
+	LockRelease(&tag, ExclusiveLock, false);
+}
+
+/*
+ * Claim every segment in drop[], or none: false if one was claimed by
+ * someone else.
+ */
+static bool
+claim_inputs(Relation index, const uint32 *drop, int ndrop)
+{
+	int			i;
+
+	for (i = 0; i < ndrop; i++)
+	{
+		if (!SegvecClaimSegment(index, drop[i]))
+		{
+			while (--i >= 0)
+				SegvecReleaseSegment(index, drop[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
+static void
+release_inputs(Relation index, const uint32 *drop, int ndrop)
+{
+	int			i;
+
+	for (i = 0; i < ndrop; i++)
+		SegvecReleaseSegment(index, drop[i]);
+}
+
+/* Is every segment in drop[] in the manifest info? */
+static bool
+inputs_present(const SegvecMetaInfo *info, const uint32 *drop, int ndrop)
+{
+	int			i,
+				j;
+
+	for (j = 0; j < ndrop; j++)
+	{
+		for (i = 0; i < info->nsegments; i++)
+			if (info->segments[i].segno == drop[j])
+				break;
+		if (i == info->nsegments)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The biggest segment the minor lane merges, in live docs: R compactions'
+ * worth (R = segvec.merge_ratio, or SEGVEC_MERGE_FACTOR under tiers), or
+ * 1/R of the biggest segment if that is more.  See "Merge lanes" in
+ * src/README.md.
+ */
+static int64
+minor_cap(Relation index, const SegvecMetaInfo *info)
+{
+	int64		ratio = segvec_merge_ratio > 0 ? segvec_merge_ratio :
+		SEGVEC_MERGE_FACTOR;
+	int64		biggest = 0;
+	int			i;
+
+	for (i = 0; i < info->nsegments; i++)
+		biggest = Max(biggest, live_docs(&info->segments[i]));
+	return Max(ratio * SegvecCompactThreshold(index), biggest / ratio);
+}
+
+/*
+ * The segments a merge of a lane may choose from: a copy of info that
+ * lists only the segments no one has claimed (tried and let go at once:
+ * the merge claims what it chooses, and looks again if that fails), and
+ * for the minor lane only those of at most minor_cap live docs.
+ */
+static SegvecMetaInfo *
+available_segments(Relation index, const SegvecMetaInfo *info, bool minor)
+{
+	SegvecMetaInfo *avail = palloc(sizeof(SegvecMetaInfo));
+	int64		cap = minor ? minor_cap(index, info) : PG_INT64_MAX;
+	int			i;
+
+	*avail = *info;
+	avail->segments = palloc(sizeof(SegvecSegment) *
+							 Max(info->nsegments, 1));
+	avail->nsegments = 0;
+	for (i = 0; i < info->nsegments; i++)
+	{
+		const SegvecSegment *seg = &info->segments[i];
+
+		if (live_docs(seg) > cap || !SegvecClaimSegment(index, seg->segno))
+			continue;
+		SegvecReleaseSegment(index, seg->segno);
+		avail->segments[avail->nsegments++] = *seg;
+	}
+	return avail;
+}
+
+/*
  * Take the merge lock for a merge loop.  Without waiting, unless drain (an
  * ft.compact) and a segment is due for its rewrite: then wait for whoever
  * holds it, a merge (whose install may be that rewrite) or VACUUM's cleanup
  * scan (share), since ft.compact promises the rewrite when it returns.
  * Waiting is safe: the caller holds no compaction lock, and no holder of
- * the merge lock waits for anything but the compaction lock.  Otherwise
+ * the merge lock waits for anything but the compaction lock and the minor
+ * merge lock, whose holder waits for nothing but the compaction lock.
+ * Otherwise
  * returns false when it is taken, setting stats->merge_lock_busy.
  */
 static bool
@@ -1280,13 +1431,22 @@ lock_for_merges(Relation index, SegvecCompactStats *stats, bool drain)
 	return false;
 }
 
+/* Looks a merge loop gives up after, when its choice was claimed meanwhile */
+#define SEGVEC_MERGE_CLAIM_TRIES	3
+
 /*
  * The merge loop: merge segments by the merge policy until it finds
  * nothing to do, each merge installed on its own, or until the mutable
  * segment is due for compaction after a merge (with drain, once no rewrite
  * is due either).  With settle, once the merge policy finds nothing, the
- * settle policy (choose_settle) too.  Returns at once if another backend
- * holds the merge lock (lock_for_merges).
+ * settle policy (choose_settle) too.  If another backend holds the merge
+ * lock (lock_for_merges), this is the minor lane: if no one holds the
+ * minor merge lock either, the loop merges only segments of at most
+ * minor_cap live docs, and never settles; else it returns at once.  Each
+ * merge takes only segments no other merge has claimed, and claims them
+ * (see "Merge lanes" in src/README.md).  With drain and the merge lock,
+ * the loop also waits for the minor merge lock, so that no segment due for
+ * its rewrite is left to a minor merge still running when it returns.
  */
 static void
 merge_loop(Relation index, SegvecCompactStats *stats, bool drain,
@@ -1294,8 +1454,23 @@ merge_loop(Relation index, SegvecCompactStats *stats, bool drain,
 {
 	MemoryContext ctx,
 				oldctx;
+	bool		minor = false;
+	int			tries = 0;
 
-	if (!lock_for_merges(index, stats, drain))
+	if (lock_for_merges(index, stats, drain))
+	{
+		/*
+		 * Safe to wait: a minor merge never waits for the merge lock, and
+		 * holds nothing but its claims while it waits for the compaction
+		 * lock.
+		 */
+		if (drain)
+			LockPage(index, SEGVEC_MINOR_LOCK_BLKNO, ExclusiveLock);
+	}
+	else if (ConditionalLockPage(index, SEGVEC_MINOR_LOCK_BLKNO,
+								 ExclusiveLock))
+		minor = true;
+	else
 		return;
 	ctx = AllocSetContextCreate(CurrentMemoryContext, "segvec merge",
 								ALLOCSET_DEFAULT_SIZES);
@@ -1303,7 +1478,9 @@ merge_loop(Relation index, SegvecCompactStats *stats, bool drain,
 	for (;;)
 	{
 		SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+		SegvecMetaInfo *avail;
 		uint32		drop[SEGVEC_MAX_MERGE_INPUTS];
+		int			maxdocs;
 		int			ndrop;
 		int			merged;
 
@@ -1319,15 +1496,41 @@ merge_loop(Relation index, SegvecCompactStats *stats, bool drain,
 		SegvecGetMetaInfo(index, info);
 		if (info->dimensions == 0)
 			break;
-		ndrop = choose_merge(info, SegvecMaxMergeDocs(SegvecGetFrozenM(index)),
-							 drop);
-		if (ndrop == 0 && settle)
-			ndrop = choose_settle(info,
-								  SegvecMaxMergeDocs(SegvecGetFrozenM(index)),
-								  drop);
+		maxdocs = SegvecMaxMergeDocs(SegvecGetFrozenM(index));
+		avail = available_segments(index, info, minor);
+		ndrop = choose_merge(avail, maxdocs, drop);
+		/* settling merges every segment: not while a minor merge runs */
+		if (ndrop == 0 && settle && !minor &&
+			avail->nsegments == info->nsegments)
+			ndrop = choose_settle(avail, maxdocs, drop);
 		if (ndrop == 0)
 			break;
+
+		/*
+		 * Claim the inputs, then read the manifest again: whoever claimed
+		 * one of them before us may have dropped it since we read it, and
+		 * once claimed and present no one drops them.
+		 */
+		if (!claim_inputs(index, drop, ndrop))
+		{
+			MemoryContextReset(ctx);
+			if (++tries >= SEGVEC_MERGE_CLAIM_TRIES)
+				break;
+			continue;
+		}
+		SegvecFreeMetaInfo(info);
+		SegvecGetMetaInfo(index, info);
+		if (!inputs_present(info, drop, ndrop))
+		{
+			release_inputs(index, drop, ndrop);
+			MemoryContextReset(ctx);
+			if (++tries >= SEGVEC_MERGE_CLAIM_TRIES)
+				break;
+			continue;
+		}
+		tries = 0;
 		merged = merge_segments(index, info, drop, ndrop, stats);
+		release_inputs(index, drop, ndrop);
 		if (stats)
 			stats->segments_merged += merged;
 		MemoryContextReset(ctx);
@@ -1358,16 +1561,20 @@ merge_loop(Relation index, SegvecCompactStats *stats, bool drain,
 	}
 	MemoryContextSwitchTo(oldctx);
 	MemoryContextDelete(ctx);
-	UnlockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ExclusiveLock);
+	if (minor || drain)
+		UnlockPage(index, SEGVEC_MINOR_LOCK_BLKNO, ExclusiveLock);
+	if (!minor)
+		UnlockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ExclusiveLock);
 }
 
 /*
  * SegvecMergeSegments: the merge loop of a background job, VACUUM or
  * CREATE INDEX: merge segments by the merge policy until it finds nothing
  * to do, each merge installed on its own, or until the mutable segment is
- * due for compaction after a merge (stats->merges_deferred).  Returns at
- * once if another backend holds the merge lock (stats->merge_lock_busy):
- * a merge there looks at the policy again after each of its installs; a
+ * due for compaction after a merge (stats->merges_deferred).  If another
+ * backend holds the merge lock (stats->merge_lock_busy), runs the minor
+ * lane instead (merge_loop), or returns at once if that is taken too: a
+ * merge there looks at the policy again after each of its installs; a
  * job that meant to rewrite gives way and retries (jobrun.c).  Caller must
  * not hold the compaction lock.  Adds to stats->segments_merged if stats
  * is not NULL.

@@ -73,13 +73,17 @@ extern void SegvecSettle(Relation index, SegvecCompactStats *stats);
 extern bool SegvecShrink(Relation index, int timeout_ms);
 
 /*
- * The merge lock: a heavyweight page lock on a block number no page has
- * (as the compaction lock is one on the metapage's).  A merge holds it
- * exclusively from choosing its inputs to its install, so merges of one
- * index run one at a time and no one else drops their inputs; VACUUM's
- * cleanup scan takes it (share, without waiting) before it takes pages
+ * The merge locks: heavyweight page locks on block numbers no page has (as
+ * the compaction lock is one on the metapage's), one per merge lane.  The
+ * major lane's merge (the merge lock) holds it exclusively from choosing
+ * its inputs to its install; so does the minor lane's (the minor merge
+ * lock), which runs only while the merge lock is taken and merges only
+ * small segments (compact.c, "Merge lanes"), so that a long merge of a big
+ * segment does not leave the compactions' segments to pile up.  VACUUM's
+ * cleanup scan takes both (share, without waiting) before it takes pages
  * nothing points at, since a merge's extent is such pages until installed.
  */
 #define SEGVEC_MERGE_LOCK_BLKNO	((BlockNumber) 0xFFFFFFFE)
+#define SEGVEC_MINOR_LOCK_BLKNO	((BlockNumber) 0xFFFFFFFD)
 
 #endif							/* SEGVEC_COMPACT_H */

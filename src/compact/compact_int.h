@@ -14,5 +14,7 @@
 
 /* compact.c */
 extern void SegvecInstallMoved(Relation index, SegvecSegment *moved);
+extern bool SegvecClaimSegment(Relation index, uint32 segno);
+extern void SegvecReleaseSegment(Relation index, uint32 segno);
 
 #endif							/* SEGVEC_COMPACT_INT_H */

@@ -27,9 +27,10 @@
  * The copy is a segment like any other: same number, docs, graph, stamp
  * (a hash of its doc ids and size, not of its place), areas at the same
  * offsets from its first block; no page of a segment holds a block number.
- * Locks: the merge lock (exclusive, without waiting) for the whole move, so
- * no merge drops the segment and VACUUM's cleanup marks none of the copy's
- * pages unreachable meanwhile; the compaction lock for the tombstone pages
+ * Locks: the merge lock (exclusive, without waiting) and a claim on the
+ * segment (compact.c) for the whole move, so no merge of either lane takes
+ * the segment and VACUUM's cleanup marks none of the copy's pages
+ * unreachable meanwhile; the compaction lock for the tombstone pages
  * (the only pages of a segment that change, under that lock) and the
  * install.  A crash before the install leaves the old descriptor and the
  * copy's blocks neither free nor reachable (VACUUM recycles them, as after
@@ -149,15 +150,32 @@ move_tail_segment(Relation index, BlockNumber min_pages)
 		return MOVE_NONE;
 	if (!ConditionalLockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ExclusiveLock))
 		return MOVE_WAIT;
-	/* again, under the merge lock: only merges drop segments */
+	/*
+	 * Again, under the merge lock: only merges drop segments, and a minor
+	 * merge (compact.c) may run beside us; once we hold the segment's claim
+	 * and find it still there, no merge takes it.
+	 */
 	if (!tail_segment(index, min_pages, &seg))
 	{
 		UnlockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ExclusiveLock);
 		return MOVE_NONE;
 	}
+	if (!SegvecClaimSegment(index, seg.segno))
+	{
+		UnlockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ExclusiveLock);
+		return MOVE_WAIT;
+	}
+	if (!tail_segment(index, min_pages, &now) || now.segno != seg.segno)
+	{
+		SegvecReleaseSegment(index, seg.segno);
+		UnlockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ExclusiveLock);
+		return MOVE_NONE;
+	}
+	seg = now;
 	start = SegvecExtentTakeBelow(index, seg.npages, seg.start, &wait);
 	if (start == InvalidBlockNumber)
 	{
+		SegvecReleaseSegment(index, seg.segno);
 		UnlockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ExclusiveLock);
 		return wait ? MOVE_WAIT : MOVE_NONE;
 	}
@@ -200,6 +218,7 @@ move_tail_segment(Relation index, BlockNumber min_pages)
 	SegvecInstallMoved(index, &now);
 	SegvecProcessGarbage(index);
 	UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+	SegvecReleaseSegment(index, seg.segno);
 	UnlockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ExclusiveLock);
 	ereport(DEBUG1,
 			(errmsg_internal("segvec moved segment %u of index \"%s\" (%u pages) from block %u to %u",

@@ -17,6 +17,8 @@
  *	  checksum (counted as a mismatch otherwise);
  *	- in an index with filter columns, each checked row's doc holds the
  *	  filter values an insert forms from the row (a mismatch otherwise);
+ *	- a graph segment's postings hold what its filter values give (a
+ *	  mismatch otherwise);
  *	- each checked row is found by its own vector with k = 1 (or a row at
  *	  distance 0, an identical vector), for up to search_limit rows;
  *	- every live node of every graph segment is reachable on layer 0 from
@@ -552,6 +554,14 @@ ft_verify(PG_FUNCTION_ARGS)
 			vs.cur_filter = NULL;
 			if (filters)
 				pfree(filters);
+
+			/* the postings against the filter values they come from */
+			if (!SegvecSegmentPostingsOk(vs.index, seg, vs.info->dimensions))
+			{
+				vs.mismatches++;
+				example(&vs, "segment %d: its postings do not match its filter values",
+						seg->segno);
+			}
 
 			/* layer-0 reachability from the entry point */
 			unreached = SegvecSegmentUnreachable(vs.index, seg,

@@ -302,6 +302,35 @@ extern const char *GraphPinFilterPage(Relation index,
 									  uint32 *first, uint32 *count);
 extern void GraphReleaseFilterPage(Relation index, const SegvecSegment *seg,
 								   Buffer *buf);
+
+/*
+ * A segment's postings (postings.c; format.h, "Postings of a segment's
+ * filter columns"), open for look-ups: one page pinned at a time.
+ */
+typedef struct GraphPostings
+{
+	Relation	index;
+	const SegvecSegment *seg;
+	BlockNumber start;			/* the area's first block */
+	Buffer		buf;			/* pinned page of the area, or Invalid */
+	SegvecPostingsHeader hdr;
+	SegvecPostingsColumn *cols; /* hdr.nfilters of them */
+} GraphPostings;
+
+extern BlockNumber GraphPostingsBlock(const SegvecSegment *seg, int dim);
+extern bool GraphPostingsOpen(Relation index, const SegvecSegment *seg,
+							  int dim, GraphPostings *p);
+extern bool GraphPostingsHasColumn(GraphPostings *p, int col);
+extern void GraphPostingsRange(GraphPostings *p, int col, int strategy,
+							   int64 value, uint32 *from, uint32 *to);
+extern uint32 GraphPostingsValues(GraphPostings *p, int col);
+extern void GraphPostingsRun(GraphPostings *p, int col, uint32 from,
+							 uint32 to, uint32 *first, uint32 *count);
+extern void GraphPostingsReadIds(GraphPostings *p, uint32 first,
+								 uint32 count, uint32 *ids);
+extern void GraphPostingsClose(GraphPostings *p);
+extern bool GraphPostingsCheck(Relation index, const SegvecSegment *seg,
+							   int dim);
 /*
  * The doc-area page a look-up by doc id last found its doc on, with the
  * page's first and last doc ids, so that the next look-up of a doc id in

@@ -54,6 +54,9 @@ struct HnswBuilder
 	SegvecDocInfo *docs;
 	int			nfilters;		/* filter columns (HnswBuilderSetFilters) */
 	char	   *filters;		/* maxn filter entries, or NULL */
+	char	   *postings;		/* the postings area HnswBuilderWrite
+								 * writes, or NULL */
+	Size		postings_len;
 	uint32	   *nbr0;			/* maxn * m0 */
 	uint16	   *nnbr0;
 
@@ -218,6 +221,12 @@ extern void GraphPlanLayout(SegvecSegment *seg, int n, const uint8 *levels,
 							int m, int dim, uint64 min_docid,
 							uint64 max_docid, uint32 *upper_off);
 extern void GraphPlanFilterLayout(SegvecSegment *seg, int n, int nfilters);
+extern char *GraphPostingsBuild(const char *entries, uint32 n, int nfilters,
+								const bool *postable, Size *len);
+extern uint32 GraphPostingsPages(Size len);
+extern void GraphPostingsFillPage(char *data, const char *image, Size len,
+								  uint32 k);
+extern void GraphPlanPostingsLayout(SegvecSegment *seg, Size len);
 extern void GraphPlanQuantLayout(SegvecSegment *seg, int n, int m, int dim,
 								 int quant);
 extern void GraphInitSegmentPage(Page page, const SegvecSegment *seg);

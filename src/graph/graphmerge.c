@@ -583,6 +583,11 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	float	   *qparams = NULL;
 	GraphQuantEncoder *qenc = NULL;
 	int			codes_from = -1;
+	int			nfilters;
+	Size		fbytes;
+	char	   *entries = NULL;
+	char	   *postings = NULL;
+	Size		postings_len = 0;
 
 	memset(stats, 0, sizeof(GraphMergeStats));
 	stats->codes_from = -1;
@@ -647,7 +652,14 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 		cs[i].tombstones = tombstones[i];
 	}
 
-	/* 1. plan: the output's order, levels of seed nodes */
+	/*
+	 * 1. plan: the output's order, levels of seed nodes; with filter
+	 * columns, the output's filter entries, for its postings
+	 */
+	nfilters = SegvecIndexFilterCount(index);
+	fbytes = SEGVEC_FILTER_ENTRY_BYTES(nfilters);
+	if (nfilters > 0)
+		entries = MemoryContextAllocHuge(ctx, mul_size(n, fbytes));
 	cursors_start(cs, ninputs);
 	o = 0;
 	while ((i = cursors_next(cs, ninputs)) >= 0)
@@ -659,6 +671,14 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 			min_docid = cs[i].docid;
 		max_docid = cs[i].docid;
 		checksums[o] = reader_doc(&cs[i].r, j)->checksum;
+		if (entries)
+		{
+			if (inputs[i].nfilters == nfilters)
+				memcpy(entries + (Size) o * fbytes, reader_filters(&cs[i].r, j),
+					   fbytes);
+			else
+				memset(entries + (Size) o * fbytes, 0, fbytes);
+		}
 		if (i == seed)
 		{
 			seedmap[j] = o;
@@ -673,6 +693,16 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 		cursor_advance(&cs[i]);
 	}
 	Assert(o == n);
+	if (entries)
+	{
+		bool	   *postable = palloc(sizeof(bool) * nfilters);
+
+		SegvecIndexFilterPostable(index, postable);
+		postings = GraphPostingsBuild(entries, (uint32) n, nfilters, postable,
+									  &postings_len);
+		pfree(postable);
+		pfree(entries);
+	}
 
 	/*
 	 * Exact duplicates by checksum, seed nodes first, so that a node's
@@ -733,7 +763,8 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	GraphPlanLayout(seg, (int) n, b->levels, m, dim, min_docid, max_docid,
 					b->upper_off);
 	GraphPlanQuantLayout(seg, (int) n, m, dim, quant);
-	GraphPlanFilterLayout(seg, (int) n, SegvecIndexFilterCount(index));
+	GraphPlanPostingsLayout(seg, postings_len);
+	GraphPlanFilterLayout(seg, (int) n, nfilters);
 	seg->segno = segno;
 	seg->start = SegvecAllocExtent(index, seg->npages);
 	seg->doc_start += seg->start;
@@ -1006,6 +1037,19 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 			done += len;
 		}
 		filler_end(&f);
+	}
+	if (seg->npostpages > 0)
+	{
+		/* the postings area, packed across its pages */
+		BlockNumber pstart = seg->start + seg->npages -
+			GraphFilterPages(seg) - seg->npostpages;
+		uint32		k;
+
+		for (k = 0; k < seg->npostpages; k++)
+			GraphPostingsFillPage(filler_page(&f, pstart + k), postings,
+								  postings_len, k);
+		filler_end(&f);
+		pfree(postings);
 	}
 
 	/* from here on, the builder works on the output's pages (or its copy) */

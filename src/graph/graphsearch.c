@@ -70,6 +70,7 @@
 
 #include "access/xlog.h"
 #include "miscadmin.h"
+#include "port/pg_bitutils.h"
 #include "storage/bufmgr.h"
 #include "utils/float.h"
 #include "utils/memutils.h"
@@ -758,6 +759,7 @@ static void
 start_exact(GraphScan *gs)
 {
 	uint32		i;
+	Size		maxranked;
 
 	/*
 	 * sq8 only: its floor is proven (or fails with probability 1e-9 a node),
@@ -775,11 +777,32 @@ start_exact(GraphScan *gs)
 	if (gs->exact_est)
 		gs->floor = -get_float8_infinity();
 
+	/*
+	 * Room for the nodes neither returned nor out: without a lazy filter,
+	 * counted from the bitmaps (a narrow filter leaves few in a big
+	 * segment), and the bytes with none of them are skipped below.
+	 */
+	maxranked = gs->seg.ndocs;
+	if (gs->match == NULL)
+	{
+		Size		b;
+
+		maxranked = 0;
+		for (b = 0; b < ((Size) gs->seg.ndocs + 7) / 8; b++)
+			maxranked += pg_number_of_ones[(uint8) ~(gs->emitted[b] |
+													 gs->tombstones[b])];
+	}
 	gs->ranked = MemoryContextAllocHuge(CurrentMemoryContext,
-										sizeof(GraphCand) * Max(gs->seg.ndocs, 1));
+										sizeof(GraphCand) * Max(maxranked, 1));
 	gs->nranked = 0;
 	for (i = 0; i < gs->seg.ndocs; i++)
 	{
+		if (gs->match == NULL && (i & 7) == 0 &&
+			(gs->emitted[i >> 3] | gs->tombstones[i >> 3]) == 0xFF)
+		{
+			i += 7;				/* none of these 8 is left */
+			continue;
+		}
 		if (BIT_IS_SET(gs->emitted, i) || node_out(gs, i))
 			continue;
 		if ((i & 1023) == 0)
@@ -2049,12 +2072,17 @@ void
 GraphSegmentSplit(const SegvecSegment *seg, int dim, int64 *codes,
 				  int64 *vectors, int64 *graph, int64 *docs)
 {
-	/* the filter area, the extent's last pages, counts with the docs */
-	BlockNumber end = seg->start + seg->npages - GraphFilterPages(seg);
+	/*
+	 * the filter area, the extent's last pages, and the postings before
+	 * it count with the docs
+	 */
+	uint32		npost = GraphPostingsBlock(seg, dim) != InvalidBlockNumber ?
+		seg->npostpages : 0;
+	BlockNumber end = seg->start + seg->npages - GraphFilterPages(seg) - npost;
 	int64		nodebytes;
 
-	*docs = (int64) (seg->upper_start - seg->start + GraphFilterPages(seg)) *
-		BLCKSZ;
+	*docs = (int64) (seg->upper_start - seg->start + GraphFilterPages(seg) +
+					 npost) * BLCKSZ;
 	if (seg->quant != SEGVEC_QUANT_NONE)
 	{
 		nodebytes = (int64) (seg->vec_start - seg->node_start) * BLCKSZ;

@@ -100,7 +100,8 @@ GraphPlanLayout(SegvecSegment *seg, int n, const uint8 *levels, int m,
 
 /* Work out where everything goes in the extent (all but seg->start) */
 static void
-plan_layout(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off)
+plan_layout(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off,
+			Size postings_len)
 {
 	GraphPlanLayout(seg, b->n, b->levels, b->m, b->dim,
 					b->n > 0 ? b->docs[0].docid : 0,
@@ -109,6 +110,7 @@ plan_layout(HnswBuilder *b, SegvecSegment *seg, uint32 *upper_off)
 	seg->max_level = Max(b->maxlevel, 0);
 
 	GraphPlanQuantLayout(seg, b->n, b->m, b->dim, b->quant);
+	GraphPlanPostingsLayout(seg, postings_len);
 	GraphPlanFilterLayout(seg, b->n, b->nfilters);
 }
 
@@ -223,7 +225,16 @@ fill_page(HnswBuilder *b, SegvecSegment *seg, uint32 k, Page page,
 	GraphInitSegmentPage(page, seg);
 	data = PageGetContents(page);
 
-	if (seg->nfilters > 0 && k >= seg->npages - GraphFilterPages(seg))
+	if (seg->npostpages > 0 &&
+		k >= seg->npages - GraphFilterPages(seg) - seg->npostpages &&
+		k < seg->npages - GraphFilterPages(seg))
+	{
+		/* the postings area, packed across its pages */
+		GraphPostingsFillPage(data, b->postings, b->postings_len,
+							  k - (seg->npages - GraphFilterPages(seg) -
+								   seg->npostpages));
+	}
+	else if (seg->nfilters > 0 && k >= seg->npages - GraphFilterPages(seg))
 	{
 		/* filter entries, whole entries on each page */
 		uint32		per_page = SEGVEC_FILTERS_PER_PAGE(seg->nfilters);
@@ -325,7 +336,19 @@ HnswBuilderWrite(HnswBuilder *b, Relation index, uint32 segno,
 	SegmentWriter w;
 	MemoryContext oldctx = MemoryContextSwitchTo(b->ctx);
 
-	plan_layout(b, seg, b->upper_off);
+	/* the postings of the filter columns, from the docs' entries */
+	b->postings = NULL;
+	b->postings_len = 0;
+	if (b->nfilters > 0)
+	{
+		bool	   *postable = palloc(sizeof(bool) * b->nfilters);
+
+		SegvecIndexFilterPostable(index, postable);
+		b->postings = GraphPostingsBuild(b->filters, b->n, b->nfilters,
+										 postable, &b->postings_len);
+		pfree(postable);
+	}
+	plan_layout(b, seg, b->upper_off, b->postings_len);
 	Assert(seg->upper_size == b->upper_size);
 	nodebuf = palloc(seg->node_size);
 

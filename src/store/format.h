@@ -117,6 +117,10 @@ typedef struct SegvecSegment
 	BlockNumber doc_start;		/* first doc-area page */
 	BlockNumber upper_start;	/* first upper-layer page */
 	BlockNumber node_start;		/* first node page */
+	uint32		npostpages;		/* pages of the postings area, just before
+								 * the filter area (SEGVEC_POSTINGS_*); 0:
+								 * none (the padding of older builds, which
+								 * readers check against the layout) */
 	uint64		min_docid;		/* doc ids held, sorted in the doc area */
 	uint64		max_docid;
 	uint16		quant;			/* SEGVEC_QUANT_* of the node records */
@@ -382,6 +386,66 @@ typedef SegvecMutableTupleData *SegvecMutableTuple;
 #define SEGVEC_FILTER_MAX_BYTES	SEGVEC_FILTER_ENTRY_BYTES(SEGVEC_MAX_FILTERS)
 #define SEGVEC_FILTERS_PER_PAGE(n) \
 	((uint32) (SEGVEC_SEGPAGE_USABLE / SEGVEC_FILTER_ENTRY_BYTES(n)))
+
+/*
+ * Postings of a segment's filter columns.  An immutable segment written
+ * since postings exist may have a *postings area* of npostpages pages
+ * between its node records (or, quantized, its vector area) and its filter
+ * area; readers that do not know it never look there.  The area is one
+ * byte string packed across its pages' usable bytes (like the vector
+ * area): a SegvecPostingsHeader; a SegvecPostingsColumn per filter column;
+ * the directory, ndir SegvecPostingsEntry sorted by column, then by value
+ * (as int64, so that a range of an integer column is a run of entries);
+ * then nids uint32 node numbers: each value's list, ascending, the lists
+ * of a column in the order of its values (so a range's nodes are a run
+ * too).  A column has postings (SEGVEC_POSTINGS_COLUMN_HAS) when it is not
+ * a label array and has at most Max(SEGVEC_POSTINGS_MIN_VALUES, ndocs /
+ * SEGVEC_POSTINGS_VALUES_DIV) distinct values in the segment: then its
+ * directory holds *every* non-NULL value its nodes have, as the filter
+ * entries keep it (8 bytes: the int64 or the hash, so a look-up compares
+ * what the entries compare), with the nodes that have it (tombstoned ones
+ * included: tombstones come later); a value it does not hold is on no
+ * node.  See src/README.md, "Postings".
+ */
+#define SEGVEC_POSTINGS_MAGIC		0x53475650	/* "SGVP" */
+#define SEGVEC_POSTINGS_MIN_VALUES	1024
+#define SEGVEC_POSTINGS_VALUES_DIV	2
+
+typedef struct SegvecPostingsHeader
+{
+	uint32		magic;			/* SEGVEC_POSTINGS_MAGIC */
+	uint32		nfilters;		/* columns that follow */
+	uint32		ndir;			/* directory entries, all columns */
+	uint32		nids;			/* node numbers in all lists */
+} SegvecPostingsHeader;
+
+#define SEGVEC_POSTINGS_COLUMN_HAS	1	/* the column has postings */
+
+typedef struct SegvecPostingsColumn
+{
+	uint32		flags;			/* SEGVEC_POSTINGS_COLUMN_* */
+	uint32		first;			/* its first directory entry */
+	uint32		count;			/* its directory entries: distinct values */
+	uint32		ids_first;		/* its first node number among the nids */
+	uint32		nids;			/* its node numbers: nodes not NULL in it */
+	uint32		unused;
+} SegvecPostingsColumn;
+
+typedef struct SegvecPostingsEntry
+{
+	int64		value;			/* as the filter entries keep it */
+	uint32		count;			/* nodes with the value */
+	uint32		list;			/* its list's first node number among the
+								 * nids */
+} SegvecPostingsEntry;
+
+/* byte offsets of the parts of a postings area of nfilters columns */
+#define SEGVEC_POSTINGS_DIR_OFF(nfilters) \
+	(sizeof(SegvecPostingsHeader) + \
+	 sizeof(SegvecPostingsColumn) * (Size) (nfilters))
+#define SEGVEC_POSTINGS_IDS_OFF(nfilters, ndir) \
+	(SEGVEC_POSTINGS_DIR_OFF(nfilters) + \
+	 sizeof(SegvecPostingsEntry) * (Size) (ndir))
 
 
 /* ----------------

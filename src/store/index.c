@@ -679,6 +679,25 @@ SegvecIndexFilterCount(Relation index)
 }
 
 /*
+ * SegvecIndexFilterPostable: which of the index's filter columns may have
+ * postings in a segment (format.h), into postable[0 .. filter count - 1]:
+ * all but label arrays, whose entries keep a signature of several labels.
+ */
+void
+SegvecIndexFilterPostable(Relation index, bool *postable)
+{
+	int			nfilters = SegvecIndexFilterCount(index);
+	int			i;
+
+	for (i = 0; i < nfilters; i++)
+	{
+		Oid			typid = TupleDescAttr(RelationGetDescr(index), i + 1)->atttypid;
+
+		postable[i] = (typid != INT4ARRAYOID && typid != TEXTARRAYOID);
+	}
+}
+
+/*
  * SegvecIndexKeyColumn: where the id key is among the index's columns
  * (0-based, as in the values an insert gets): the first INCLUDE column,
  * after the vector and the filter columns.  Meaningful when

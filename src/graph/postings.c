@@ -1,0 +1,535 @@
+/*-------------------------------------------------------------------------
+ *
+ * postings.c
+ *	  Postings of an immutable segment's filter columns: for each column
+ *	  with few distinct values, every value its nodes have, how many
+ *	  nodes have it, and (when they are few) which.  Built from the
+ *	  segment's filter entries when the segment is written (graphwrite.c,
+ *	  graphmerge.c), read by a filtered scan to count, skip or list a
+ *	  segment's passing nodes without reading its filter area.  The format
+ *	  is in store/format.h ("Postings of a segment's filter columns").
+ *
+ * src/graph/postings.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/stratnum.h"
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/memutils.h"
+
+#include "graph/graph_int.h"
+
+/* a node's value of one column, for sorting */
+typedef struct PostingPair
+{
+	int64		value;
+	uint32		node;
+} PostingPair;
+
+static int
+pair_cmp(const void *a, const void *b)
+{
+	const PostingPair *x = (const PostingPair *) a;
+	const PostingPair *y = (const PostingPair *) b;
+
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	return x->node < y->node ? -1 : (x->node > y->node ? 1 : 0);
+}
+
+/*
+ * GraphPostingsBuild: the postings area (format.h) of a segment of n
+ * nodes whose filter entries for nfilters columns are entries, in node
+ * order; postable[c] says whether column c may have postings (a label
+ * array's signature may not).  Returns the area's bytes, palloc'd, and
+ * their length in *len; NULL and 0 when no column gets postings.
+ */
+char *
+GraphPostingsBuild(const char *entries, uint32 n, int nfilters,
+				   const bool *postable, Size *len)
+{
+	Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(nfilters);
+	uint32		max_values = Max(SEGVEC_POSTINGS_MIN_VALUES,
+								 n / SEGVEC_POSTINGS_VALUES_DIV);
+	SegvecPostingsColumn *cols;
+	PostingPair **pairs;
+	uint32		ndir = 0;
+	uint32		nids = 0;
+	bool		any = false;
+	SegvecPostingsHeader *hdr;
+	SegvecPostingsEntry *dir;
+	uint32	   *ids;
+	char	   *image;
+	int			c;
+
+	*len = 0;
+	if (nfilters <= 0 || n == 0)
+		return NULL;
+	cols = palloc0(sizeof(SegvecPostingsColumn) * nfilters);
+	pairs = palloc0(sizeof(PostingPair *) * nfilters);
+
+	/* each column's (value, node) pairs, sorted; its distinct values */
+	for (c = 0; c < nfilters; c++)
+	{
+		PostingPair *p;
+		uint32		np = 0;
+		uint32		distinct = 0;
+		uint32		i;
+
+		if (!postable[c])
+			continue;
+		p = MemoryContextAllocHuge(CurrentMemoryContext,
+								   mul_size(Max(n, 1), sizeof(PostingPair)));
+		for (i = 0; i < n; i++)
+		{
+			const char *e = entries + (Size) i * fbytes;
+			uint64		present;
+
+			memcpy(&present, e, sizeof(uint64));
+			if (!(present & (UINT64CONST(1) << c)))
+				continue;		/* NULL: no key matches it */
+			memcpy(&p[np].value, e + sizeof(uint64) * (c + 1), sizeof(int64));
+			p[np].node = i;
+			np++;
+		}
+		CHECK_FOR_INTERRUPTS();
+		qsort(p, np, sizeof(PostingPair), pair_cmp);
+		for (i = 0; i < np && distinct <= max_values; i++)
+			if (i == 0 || p[i].value != p[i - 1].value)
+				distinct++;
+		if (distinct > max_values)
+		{
+			pfree(p);
+			continue;			/* too many values: no postings */
+		}
+		cols[c].flags = SEGVEC_POSTINGS_COLUMN_HAS;
+		cols[c].first = ndir;
+		cols[c].count = distinct;
+		cols[c].ids_first = nids;
+		cols[c].nids = np;
+		ndir += distinct;
+		nids += np;
+		pairs[c] = p;
+		any = true;
+	}
+	if (!any)
+	{
+		pfree(pairs);
+		pfree(cols);
+		return NULL;
+	}
+
+	*len = SEGVEC_POSTINGS_IDS_OFF(nfilters, ndir) + sizeof(uint32) * (Size) nids;
+	image = MemoryContextAllocHuge(CurrentMemoryContext, *len);
+	memset(image, 0, *len);
+	hdr = (SegvecPostingsHeader *) image;
+	hdr->magic = SEGVEC_POSTINGS_MAGIC;
+	hdr->nfilters = nfilters;
+	hdr->ndir = ndir;
+	hdr->nids = nids;
+	memcpy(image + sizeof(SegvecPostingsHeader), cols,
+		   sizeof(SegvecPostingsColumn) * nfilters);
+	dir = (SegvecPostingsEntry *) (image + SEGVEC_POSTINGS_DIR_OFF(nfilters));
+	ids = (uint32 *) (image + SEGVEC_POSTINGS_IDS_OFF(nfilters, ndir));
+
+	for (c = 0; c < nfilters; c++)
+	{
+		uint32		d = cols[c].first;
+		uint32		i;
+
+		if (pairs[c] == NULL)
+			continue;
+		for (i = 0; i < cols[c].nids; i++)
+		{
+			const PostingPair *pp = &pairs[c][i];
+
+			if (i == 0 || pp->value != pairs[c][i - 1].value)
+			{
+				dir[d].value = pp->value;
+				dir[d].count = 0;
+				dir[d].list = cols[c].ids_first + i;
+				d++;
+			}
+			dir[d - 1].count++;
+			ids[cols[c].ids_first + i] = pp->node;
+		}
+		Assert(d == cols[c].first + cols[c].count);
+		pfree(pairs[c]);
+	}
+	pfree(pairs);
+	pfree(cols);
+	return image;
+}
+
+/* GraphPostingsPages: the pages a postings area of len bytes takes */
+uint32
+GraphPostingsPages(Size len)
+{
+	return (uint32) ((len + SEGVEC_SEGPAGE_USABLE - 1) / SEGVEC_SEGPAGE_USABLE);
+}
+
+/*
+ * GraphPostingsFillPage: page k of a postings area image (len bytes) into
+ * data, a segment page's zeroed data area.
+ */
+void
+GraphPostingsFillPage(char *data, const char *image, Size len, uint32 k)
+{
+	Size		off = (Size) k * SEGVEC_SEGPAGE_USABLE;
+
+	Assert(off < len);
+	memcpy(data, image + off, Min(SEGVEC_SEGPAGE_USABLE, len - off));
+}
+
+/*
+ * GraphPlanPostingsLayout: add a postings area of len bytes (none when 0)
+ * to the layout planned so far; call just before GraphPlanFilterLayout,
+ * as the area ends where the filter area starts.
+ */
+void
+GraphPlanPostingsLayout(SegvecSegment *seg, Size len)
+{
+	seg->npostpages = len > 0 ? GraphPostingsPages(len) : 0;
+	seg->npages += seg->npostpages;
+}
+
+/*
+ * The first block after seg's node records or, quantized, its vector area
+ * (dim dimensions): where the postings area starts.
+ */
+static BlockNumber
+data_end(const SegvecSegment *seg, int dim)
+{
+	if (seg->quant != SEGVEC_QUANT_NONE)
+	{
+		Size		vbytes = (Size) seg->ndocs * dim * sizeof(float);
+
+		return seg->vec_start +
+			(BlockNumber) ((vbytes + SEGVEC_SEGPAGE_USABLE - 1) /
+						   SEGVEC_SEGPAGE_USABLE);
+	}
+	if (seg->nodes_per_page > 0)
+		return seg->node_start +
+			(seg->ndocs + seg->nodes_per_page - 1) / seg->nodes_per_page;
+	return seg->node_start + seg->ndocs * seg->pages_per_node;
+}
+
+/*
+ * GraphPostingsBlock: the first block of seg's postings area, or
+ * InvalidBlockNumber when it has none: npostpages is 0, or (the padding
+ * of a descriptor that an older build wrote) the areas before it and the
+ * filter area after it do not leave exactly that many pages.
+ */
+BlockNumber
+GraphPostingsBlock(const SegvecSegment *seg, int dim)
+{
+	BlockNumber filter_start;
+
+	if (seg->npostpages == 0 || seg->nfilters == 0 || seg->ndocs == 0)
+		return InvalidBlockNumber;
+	filter_start = seg->start + seg->npages - GraphFilterPages(seg);
+	if (data_end(seg, dim) + seg->npostpages != filter_start)
+		return InvalidBlockNumber;
+	return data_end(seg, dim);
+}
+
+/* pin block blkno (on a standby: checked to still be seg's), see graphsearch.c */
+static void
+postings_release(GraphPostings *p)
+{
+	if (!BufferIsValid(p->buf))
+		return;
+	if (RecoveryInProgress())
+		GraphCheckPage(p->index, p->seg, p->buf, false);
+	ReleaseBuffer(p->buf);
+	p->buf = InvalidBuffer;
+}
+
+/* copy len bytes at byte off of the area into to */
+static void
+postings_read(GraphPostings *p, Size off, void *to, Size len)
+{
+	Size		done = 0;
+
+	while (done < len)
+	{
+		BlockNumber blkno = p->start + (BlockNumber) (off / SEGVEC_SEGPAGE_USABLE);
+		Size		inpage = off % SEGVEC_SEGPAGE_USABLE;
+		Size		n = Min(SEGVEC_SEGPAGE_USABLE - inpage, len - done);
+
+		if (!BufferIsValid(p->buf) || BufferGetBlockNumber(p->buf) != blkno)
+		{
+			postings_release(p);
+			p->buf = GraphPinPage(p->index, blkno);
+			if (RecoveryInProgress())
+				GraphCheckPage(p->index, p->seg, p->buf, false);
+		}
+		memcpy((char *) to + done,
+			   PageGetContents(BufferGetPage(p->buf)) + inpage, n);
+		done += n;
+		off += n;
+	}
+}
+
+/*
+ * GraphPostingsOpen: open seg's postings (dim: the index's dimensions, to
+ * find the area); false, and nothing held, when it has none.  An area
+ * whose header does not describe the segment is an error (corruption).
+ */
+bool
+GraphPostingsOpen(Relation index, const SegvecSegment *seg, int dim,
+				  GraphPostings *p)
+{
+	Size		len;
+
+	memset(p, 0, sizeof(GraphPostings));
+	p->buf = InvalidBuffer;
+	p->start = GraphPostingsBlock(seg, dim);
+	if (p->start == InvalidBlockNumber)
+		return false;
+	p->index = index;
+	p->seg = seg;
+	postings_read(p, 0, &p->hdr, sizeof(SegvecPostingsHeader));
+	len = SEGVEC_POSTINGS_IDS_OFF(p->hdr.nfilters, p->hdr.ndir) +
+		sizeof(uint32) * (Size) p->hdr.nids;
+	if (p->hdr.magic != SEGVEC_POSTINGS_MAGIC ||
+		p->hdr.nfilters != seg->nfilters ||
+		GraphPostingsPages(len) != seg->npostpages)
+	{
+		postings_release(p);
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("postings area of segment %u of index \"%s\" is corrupted",
+						seg->segno, RelationGetRelationName(index))));
+	}
+	p->cols = palloc(sizeof(SegvecPostingsColumn) * p->hdr.nfilters);
+	postings_read(p, sizeof(SegvecPostingsHeader), p->cols,
+				  sizeof(SegvecPostingsColumn) * p->hdr.nfilters);
+	return true;
+}
+
+/* GraphPostingsHasColumn: does column col (0-based) have postings? */
+bool
+GraphPostingsHasColumn(GraphPostings *p, int col)
+{
+	return col >= 0 && col < (int) p->hdr.nfilters &&
+		(p->cols[col].flags & SEGVEC_POSTINGS_COLUMN_HAS) != 0;
+}
+
+/* directory entry i (0-based) of column col */
+static void
+dir_entry(GraphPostings *p, int col, uint32 i, SegvecPostingsEntry *e)
+{
+	postings_read(p, SEGVEC_POSTINGS_DIR_OFF(p->hdr.nfilters) +
+				  sizeof(SegvecPostingsEntry) * (Size) (p->cols[col].first + i),
+				  e, sizeof(SegvecPostingsEntry));
+}
+
+/*
+ * The first directory entry of column col whose value is at least value
+ * (upper: greater than value), as int64; the column's count if none is.
+ */
+static uint32
+dir_bound(GraphPostings *p, int col, int64 value, bool upper)
+{
+	uint32		lo = 0;
+	uint32		hi = p->cols[col].count;
+	SegvecPostingsEntry e;
+
+	while (lo < hi)
+	{
+		uint32		mid = lo + (hi - lo) / 2;
+
+		dir_entry(p, col, mid, &e);
+		if (e.value < value || (upper && e.value == value))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* where the list of directory entry i of column col starts among the nids */
+static uint32
+dir_list(GraphPostings *p, int col, uint32 i)
+{
+	SegvecPostingsEntry e;
+
+	if (i >= p->cols[col].count)
+		return p->cols[col].ids_first + p->cols[col].nids;
+	dir_entry(p, col, i, &e);
+	return e.list;
+}
+
+/*
+ * GraphPostingsRange: the directory entries of column col (which has
+ * postings) whose value v satisfies "v op value" (op: a btree strategy;
+ * compared as int64, as the scan keys compare them) are entries *from ..
+ * *to - 1 of the column (0-based; none when *from >= *to).
+ */
+void
+GraphPostingsRange(GraphPostings *p, int col, int strategy, int64 value,
+				   uint32 *from, uint32 *to)
+{
+	Assert(GraphPostingsHasColumn(p, col));
+	switch (strategy)
+	{
+		case BTLessStrategyNumber:
+			*from = 0;
+			*to = dir_bound(p, col, value, false);
+			break;
+		case BTLessEqualStrategyNumber:
+			*from = 0;
+			*to = dir_bound(p, col, value, true);
+			break;
+		case BTEqualStrategyNumber:
+			*from = dir_bound(p, col, value, false);
+			*to = *from;
+			if (*from < p->cols[col].count)
+			{
+				SegvecPostingsEntry e;
+
+				dir_entry(p, col, *from, &e);
+				if (e.value == value)
+					*to = *from + 1;
+			}
+			break;
+		case BTGreaterEqualStrategyNumber:
+			*from = dir_bound(p, col, value, false);
+			*to = p->cols[col].count;
+			break;
+		case BTGreaterStrategyNumber:
+			*from = dir_bound(p, col, value, true);
+			*to = p->cols[col].count;
+			break;
+		default:
+			elog(ERROR, "unknown segvec postings strategy %d", strategy);
+	}
+}
+
+/* GraphPostingsValues: the directory entries of column col */
+uint32
+GraphPostingsValues(GraphPostings *p, int col)
+{
+	Assert(GraphPostingsHasColumn(p, col));
+	return p->cols[col].count;
+}
+
+/*
+ * GraphPostingsRun: the nodes of directory entries from .. to - 1 of
+ * column col are node numbers *first .. *first + *count - 1 among the
+ * nids (each value's list ascending, the values' lists one after the
+ * other); read them with GraphPostingsReadIds.
+ */
+void
+GraphPostingsRun(GraphPostings *p, int col, uint32 from, uint32 to,
+				 uint32 *first, uint32 *count)
+{
+	if (from >= to)
+	{
+		*first = 0;
+		*count = 0;
+		return;
+	}
+	*first = dir_list(p, col, from);
+	*count = dir_list(p, col, to) - *first;
+	if ((uint64) *first + *count > p->hdr.nids)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("postings area of segment %u of index \"%s\" is corrupted",
+						p->seg->segno, RelationGetRelationName(p->index))));
+}
+
+/*
+ * GraphPostingsReadIds: node numbers first .. first + count - 1 (as
+ * GraphPostingsRun gives them) into ids.
+ */
+void
+GraphPostingsReadIds(GraphPostings *p, uint32 first, uint32 count,
+					 uint32 *ids)
+{
+	if (count == 0)
+		return;
+	postings_read(p, SEGVEC_POSTINGS_IDS_OFF(p->hdr.nfilters, p->hdr.ndir) +
+				  sizeof(uint32) * (Size) first,
+				  ids, sizeof(uint32) * (Size) count);
+}
+
+/* GraphPostingsClose: release what GraphPostingsOpen holds */
+void
+GraphPostingsClose(GraphPostings *p)
+{
+	postings_release(p);
+	if (p->cols)
+		pfree(p->cols);
+	p->cols = NULL;
+}
+
+/*
+ * GraphPostingsCheck: does seg's postings area hold what its filter
+ * entries give (GraphPostingsBuild over every node's entry, tombstoned
+ * ones included, as when the segment was written)?  True for a segment
+ * without postings.  For ft.verify.
+ */
+bool
+GraphPostingsCheck(Relation index, const SegvecSegment *seg, int dim)
+{
+	GraphPostings p;
+	Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(seg->nfilters);
+	uint32		npages = GraphFilterPages(seg);
+	Buffer		buf = InvalidBuffer;
+	char	   *entries;
+	bool	   *postable;
+	char	   *image;
+	Size		len;
+	Size		stored_len;
+	char	   *stored;
+	uint32		pageno;
+	bool		ok;
+
+	if (!GraphPostingsOpen(index, seg, dim, &p))
+		return true;
+	entries = MemoryContextAllocHuge(CurrentMemoryContext,
+									 mul_size(Max(seg->ndocs, 1), fbytes));
+	for (pageno = 0; pageno < npages; pageno++)
+	{
+		uint32		first;
+		uint32		count;
+		const char *page;
+
+		CHECK_FOR_INTERRUPTS();
+		page = GraphPinFilterPage(index, seg, pageno, &buf, &first, &count);
+		memcpy(entries + (Size) first * fbytes, page, (Size) count * fbytes);
+	}
+	GraphReleaseFilterPage(index, seg, &buf);
+
+	postable = palloc(sizeof(bool) * seg->nfilters);
+	SegvecIndexFilterPostable(index, postable);
+	image = GraphPostingsBuild(entries, seg->ndocs, seg->nfilters, postable,
+							   &len);
+	stored_len = (Size) seg->npostpages * SEGVEC_SEGPAGE_USABLE;
+	stored = MemoryContextAllocHuge(CurrentMemoryContext, stored_len);
+	postings_read(&p, 0, stored, stored_len);
+	GraphPostingsClose(&p);
+
+	ok = (image != NULL && len <= stored_len &&
+		  memcmp(image, stored, len) == 0);
+	if (ok)
+	{
+		Size		i;
+
+		/* and nothing after it */
+		for (i = len; i < stored_len && ok; i++)
+			ok = (stored[i] == 0);
+	}
+	if (image)
+		pfree(image);
+	pfree(stored);
+	pfree(postable);
+	pfree(entries);
+	return ok;
+}
