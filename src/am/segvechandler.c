@@ -202,8 +202,18 @@ segvechandler(PG_FUNCTION_ARGS)
 	amroutine->amcaninclude = true;	/* INCLUDE (id): the doc's id key */
 	amroutine->amusemaintenanceworkmem = false;
 	SegvecAmRoutineLaterFields(amroutine);
-	amroutine->amparallelvacuumoptions =
-		VACUUM_OPTION_PARALLEL_BULKDEL | VACUUM_OPTION_PARALLEL_CLEANUP;
+
+	/*
+	 * No parallel VACUUM: in parallel mode the cleanup can neither compact
+	 * (it needs a subtransaction) nor truncate (the lock's WAL record needs
+	 * an xid), and a table with a primary key and a segvec index would be
+	 * vacuumed in parallel, the segvec index's cleanup in a worker.  Left
+	 * out, the other indexes of most tables are too few for a parallel
+	 * VACUUM; one of a table with more still has the leader in parallel
+	 * mode, and the cleanup leaves its work to the background workers
+	 * (segvecvacuum.c).
+	 */
+	amroutine->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
 	amroutine->amkeytype = InvalidOid;
 
 	amroutine->ambuild = segvecbuild;

@@ -290,6 +290,8 @@ compact_for_vacuum(Relation index, bool merge_only)
 	{
 		elog(DEBUG1, "segvec index \"%s\": no compaction in a parallel VACUUM",
 			 RelationGetRelationName(index));
+		if (SegvecJobsRunnable() && !RelationUsesLocalBuffers(index))
+			(void) SegvecSubmitJob(RelationGetRelid(index), SEGVEC_JOB_COMPACT);
 		return;
 	}
 
@@ -629,7 +631,19 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	 * not truncate (vacuum_truncate: its AccessExclusiveLock is replayed on
 	 * standbys).
 	 */
-	if (!IsParallelWorker() && SegvecMayTruncate(index))
+	if (IsInParallelMode())
+	{
+		/*
+		 * The leader of a parallel VACUUM (segvec's cleanup never runs in
+		 * a worker: segvechandler.c) cannot truncate: the lock's WAL
+		 * record needs an xid.  A settle does it (jobs/jobrun.c).
+		 */
+		if (SegvecJobsRunnable() && !RelationUsesLocalBuffers(index) &&
+			SegvecMayTruncate(index))
+			(void) SegvecSubmitSettle(RelationGetRelid(index),
+									  SegvecMutableChangeMark(index), 1);
+	}
+	else if (SegvecMayTruncate(index))
 	{
 		/*
 		 * The slack a background job keeps after the big segment for its

@@ -70,7 +70,7 @@ extern bool SegvecSettleDue(Relation index, int *quiet_naps);
 extern void SegvecSettle(Relation index, SegvecCompactStats *stats);
 
 /* shrink.c */
-extern void SegvecShrink(Relation index, int timeout_ms);
+extern bool SegvecShrink(Relation index, int timeout_ms);
 
 /*
  * The merge locks: heavyweight page locks on block numbers no page has (as

@@ -237,17 +237,22 @@ move_tail_segment(Relation index, BlockNumber min_pages)
  * truncation.  (VACUUM does not move: it does not wait for reusability,
  * and with transactions held across its rounds a move put the big segment
  * where the next output could not follow, test/t/087_free_reuse.pl.)
+ * Returns true when it moved a segment and could not give its old extent
+ * back yet: that extent is reusable only once the xid that was next at
+ * the move's install is older than every snapshot (the caller may take
+ * one and shrink again after its commit, jobs/jobrun.c).
  * Caller holds no compaction or merge lock, and a lock on the index.
  */
-void
+bool
 SegvecShrink(Relation index, int timeout_ms)
 {
 	BlockNumber min_pages;
 	int			waited = 0;
+	bool		moved = false;
 
 	if (IsInParallelMode() || RecoveryInProgress() ||
 		!SegvecMayTruncate(index))
-		return;
+		return false;
 	min_pages = Max(RelationGetNumberOfBlocks(index) / SEGVEC_TRUNCATE_FRACTION,
 					1);
 	for (;;)
@@ -262,6 +267,7 @@ SegvecShrink(Relation index, int timeout_ms)
 		if (!ActiveSnapshotSet())
 			InvalidateCatalogSnapshot();
 		mv = move_tail_segment(index, min_pages);
+		moved |= (mv == MOVE_DONE);
 
 		if (mv != MOVE_WAIT || waited >= timeout_ms)
 			break;
@@ -271,6 +277,9 @@ SegvecShrink(Relation index, int timeout_ms)
 		waited += SEGVEC_TRUNCATE_NAP_MS;
 		CHECK_FOR_INTERRUPTS();
 	}
-	(void) SegvecTruncateFreeTailWait(index, Max(timeout_ms - waited,
-												 SEGVEC_TRUNCATE_NAP_MS));
+	if (SegvecTruncateFreeTailWait(index, Max(timeout_ms - waited,
+											  SEGVEC_TRUNCATE_NAP_MS)) !=
+		InvalidBlockNumber)
+		return false;
+	return moved;
 }

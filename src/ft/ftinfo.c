@@ -725,9 +725,10 @@ ft_storage_stats(PG_FUNCTION_ARGS)
 	Relation	index;
 	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
 	TupleDesc	tupdesc;
-	Datum		values[12];
-	bool		nulls[12];
+	Datum		values[13];
+	bool		nulls[13];
 	int64		free_pages = 0;
+	int64		waiting_pages = 0;
 	int64		run_pages = 0;
 	int64		segment_pages = 0;
 	int64		mutable_pages = 0;
@@ -745,7 +746,11 @@ ft_storage_stats(PG_FUNCTION_ARGS)
 	SegvecCheckStatsPrivilege(index);
 	SegvecGetMetaInfo(index, info);
 	for (i = 0; i < info->nfree; i++)
+	{
 		free_pages += info->free[i].npages;
+		if (!SegvecFreeExtentReusable(&info->free[i]))
+			waiting_pages += info->free[i].npages;
+	}
 	for (i = 0; i < info->keymap_nruns; i++)
 		run_pages += info->keymap_runs[i].npages;
 
@@ -791,6 +796,7 @@ ft_storage_stats(PG_FUNCTION_ARGS)
 	values[9] = Int64GetDatum(delta_pages);
 	values[10] = Int64GetDatum(recyclable_pages);
 	values[11] = Int64GetDatum((int64) nblocks);
+	values[12] = Int64GetDatum(waiting_pages);
 
 	SegvecFreeMetaInfo(info);
 	relation_close(index, AccessShareLock);

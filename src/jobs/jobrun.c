@@ -134,19 +134,50 @@ lock_merge_relations(Relation heap)
 }
 
 /*
+ * What this job's installs (merges, a move) freed becomes reusable once the
+ * xid that was next at the installs is older than every running snapshot.
+ * On a server that goes quiet now no one would take that xid: the merged
+ * or moved segment would stay at the end of the index, with its old
+ * copy's space below it, until the next write.  So take an xid (that one,
+ * or later) and ask for one more settle, which, after this transaction
+ * has committed, finds nothing to settle and shrinks (run_settle).  A
+ * shrink only asks again after a move, so this ends.
+ */
+static void
+shrink_after_commit(Relation index)
+{
+	if (SegvecSubmitSettle(RelationGetRelid(index),
+						   SegvecMutableChangeMark(index), 1))
+		(void) GetTopTransactionId();
+}
+
+/* SegvecShrink, and once more after the commit if a move freed space */
+static void
+shrink(Relation index, int timeout_ms)
+{
+	if (SegvecShrink(index, timeout_ms))
+		shrink_after_commit(index);
+}
+
+/*
  * After a compaction job: ask for the index to be settled once it has been
  * quiet, if it owes a fresh build anything (SegvecSettleDue) and no merge
- * was left for the next compaction (which asks in turn).
+ * was left for the next compaction (which asks in turn); if it owes
+ * nothing but the job merged, for the shrink after the merges
+ * (shrink_after_commit).
  */
 static void
 submit_settle(Relation index, const SegvecCompactStats *stats)
 {
 	int			naps;
 
-	if ((stats == NULL || !stats->merges_deferred) &&
-		SegvecSettleDue(index, &naps))
+	if (stats != NULL && stats->merges_deferred)
+		return;
+	if (SegvecSettleDue(index, &naps))
 		(void) SegvecSubmitSettle(RelationGetRelid(index),
 								  SegvecMutableChangeMark(index), naps);
+	else if (stats != NULL && stats->segments_merged > 0)
+		shrink_after_commit(index);
 }
 
 /*
@@ -169,7 +200,7 @@ run_settle(Relation index, Oid owner, uint64 mark, bool *changed)
 	if (!SegvecSettleDue(index, &naps))
 	{
 		/* settled: what the settle freed may be reusable now (below) */
-		SegvecShrink(index, SEGVEC_TRUNCATE_WAIT_MS);
+		shrink(index, SEGVEC_TRUNCATE_WAIT_MS);
 		return JOB_SKIPPED;
 	}
 	if (mark == 0 || now_mark != mark)
@@ -189,22 +220,14 @@ run_settle(Relation index, Oid owner, uint64 mark, bool *changed)
 	if (stats.segments_merged > 0)
 	{
 		/*
-		 * What the merges freed is reusable once the xid that was next at
-		 * their installs is older than every running snapshot.  On a quiet
-		 * system no one takes a new xid, and a snapshot taken now would
-		 * have that very xid as its xmin: the extents would wait for the
-		 * next write, and the merged segment would stay at the end of the
-		 * index, its old copy below it.  So take an xid (the next one, or
-		 * later), and leave the move and the truncation to one more
-		 * settle, which finds nothing to settle and shrinks (above), after
-		 * this transaction has committed.
+		 * A snapshot taken now would have the xid that was next at the
+		 * merges' installs as its xmin: leave the move and the truncation
+		 * to one more settle, after this transaction has committed.
 		 */
-		(void) GetTopTransactionId();
-		(void) SegvecSubmitSettle(RelationGetRelid(index),
-								  SegvecMutableChangeMark(index), 1);
+		shrink_after_commit(index);
 	}
 	else if (*changed)
-		SegvecShrink(index, 0);
+		shrink(index, 0);
 	if (stats.merges_deferred)
 		(void) SegvecSubmitJob(RelationGetRelid(index), SEGVEC_JOB_COMPACT);
 	else if (stats.merge_lock_busy && SegvecSettleDue(index, NULL))
@@ -318,7 +341,7 @@ run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool settle,
 		SegvecIdentityPop(&saved);
 		*changed = stats.segments_merged > 0;
 		if (*changed)
-			SegvecShrink(index, SEGVEC_TRUNCATE_WAIT_MS);	/* merges only */
+			shrink(index, SEGVEC_TRUNCATE_WAIT_MS);	/* merges only */
 		if (stats.merges_deferred)
 			(void) SegvecSubmitJob(indexid, SEGVEC_JOB_COMPACT);
 		else
@@ -359,8 +382,8 @@ run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool settle,
 			 * once, not at the next VACUUM (compact/shrink.c).
 			 */
 			if (*changed)
-				SegvecShrink(index, stats.segments_merged > 0 ?
-							 SEGVEC_TRUNCATE_WAIT_MS : 0);
+				shrink(index, stats.segments_merged > 0 ?
+					   SEGVEC_TRUNCATE_WAIT_MS : 0);
 			/* merges left for after the compaction they waited for */
 			if (stats.merges_deferred)
 				(void) SegvecSubmitJob(indexid, SEGVEC_JOB_COMPACT);

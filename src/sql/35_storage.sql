@@ -25,8 +25,9 @@ CREATE FUNCTION ft.keymap_runs(index regclass)
  * segment, segment merges, keymap run merges), the keymap's runs, the
  * free-extent list, and what the other pages hold (one pass over the
  * index): segment pages (live or not yet freed), mutable and keymap change
- * pages, pages deleted or never used (for the free space map), and the
- * index's size in pages
+ * pages, pages deleted or never used (for the free space map), the index's
+ * size in pages, and the free-extent pages not reusable yet (a snapshot
+ * older than their freeing may still read them)
  */
 CREATE FUNCTION ft.storage_stats(index regclass,
 	OUT compactions bigint, OUT segment_merges bigint,
@@ -34,6 +35,7 @@ CREATE FUNCTION ft.storage_stats(index regclass,
 	OUT keymap_run_pages bigint, OUT free_extents int,
 	OUT free_extent_pages bigint, OUT segment_pages bigint,
 	OUT mutable_pages bigint, OUT keymap_change_pages bigint,
-	OUT recyclable_pages bigint, OUT index_pages bigint)
+	OUT recyclable_pages bigint, OUT index_pages bigint,
+	OUT free_extent_pages_waiting bigint)
 	AS 'MODULE_PATHNAME', 'ft_storage_stats'
 	LANGUAGE C STRICT;

@@ -82,6 +82,18 @@ extent_reusable(const SegvecFreeExtent *f)
 										  FullTransactionIdFromU64(f->xid));
 }
 
+/*
+ * SegvecFreeExtentReusable: may a new extent take the blocks of free
+ * extent f now (for ft.storage_stats; callers that take blocks go by the
+ * same rule under the metapage lock)?
+ */
+bool
+SegvecFreeExtentReusable(const SegvecFreeExtent *f)
+{
+	SegvecRefreshHorizon();
+	return extent_reusable(f);
+}
+
 /* Does free extent a end where b starts? */
 static inline bool
 extents_adjacent(const SegvecFreeExtent *a, const SegvecFreeExtent *b)

@@ -179,6 +179,7 @@ typedef void (*SegvecDocRemovedFn) (Relation index, const SegvecDocInfo *doc,
 /* page.c: pages, page deletion */
 extern void SegvecInitPage(Page page, uint16 flags);
 extern void SegvecRefreshHorizon(void);
+extern bool SegvecFreeExtentReusable(const SegvecFreeExtent *f);
 extern Buffer SegvecNewBuffer(Relation index);
 extern void SegvecPageSetDeleted(Page page, uint64 xid);
 extern bool SegvecMarkPageDeleted(Relation index, Buffer buf, uint64 xid);

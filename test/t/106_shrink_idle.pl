@@ -1,0 +1,123 @@
+# 105_shrink_idle.pl: the space merges free becomes reusable, and is
+# given back, when the server goes idle right after them; and VACUUM of a
+# table with a primary key does segvec's cleanup work.
+#
+# 1. Background work on, settling at its default.  One INSERT of 300 rows
+#    into an index of 4,000 (one segment): a compaction job compacts them
+#    and the merge policy merges the new segment into the big one, leaving
+#    nothing to settle.  A freed extent is reusable once the xid that was
+#    next at the install that freed it is older than every snapshot; on a
+#    server where no one writes, no xid is ever taken, so what the merge
+#    freed stayed unusable (ft.storage_stats' free_extent_pages_waiting)
+#    and the merged segment at the end of the index with the old copy's
+#    space below it, until the next write.  Asserted, without any write:
+#    nothing stays waiting (a state waited for), and every row is found by
+#    its own vector.
+# 2. Background work off, a table with a primary key and a segvec index
+#    (min_parallel_index_scan_size = 0, so that PostgreSQL would vacuum the
+#    two indexes in parallel): VACUUM compacts the index's mutable segment,
+#    and after the rows are deleted, rewrites its segments away and
+#    truncates the free tail.  In a parallel worker segvec can do neither
+#    (no subtransaction, no xid for the truncation's lock), and the index
+#    kept everything; segvec's VACUUM now runs in the leader, outside
+#    parallel mode.  With two more indexes PostgreSQL still vacuums in
+#    parallel; VACUUM (PARALLEL 0) does segvec's work.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SegvecTest;
+
+$SegvecTest::wait_secs = 60;
+
+my $node = segvec_node(
+	'shrink_idle', q{
+segvec.naptime = 1
+segvec.max_workers = 1
+segvec.settle_ratio = 1024
+maintenance_work_mem = 1MB
+min_parallel_index_scan_size = 0
+max_parallel_maintenance_workers = 2
+log_min_messages = debug1
+});
+
+sq("CREATE EXTENSION segvec;\n" . vec_function(dims => 64));
+
+# ---- 1. an idle server gives back what the last merge freed ----------------
+sq(q{
+CREATE TABLE s (id int PRIMARY KEY, v real[]);
+INSERT INTO s SELECT i, vec(i) FROM generate_series(1, 4000) i;
+CREATE INDEX s_v ON s USING segvec (v) INCLUDE (id)
+  WITH (compact_threshold = 100);
+});
+is(sq(q{SELECT num_segments FROM ft.info('s_v')}), '1',
+	'CREATE INDEX made one segment');
+my $merges = sq(q{SELECT segment_merges FROM ft.storage_stats('s_v')});
+
+sq(q{INSERT INTO s SELECT i, vec(i) FROM generate_series(4001, 4300) i});
+ok( wait_for(
+		qq{SELECT segment_merges > $merges FROM ft.storage_stats('s_v')}),
+	'a background job merged the new segment into the big one');
+ok(wait_for('SELECT count(*) = 0 FROM ft.jobs'), 'the jobs drained');
+is(sq(q{SELECT num_segments || ':' || mutable_docs FROM ft.info('s_v')}),
+	'1:0', 'one segment, nothing left to settle');
+
+my $in_use = q{(SELECT index_pages - free_extent_pages - recyclable_pages
+                FROM ft.storage_stats('s_v'))};
+diag '105: size / pages in use after the merge: '
+  . sq(qq{SELECT round(pg_relation_size('s_v') / 8192.0 / $in_use, 2)});
+ok( wait_for(
+		q{SELECT free_extent_pages_waiting = 0 FROM ft.storage_stats('s_v')}),
+	'with no write, what the merge freed becomes reusable');
+diag '105: size / pages in use at the end: '
+  . sq(qq{SELECT round(pg_relation_size('s_v') / 8192.0 / $in_use, 2)});
+is( sq(
+		q{SET segvec.ef_search = 200;
+          SELECT count(*) FROM s a
+          WHERE (SELECT b.id FROM s b ORDER BY b.v <-> a.v LIMIT 1)
+                IS DISTINCT FROM a.id}),
+	'0',
+	'every row is found by its own vector');
+
+# ---- 2. VACUUM of a table with a primary key --------------------------------
+set_conf('segvec.max_workers', '0');
+sq(q{
+CREATE TABLE p (id int PRIMARY KEY, v real[]) WITH (autovacuum_enabled = off);
+CREATE INDEX p_v ON p USING segvec (v) INCLUDE (id)
+  WITH (compact_threshold = 100);
+INSERT INTO p SELECT i, vec(i) FROM generate_series(1, 3000) i;
+});
+my $verbose = $node->psql('postgres', 'VACUUM (VERBOSE) p', stderr => \my $err);
+unlike($err, qr/parallel vacuum worker/,
+	'VACUUM of a table with a segvec index and one other runs no parallel worker');
+is(sq(q{SELECT mutable_docs FROM ft.info('p_v')}),
+	'0', 'VACUUM compacted the mutable segment');
+
+my $before = sq(q{SELECT pg_relation_size('p_v') / 8192});
+sq(q{DELETE FROM p});
+sq(q{VACUUM p});
+# an xid after the rewrite, as any write would take: what it freed is then
+# older than every snapshot
+sq(q{SELECT txid_current()});
+sq(q{VACUUM p});
+my $after = sq(q{SELECT pg_relation_size('p_v') / 8192});
+cmp_ok($after, "<", $before / 2,
+	"VACUUM rewrote the segments away and truncated the index ($before to $after blocks)");
+is(sq(q{SELECT num_docs FROM ft.info('p_v')}), '0', 'no doc left');
+
+# with two more indexes PostgreSQL vacuums in parallel; VACUUM (PARALLEL 0)
+# does segvec's work
+sq(q{
+CREATE INDEX p_a ON p (id, v);
+CREATE INDEX p_b ON p ((id + 1));
+INSERT INTO p SELECT i, vec(i) FROM generate_series(1, 3000) i;
+VACUUM (PARALLEL 0) p;
+});
+is(sq(q{SELECT mutable_docs FROM ft.info('p_v')}),
+	'0', 'VACUUM (PARALLEL 0) compacted the mutable segment');
+
+done_testing();
