@@ -85,8 +85,8 @@ SELECT * FROM pg_temp.check_all();
 
 -- what the postings did, per filter: DEBUG1 says, for the graph segments,
 -- how many were skipped, scored from lists, or counted (an = ANY key is
--- an index key from PostgreSQL 17 only, so none here; rid has no
--- postings, so no line)
+-- an index key from PostgreSQL 17 only: filter_postings_1.out has its
+-- line, this file has none; rid has no postings, so no line)
 CREATE FUNCTION pg_temp.one(cond text) RETURNS int[]
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -99,6 +99,7 @@ SELECT cardinality(pg_temp.one('tenant = 250')) AS n;
 SELECT cardinality(pg_temp.one('tenant = 7')) AS n;
 SELECT cardinality(pg_temp.one('tenant = 1')) AS n;
 SELECT cardinality(pg_temp.one('tenant = 99999')) AS n;
+SELECT cardinality(pg_temp.one('tenant IN (7, 150, 250)')) AS n;
 SELECT cardinality(pg_temp.one('tenant = 150 AND cat = ''c3''')) AS n;
 SELECT cardinality(pg_temp.one('tenant BETWEEN 150 AND 152')) AS n;
 SELECT cardinality(pg_temp.one('tenant > 298')) AS n;
