@@ -29,22 +29,7 @@ segvec.settle_ratio = 0
 segvec.enable_test_hooks = on
 });
 
-sq(q{
-CREATE EXTENSION segvec;
-CREATE TABLE t (id int PRIMARY KEY, v real[]);
-CREATE INDEX t_v ON t USING segvec (v) INCLUDE (id)
-  WITH (compact_threshold = 200);
-CREATE FUNCTION vec(i int) RETURNS real[] IMMUTABLE LANGUAGE sql AS $$
-  SELECT ARRAY[sin(i * 0.37), cos(i * 0.11), sin(i * 0.013) * 3,
-               cos(i * 0.0071) * 2]::real[] $$;
-CREATE PROCEDURE add_rows(a int, b int) LANGUAGE plpgsql AS $$
-BEGIN
-  FOR i IN a .. b LOOP
-    INSERT INTO t VALUES (i, vec(i));
-    COMMIT;
-  END LOOP;
-END $$;
-});
+sq("CREATE EXTENSION segvec;\n" . stream_table(200));
 my $idle = q{SELECT count(*) = 0 FROM ft.jobs WHERE index = 't_v'::regclass};
 
 # a first segment (600 rows: well past the threshold, so that pages keep

@@ -1,4 +1,4 @@
-# 105_shrink_idle.pl: the space merges free becomes reusable, and is
+# 106_shrink_idle.pl: the space merges free becomes reusable, and is
 # given back, when the server goes idle right after them; and VACUUM of a
 # table with a primary key does segvec's cleanup work.
 #
@@ -68,12 +68,12 @@ is(sq(q{SELECT num_segments || ':' || mutable_docs FROM ft.info('s_v')}),
 
 my $in_use = q{(SELECT index_pages - free_extent_pages - recyclable_pages
                 FROM ft.storage_stats('s_v'))};
-diag '105: size / pages in use after the merge: '
+diag '106: size / pages in use after the merge: '
   . sq(qq{SELECT round(pg_relation_size('s_v') / 8192.0 / $in_use, 2)});
 ok( wait_for(
 		q{SELECT free_extent_pages_waiting = 0 FROM ft.storage_stats('s_v')}),
 	'with no write, what the merge freed becomes reusable');
-diag '105: size / pages in use at the end: '
+diag '106: size / pages in use at the end: '
   . sq(qq{SELECT round(pg_relation_size('s_v') / 8192.0 / $in_use, 2)});
 is( sq(
 		q{SET segvec.ef_search = 200;

@@ -57,6 +57,7 @@ our @EXPORT = qw(
   accepting
   fmnist_files
   vec_function
+  stream_table
   verify
   verify_problems
   hold_at
@@ -304,6 +305,39 @@ sub vec_function
 	  . "  SELECT array_agg((sin(i * $a + j * $b) + cos(i * $c * j))::real\n"
 	  . "                   ORDER BY j)\n"
 	  . "  FROM generate_series(1, $d) j \$\$;\n";
+}
+
+=pod
+
+=item stream_table($compact_threshold)
+
+Returns the SQL that makes the table C<t (id int PRIMARY KEY, v real[])>
+with the segvec index C<t_v> C<INCLUDE (id)> and the given
+C<compact_threshold>, the function C<vec(i)> (a deterministic 4-dimensional
+vector of row C<i>) and the procedure C<add_rows(a, b)>, which inserts rows
+C<a> .. C<b>, each in a transaction of its own (a stream of single-row
+inserts, as background work sees one).
+
+=cut
+
+sub stream_table
+{
+	my ($threshold) = @_;
+	return qq{
+CREATE TABLE t (id int PRIMARY KEY, v real[]);
+CREATE INDEX t_v ON t USING segvec (v) INCLUDE (id)
+  WITH (compact_threshold = $threshold);
+CREATE FUNCTION vec(i int) RETURNS real[] IMMUTABLE LANGUAGE sql AS \$\$
+  SELECT ARRAY[sin(i * 0.37), cos(i * 0.11), sin(i * 0.013) * 3,
+               cos(i * 0.0071) * 2]::real[] \$\$;
+CREATE PROCEDURE add_rows(a int, b int) LANGUAGE plpgsql AS \$\$
+BEGIN
+  FOR i IN a .. b LOOP
+    INSERT INTO t VALUES (i, vec(i));
+    COMMIT;
+  END LOOP;
+END \$\$;
+};
 }
 
 =pod
