@@ -58,7 +58,7 @@ INSERT INTO fp_conds VALUES
     ('tenant = 150'),                   -- first segment only
     ('tenant = 250'),                   -- second segment and mutable
     ('tenant = 7'),                     -- 5 rows, second segment
-    ('tenant = 1'),                     -- a third: counted, walked
+    ('tenant = 1'),                     -- a third: walked
     ('tenant = 99999'),                 -- no row
     ('tenant IN (7, 150, 250)'),        -- = ANY: lists of three values
     ('tenant IN (99998, 99999)'),       -- = ANY of values no row has
@@ -68,8 +68,8 @@ INSERT INTO fp_conds VALUES
     ('tenant >= 300'),                  -- a range no row is in
     ('tenant >= 7 AND tenant <= 7'),    -- a range of one value, twice
     ('tenant = 150 AND cat = ''c3'''),  -- a list, the other key on entries
-    ('tenant = 1 AND cat = ''c3'''),    -- a count and another key: sampled
-    ('cat = ''c3'''),                   -- hashed: counted, rechecked
+    ('tenant = 1 AND cat = ''c3'''),    -- many and another key: sampled
+    ('cat = ''c3'''),                   -- hashed: walked, rechecked
     ('cat = ''none'''),                 -- hashed, no row
     ('rid = 4321'),                     -- no postings: the filter area
     ('tenant = 7 AND rid = 3003');      -- a list, a column without postings
@@ -84,7 +84,8 @@ $$;
 SELECT * FROM pg_temp.check_all();
 
 -- what the postings did, per filter: DEBUG1 says, for the graph segments,
--- how many were skipped, scored from lists, or counted (an = ANY key is
+-- how many were skipped or scored from lists; more passing docs are walked
+-- as without postings, and print no line (an = ANY key is
 -- an index key from PostgreSQL 17 only: filter_postings_1.out has its
 -- line, this file has none; rid has no postings, so no line)
 CREATE FUNCTION pg_temp.one(cond text) RETURNS int[]
