@@ -21,9 +21,15 @@
 #    rewrite of the big segment whose output could not be moved (the hole
 #    its input left was smaller, or not reusable within the job's wait).
 #    The ratios are too noisy for a tight bound (diag prints them).
-#    Asserted: every checkpoint within 2.5 times a fresh build, a segment
-#    moved (the DEBUG1 line; never before the change), nothing lost (every
-#    eighth row found by its own vector), ft.verify clean.
+#    Asserted: every checkpoint within 2.5 times a fresh build, nothing
+#    lost (every eighth row found by its own vector), ft.verify clean.
+#    A move during the stream needs what a rewrite freed to become
+#    reusable within the job's wait, which only the stream's own
+#    transactions bring about (the checkpoints' waits take no xid): on a
+#    slow or busy machine part 1 may see none.  So the move is asserted at
+#    the end, over parts 1 and 3 (the DEBUG1 line; never before moves
+#    existed): part 3's settles take an xid after their merges and shrink
+#    after their commit.
 # 2. A streaming standby replays the moves and the truncations (each
 #    truncation's AccessExclusiveLock, XLOG_SMGR_TRUNCATE): same size, and
 #    every row found by its own vector there.
@@ -106,8 +112,6 @@ cmp_ok($worst, '<=', 2.5,
 	'the index is within 2.5 times a fresh build at every checkpoint');
 cmp_ok(sq(q{SELECT segment_merges FROM ft.storage_stats('s_v')}),
 	'>=', 10, 'the workers merged');
-ok(slurp_file($node->logfile) =~ /segvec moved segment \d+ of index "s_v"/,
-	'a background job moved the big segment down');
 
 is(sq("SELECT not_own_nearest('s')"),
 	'0', 'every eighth row is found by its own vector at k = 1');
@@ -259,5 +263,9 @@ is( sq(
           FROM ft.verify('c_v')}),
 	'0',
 	'churn: ft.verify is clean');
+
+ok( slurp_file($node->logfile) =~
+	  /segvec moved segment \d+ of index "(s_v|c_v)"/,
+	'a background job moved a big segment down');
 
 done_testing();
