@@ -223,7 +223,6 @@ extern void GraphPlanLayout(SegvecSegment *seg, int n, const uint8 *levels,
 extern void GraphPlanFilterLayout(SegvecSegment *seg, int n, int nfilters);
 extern char *GraphPostingsBuild(const char *entries, uint32 n, int nfilters,
 								const bool *postable, Size *len);
-extern uint32 GraphPostingsPages(Size len);
 extern void GraphPostingsFillPage(char *data, const char *image, Size len,
 								  uint32 k);
 extern void GraphPlanPostingsLayout(SegvecSegment *seg, Size len);

@@ -165,9 +165,9 @@ GraphPostingsBuild(const char *entries, uint32 n, int nfilters,
 	return image;
 }
 
-/* GraphPostingsPages: the pages a postings area of len bytes takes */
-uint32
-GraphPostingsPages(Size len)
+/* The pages a postings area of len bytes takes */
+static uint32
+postings_pages(Size len)
 {
 	return (uint32) ((len + SEGVEC_SEGPAGE_USABLE - 1) / SEGVEC_SEGPAGE_USABLE);
 }
@@ -193,7 +193,7 @@ GraphPostingsFillPage(char *data, const char *image, Size len, uint32 k)
 void
 GraphPlanPostingsLayout(SegvecSegment *seg, Size len)
 {
-	seg->npostpages = len > 0 ? GraphPostingsPages(len) : 0;
+	seg->npostpages = len > 0 ? postings_pages(len) : 0;
 	seg->npages += seg->npostpages;
 }
 
@@ -298,7 +298,7 @@ GraphPostingsOpen(Relation index, const SegvecSegment *seg, int dim,
 		sizeof(uint32) * (Size) p->hdr.nids;
 	if (p->hdr.magic != SEGVEC_POSTINGS_MAGIC ||
 		p->hdr.nfilters != seg->nfilters ||
-		GraphPostingsPages(len) != seg->npostpages)
+		postings_pages(len) != seg->npostpages)
 	{
 		postings_release(p);
 		ereport(ERROR,
