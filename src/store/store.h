@@ -180,6 +180,8 @@ typedef void (*SegvecDocRemovedFn) (Relation index, const SegvecDocInfo *doc,
 extern void SegvecInitPage(Page page, uint16 flags);
 extern void SegvecRefreshHorizon(void);
 extern bool SegvecFreeExtentReusable(const SegvecFreeExtent *f);
+extern void SegvecSetBuilding(Oid indexid);
+extern uint64 SegvecFreeStamp(Relation index);
 extern Buffer SegvecNewBuffer(Relation index);
 extern void SegvecPageSetDeleted(Page page, uint64 xid);
 extern bool SegvecMarkPageDeleted(Relation index, Buffer buf, uint64 xid);
