@@ -203,6 +203,8 @@ typedef struct SegvecDocAppend
 extern void SegvecInitPage(Page page, uint16 flags);
 extern void SegvecRefreshHorizon(void);
 extern bool SegvecFreeExtentReusable(const SegvecFreeExtent *f);
+extern void SegvecSetBuilding(Oid indexid);
+extern uint64 SegvecFreeStamp(Relation index);
 extern Buffer SegvecNewBuffer(Relation index);
 extern void SegvecPageSetDeleted(Page page, uint64 xid);
 extern bool SegvecMarkPageDeleted(Relation index, Buffer buf, uint64 xid);
