@@ -451,20 +451,262 @@ typedef struct PostingsRun
 	uint32		count;
 } PostingsRun;
 
+/* a into a and b's common node numbers (both ascending); returns their count */
+static int64
+intersect_ids(uint32 *a, int64 na, const uint32 *b, int64 nb)
+{
+	int64		i = 0;
+	int64		j = 0;
+	int64		n = 0;
+
+	while (i < na && j < nb)
+	{
+		if (a[i] < b[j])
+			i++;
+		else if (a[i] > b[j])
+			j++;
+		else
+		{
+			a[n++] = a[i];
+			i++;
+			j++;
+		}
+	}
+	return n;
+}
+
+/*
+ * The nodes with every bit of bits (none of which is without nodes), from
+ * a column's bit postings, dir by bit (GraphPostingsBits): the intersection of the bits' lists
+ * (cache keeps each bit's list once read), ascending, palloc'd, their
+ * count in *n.  A bit without a list is left out (*superset set); NULL
+ * when no bit has one.
+ */
+static uint32 *
+bits_nodes(GraphPostings *p, const SegvecPostingsEntry *dir, uint32 **cache,
+		   uint64 bits, int64 *n, bool *superset)
+{
+	uint32	   *ids = NULL;
+	int			bit;
+
+	*n = 0;
+	for (;;)
+	{
+		int			next = -1;
+
+		/* the shortest list first: the intersection only shrinks */
+		for (bit = 0; bit < 64; bit++)
+		{
+			if (!(bits & (UINT64CONST(1) << bit)))
+				continue;
+			if (dir[bit].list == SEGVEC_POSTINGS_NO_LIST)
+			{
+				*superset = true;
+				bits &= ~(UINT64CONST(1) << bit);
+				continue;
+			}
+			if (next < 0 || dir[bit].count < dir[next].count)
+				next = bit;
+		}
+		if (next < 0)
+			return ids;
+		bits &= ~(UINT64CONST(1) << next);
+		if (cache[next] == NULL)
+		{
+			cache[next] = palloc(sizeof(uint32) * dir[next].count);
+			GraphPostingsReadIds(p, dir[next].list, dir[next].count,
+								 cache[next]);
+		}
+		if (ids == NULL)
+		{
+			ids = palloc(sizeof(uint32) * dir[next].count);
+			memcpy(ids, cache[next], sizeof(uint32) * dir[next].count);
+			*n = dir[next].count;
+		}
+		else
+			*n = intersect_ids(ids, *n, cache[next], dir[next].count);
+		if (*n == 0)
+			return ids;
+	}
+}
+
+/*
+ * A label key reads at most 1/POSTINGS_READ_DIV of its segment's docs in
+ * node numbers from bit lists: more (a key of many labels, or of common
+ * ones) would cost more than the pass it spares, and would rarely leave
+ * few enough nodes to list.
+ */
+#define POSTINGS_READ_DIV	2
+
+/*
+ * The nodes of segment seg whose signature in column key->col (which has
+ * bit postings, p) may pass label key key, from the bits' lists,
+ * ascending, palloc'd, their count in *n: exactly the nodes whose signature
+ * passes, or (*superset set) more, when a bit without a list had to be
+ * left out, or for =, which needs a signature equal to the argument's.
+ * NULL when the lists do not bound them: <@, @> or = with no label, a
+ * label whose bits all lack lists, or lists longer than
+ * POSTINGS_READ_DIV allows.  A bit no node has empties its label's set.
+ */
+static uint32 *
+label_nodes(GraphPostings *p, const SegvecSegment *seg,
+			const SegvecFilterKey *key, int64 *n, bool *superset)
+{
+	SegvecPostingsEntry dir[64];
+	uint32	   *cache[64];
+	uint64		present = 0;
+	uint64		toread = 0;
+	int64		cost = 0;
+	uint32	   *ids = NULL;
+	int			bit;
+	int			j;
+
+	*n = 0;
+	*superset = false;
+	if (key->strategy == SEGVEC_LABELS_CONTAINED ||
+		(key->strategy != SEGVEC_LABELS_OVERLAP && key->value == 0))
+		return NULL;
+	GraphPostingsBits(p, key->col, dir);
+	for (bit = 0; bit < 64; bit++)
+		if (dir[bit].count > 0)
+			present |= UINT64CONST(1) << bit;
+
+	/*
+	 * From the directory alone: the lists to read (a label with a bit on no
+	 * node has no node, and needs none), and whether each label has one.
+	 */
+	if (key->strategy != SEGVEC_LABELS_OVERLAP)
+	{
+		if ((key->value & ~present) != 0)
+			return palloc(sizeof(uint32));	/* none */
+		toread = key->value;
+	}
+	else
+	{
+		for (j = 0; j < key->nlabels; j++)
+		{
+			uint64		b = key->labels[j];
+			uint64		listed = 0;
+
+			if ((b & ~present) != 0)
+				continue;
+			for (bit = 0; bit < 64; bit++)
+				if ((b & (UINT64CONST(1) << bit)) &&
+					dir[bit].list != SEGVEC_POSTINGS_NO_LIST)
+					listed |= UINT64CONST(1) << bit;
+			if (listed == 0)
+				return NULL;
+			toread |= listed;
+		}
+	}
+	for (bit = 0; bit < 64; bit++)
+		if ((toread & (UINT64CONST(1) << bit)) &&
+			dir[bit].list != SEGVEC_POSTINGS_NO_LIST)
+			cost += dir[bit].count;
+	if (cost > seg->ndocs / POSTINGS_READ_DIV)
+		return NULL;
+	memset(cache, 0, sizeof(cache));
+
+	if (key->strategy != SEGVEC_LABELS_OVERLAP)
+	{
+		/* @> and =: the nodes with all of the argument's bits */
+		ids = bits_nodes(p, dir, cache, key->value, n, superset);
+		if (key->strategy == SEGVEC_LABELS_EQUAL)
+			*superset = true;
+	}
+	else
+	{
+		uint8	   *map = NULL;
+		int64		total = 0;
+
+		/* &&: the union of each label's nodes */
+		for (j = 0; j < key->nlabels; j++)
+		{
+			uint64		b = key->labels[j];
+			uint32	   *some;
+			int64		nsome;
+			int64		i;
+
+			if ((b & ~present) != 0)
+				continue;
+			some = bits_nodes(p, dir, cache, b, &nsome, superset);
+			Assert(some != NULL);
+			if (ids == NULL && map == NULL)
+			{
+				ids = some;		/* the first label's, as they are */
+				total = nsome;
+				continue;
+			}
+			if (map == NULL)
+			{
+				/* a second label: a bitmap of the nodes so far */
+				map = palloc0((seg->ndocs + 7) / 8 + 1);
+				for (i = 0; i < total; i++)
+					map[ids[i] >> 3] |= (uint8) (1 << (ids[i] & 7));
+				pfree(ids);
+				ids = NULL;
+			}
+			for (i = 0; i < nsome; i++)
+			{
+				uint32		node = some[i];
+
+				if (!(map[node >> 3] & (1 << (node & 7))))
+				{
+					map[node >> 3] |= (uint8) (1 << (node & 7));
+					total++;
+				}
+			}
+			pfree(some);
+		}
+		if (map != NULL)
+		{
+			uint32		node;
+
+			ids = palloc(sizeof(uint32) * Max(total, 1));
+			*n = 0;
+			for (node = 0; node < seg->ndocs; node++)
+			{
+				if (map[node >> 3] == 0)
+				{
+					node |= 7;	/* the byte's other nodes too */
+					continue;
+				}
+				if (map[node >> 3] & (1 << (node & 7)))
+					ids[(*n)++] = node;
+			}
+			Assert(*n == total);
+			pfree(map);
+		}
+		else
+		{
+			if (ids == NULL)
+				ids = palloc(sizeof(uint32));	/* no label on any node */
+			*n = total;
+		}
+	}
+	for (bit = 0; bit < 64; bit++)
+		if (cache[bit])
+			pfree(cache[bit]);
+	return ids;
+}
+
 /*
  * What seg's postings (format.h) tell of the scan's filter, without its
  * filter area.  Of the scan's keys on columns with postings (=, <, <=, >=,
  * >, = ANY), the one that the fewest nodes pass, counted from the
- * directory: none pass (SKIP: nothing else of the segment is read); few
- * pass (LIST: the nodes that fail the filter into *fail, a bitmap of
- * seg->ndocs bits, and the live nodes that pass into *npass: the lists'
- * nodes not tombstoned, and with other keys, whose entries pass them, read
- * for those nodes only).  A list's nodes have a value the key accepts
- * in their entries, 8 bytes equal (a hashed value too: the directory
- * holds the entries' values, not a hash of its own), so they pass that key
- * as a check of their entries would; the executor rechecks a hashed
- * column's rows as ever.  NONE otherwise (more pass): the filter
- * entries tell.
+ * directory, or, when that leaves more than a list's worth, a label key
+ * (&&, @>, =) on a column with bit postings whose bits' lists name fewer:
+ * none pass (SKIP: nothing else of the segment is read); few pass (LIST:
+ * the nodes that fail the filter into *fail, a bitmap of seg->ndocs bits,
+ * and the live nodes that pass into *npass: the lists' nodes not
+ * tombstoned, and with other keys, or lists that name more than pass,
+ * whose entries pass them, read for those nodes only).  A value list's
+ * nodes have a value the key accepts in their entries, 8 bytes equal (a
+ * hashed value too: the directory holds the entries' values, not a hash of
+ * its own), so they pass that key as a check of their entries would; the
+ * executor rechecks a hashed column's rows as ever.  Bit lists name the
+ * nodes whose signature has the bits, as a check of the signature does.
+ * NONE otherwise (more pass): the filter entries tell.
  */
 static PostingsUse
 segment_postings(IndexScanDesc scan, const SegvecSegment *seg, uint8 **fail,
@@ -476,6 +718,8 @@ segment_postings(IndexScanDesc scan, const SegvecSegment *seg, uint8 **fail,
 	PostingsRun *best = NULL;
 	int			nbest = 0;
 	int64		best_total = -1;
+	uint32	   *best_ids = NULL;	/* a label key's nodes, when best */
+	bool		best_superset = false;
 	uint32	   *ids;
 	int64		nids = 0;
 	uint8	   *tomb;
@@ -564,6 +808,41 @@ segment_postings(IndexScanDesc scan, const SegvecSegment *seg, uint8 **fail,
 		else
 			pfree(runs);
 	}
+
+	/*
+	 * Label keys, when the value postings leave more than a list: their
+	 * bits' lists are read (each at most SEGVEC_POSTINGS_BITS_DIV of the
+	 * segment) and intersected to count their nodes.
+	 */
+	for (k = 0; k < so->filter.nkeys && best_total != 0; k++)
+	{
+		const SegvecFilterKey *key = &so->filter.keys[k];
+		uint32	   *some;
+		int64		nsome;
+		bool		superset;
+
+		if (key->labels == NULL || !GraphPostingsHasBits(&p, key->col) ||
+			(best_total >= 0 && best_total <= seg->ndocs / POSTINGS_LIST_DIV))
+			continue;
+		some = label_nodes(&p, seg, key, &nsome, &superset);
+		if (some == NULL)
+			continue;
+		if (best_total < 0 || nsome < best_total)
+		{
+			if (best)
+				pfree(best);
+			if (best_ids)
+				pfree(best_ids);
+			best = NULL;
+			nbest = 0;
+			best_ids = some;
+			best_total = nsome;
+			best_superset = superset;
+		}
+		else
+			pfree(some);
+	}
+
 	if (best_total <= 0)
 	{
 		GraphPostingsClose(&p);
@@ -583,15 +862,23 @@ segment_postings(IndexScanDesc scan, const SegvecSegment *seg, uint8 **fail,
 		return POSTINGS_NONE;
 	}
 
-	/* the runs' nodes, ascending */
-	ids = palloc(sizeof(uint32) * best_total);
-	for (k = 0; k < nbest; k++)
+	/* the runs' nodes (or the label key's), ascending */
+	if (best_ids)
 	{
-		GraphPostingsReadIds(&p, best[k].first, best[k].count, ids + nids);
-		nids += best[k].count;
+		ids = best_ids;
+		nids = best_total;
+	}
+	else
+	{
+		ids = palloc(sizeof(uint32) * best_total);
+		for (k = 0; k < nbest; k++)
+		{
+			GraphPostingsReadIds(&p, best[k].first, best[k].count, ids + nids);
+			nids += best[k].count;
+		}
+		qsort(ids, nids, sizeof(uint32), uint32_cmp);
 	}
 	GraphPostingsClose(&p);
-	qsort(ids, nids, sizeof(uint32), uint32_cmp);
 
 	mapbytes = (seg->ndocs + 7) / 8 + 1;
 	*fail = palloc(mapbytes);
@@ -618,9 +905,9 @@ segment_postings(IndexScanDesc scan, const SegvecSegment *seg, uint8 **fail,
 								node, seg->ndocs)));
 			if (GraphTombstoneIsSet(tomb, node))
 				continue;
-			if (so->filter.nkeys > 1)
+			if (so->filter.nkeys > 1 || best_superset)
 			{
-				/* the other keys, on this node's entry */
+				/* the other keys (or all), on this node's entry */
 				if (entries == NULL || node < first || node >= first + count)
 					entries = GraphPinFilterPage(index, seg, node / per_page,
 												 &buf, &first, &count);
@@ -636,7 +923,8 @@ segment_postings(IndexScanDesc scan, const SegvecSegment *seg, uint8 **fail,
 	}
 	pfree(tomb);
 	pfree(ids);
-	pfree(best);
+	if (best)
+		pfree(best);
 	*npass = n;
 	return POSTINGS_LIST;
 }

@@ -321,6 +321,9 @@ extern BlockNumber GraphPostingsBlock(const SegvecSegment *seg, int dim);
 extern bool GraphPostingsOpen(Relation index, const SegvecSegment *seg,
 							  int dim, GraphPostings *p);
 extern bool GraphPostingsHasColumn(GraphPostings *p, int col);
+extern bool GraphPostingsHasBits(GraphPostings *p, int col);
+extern void GraphPostingsBits(GraphPostings *p, int col,
+							  SegvecPostingsEntry *bits);
 extern void GraphPostingsRange(GraphPostings *p, int col, int strategy,
 							   int64 value, uint32 *from, uint32 *to);
 extern uint32 GraphPostingsValues(GraphPostings *p, int col);

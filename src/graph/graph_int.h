@@ -222,7 +222,7 @@ extern void GraphPlanLayout(SegvecSegment *seg, int n, const uint8 *levels,
 							uint64 max_docid, uint32 *upper_off);
 extern void GraphPlanFilterLayout(SegvecSegment *seg, int n, int nfilters);
 extern char *GraphPostingsBuild(const char *entries, uint32 n, int nfilters,
-								const bool *postable, Size *len);
+								const uint32 *postable, Size *len);
 extern void GraphPostingsFillPage(char *data, const char *image, Size len,
 								  uint32 k);
 extern void GraphPlanPostingsLayout(SegvecSegment *seg, Size len);

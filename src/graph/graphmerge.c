@@ -695,7 +695,7 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	Assert(o == n);
 	if (entries)
 	{
-		bool	   *postable = palloc(sizeof(bool) * nfilters);
+		uint32	   *postable = palloc(sizeof(uint32) * nfilters);
 
 		SegvecIndexFilterPostable(index, postable);
 		postings = GraphPostingsBuild(entries, (uint32) n, nfilters, postable,

@@ -341,7 +341,7 @@ HnswBuilderWrite(HnswBuilder *b, Relation index, uint32 segno,
 	b->postings_len = 0;
 	if (b->nfilters > 0)
 	{
-		bool	   *postable = palloc(sizeof(bool) * b->nfilters);
+		uint32	   *postable = palloc(sizeof(uint32) * b->nfilters);
 
 		SegvecIndexFilterPostable(index, postable);
 		b->postings = GraphPostingsBuild(b->filters, b->n, b->nfilters,

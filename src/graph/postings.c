@@ -41,22 +41,113 @@ pair_cmp(const void *a, const void *b)
 	return x->node < y->node ? -1 : (x->node > y->node ? 1 : 0);
 }
 
+/* A column's bit postings, as GraphPostingsBuild plans them */
+typedef struct PostingBits
+{
+	uint32		count[64];		/* nodes with each bit */
+	uint64		listed;			/* the bits that get a list */
+	uint32		distinct;		/* bits some node has */
+	uint32		nids;			/* node numbers in the listed bits' lists */
+	uint32	   *lists;			/* the listed bits' lists, by bit */
+} PostingBits;
+
+/*
+ * The bit postings (format.h) of column c of the n filter entries: each
+ * bit's count, which bits get lists (by ascending count, then bit, as
+ * long as a bit has at most n / SEGVEC_POSTINGS_BITS_DIV nodes and the
+ * lists stay within SEGVEC_POSTINGS_BITS_PER_NODE node numbers per node),
+ * and those lists, palloc'd.
+ */
+static void
+plan_bits(const char *entries, uint32 n, int nfilters, int c, PostingBits *b)
+{
+	Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(nfilters);
+	uint64		budget = (uint64) n * SEGVEC_POSTINGS_BITS_PER_NODE;
+	uint64		used = 0;
+	uint32		off[64];
+	uint32		i;
+	int			bit;
+
+	memset(b, 0, sizeof(PostingBits));
+	for (i = 0; i < n; i++)
+	{
+		const char *e = entries + (Size) i * fbytes;
+		uint64		present;
+		uint64		sig;
+
+		memcpy(&present, e, sizeof(uint64));
+		if (!(present & (UINT64CONST(1) << c)))
+			continue;			/* NULL: no key matches it */
+		memcpy(&sig, e + sizeof(uint64) * (c + 1), sizeof(uint64));
+		for (bit = 0; sig != 0; bit++, sig >>= 1)
+			b->count[bit] += (uint32) (sig & 1);
+	}
+	CHECK_FOR_INTERRUPTS();
+
+	/* the least common bits first, while they fit */
+	for (;;)
+	{
+		int			next = -1;
+
+		for (bit = 0; bit < 64; bit++)
+			if (b->count[bit] > 0 && !(b->listed & (UINT64CONST(1) << bit)) &&
+				(next < 0 || b->count[bit] < b->count[next]))
+				next = bit;
+		if (next < 0 || b->count[next] > n / SEGVEC_POSTINGS_BITS_DIV ||
+			used + b->count[next] > budget)
+			break;
+		b->listed |= UINT64CONST(1) << next;
+		used += b->count[next];
+	}
+	for (bit = 0; bit < 64; bit++)
+	{
+		if (b->count[bit] > 0)
+			b->distinct++;
+		off[bit] = b->nids;
+		if (b->listed & (UINT64CONST(1) << bit))
+			b->nids += b->count[bit];
+	}
+	if (b->nids == 0)
+		return;
+
+	/* the lists: nodes in order, so each list ascends */
+	b->lists = MemoryContextAllocHuge(CurrentMemoryContext,
+									  mul_size(b->nids, sizeof(uint32)));
+	for (i = 0; i < n; i++)
+	{
+		const char *e = entries + (Size) i * fbytes;
+		uint64		present;
+		uint64		sig;
+
+		memcpy(&present, e, sizeof(uint64));
+		if (!(present & (UINT64CONST(1) << c)))
+			continue;
+		memcpy(&sig, e + sizeof(uint64) * (c + 1), sizeof(uint64));
+		sig &= b->listed;
+		for (bit = 0; sig != 0; bit++, sig >>= 1)
+			if (sig & 1)
+				b->lists[off[bit]++] = i;
+	}
+}
+
 /*
  * GraphPostingsBuild: the postings area (format.h) of a segment of n
  * nodes whose filter entries for nfilters columns are entries, in node
- * order; postable[c] says whether column c may have postings (a label
- * array's signature may not).  Returns the area's bytes, palloc'd, and
- * their length in *len; NULL and 0 when no column gets postings.
+ * order; postable[c] says which postings column c may have
+ * (SEGVEC_POSTINGS_COLUMN_HAS: value postings; _BITS: a label array's bit
+ * postings).  Returns the area's bytes, palloc'd, and their length in
+ * *len; NULL and 0 when no column gets postings.
  */
 char *
 GraphPostingsBuild(const char *entries, uint32 n, int nfilters,
-				   const bool *postable, Size *len)
+				   const uint32 *postable, Size *len)
 {
 	Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(nfilters);
 	uint32		max_values = Max(SEGVEC_POSTINGS_MIN_VALUES,
 								 n / SEGVEC_POSTINGS_VALUES_DIV);
 	SegvecPostingsColumn *cols;
 	PostingPair **pairs;
+	PostingBits **bits;
 	uint32		ndir = 0;
 	uint32		nids = 0;
 	bool		any = false;
@@ -71,6 +162,7 @@ GraphPostingsBuild(const char *entries, uint32 n, int nfilters,
 		return NULL;
 	cols = palloc0(sizeof(SegvecPostingsColumn) * nfilters);
 	pairs = palloc0(sizeof(PostingPair *) * nfilters);
+	bits = palloc0(sizeof(PostingBits *) * nfilters);
 
 	/* each column's (value, node) pairs, sorted; its distinct values */
 	for (c = 0; c < nfilters; c++)
@@ -80,7 +172,24 @@ GraphPostingsBuild(const char *entries, uint32 n, int nfilters,
 		uint32		distinct = 0;
 		uint32		i;
 
-		if (!postable[c])
+		if (postable[c] == SEGVEC_POSTINGS_COLUMN_BITS)
+		{
+			PostingBits *b = palloc(sizeof(PostingBits));
+
+			/* (no node with a label: an empty directory says so) */
+			plan_bits(entries, n, nfilters, c, b);
+			cols[c].flags = SEGVEC_POSTINGS_COLUMN_BITS;
+			cols[c].first = ndir;
+			cols[c].count = b->distinct;
+			cols[c].ids_first = nids;
+			cols[c].nids = b->nids;
+			ndir += b->distinct;
+			nids += b->nids;
+			bits[c] = b;
+			any = true;
+			continue;
+		}
+		if (postable[c] != SEGVEC_POSTINGS_COLUMN_HAS)
 			continue;
 		p = MemoryContextAllocHuge(CurrentMemoryContext,
 								   mul_size(Max(n, 1), sizeof(PostingPair)));
@@ -118,6 +227,7 @@ GraphPostingsBuild(const char *entries, uint32 n, int nfilters,
 	}
 	if (!any)
 	{
+		pfree(bits);
 		pfree(pairs);
 		pfree(cols);
 		return NULL;
@@ -141,6 +251,39 @@ GraphPostingsBuild(const char *entries, uint32 n, int nfilters,
 		uint32		d = cols[c].first;
 		uint32		i;
 
+		if (bits[c] != NULL)
+		{
+			PostingBits *b = bits[c];
+			uint32		list = cols[c].ids_first;
+			int			bit;
+
+			/* every bit some node has; a listed one's nodes */
+			for (bit = 0; bit < 64; bit++)
+			{
+				if (b->count[bit] == 0)
+					continue;
+				dir[d].value = bit;
+				dir[d].count = b->count[bit];
+				if (b->listed & (UINT64CONST(1) << bit))
+				{
+					dir[d].list = list;
+					list += b->count[bit];
+				}
+				else
+					dir[d].list = SEGVEC_POSTINGS_NO_LIST;
+				d++;
+			}
+			Assert(d == cols[c].first + cols[c].count);
+			Assert(list == cols[c].ids_first + cols[c].nids);
+			if (b->nids > 0)
+			{
+				memcpy(ids + cols[c].ids_first, b->lists,
+					   sizeof(uint32) * (Size) b->nids);
+				pfree(b->lists);
+			}
+			pfree(b);
+			continue;
+		}
 		if (pairs[c] == NULL)
 			continue;
 		for (i = 0; i < cols[c].nids; i++)
@@ -160,6 +303,7 @@ GraphPostingsBuild(const char *entries, uint32 n, int nfilters,
 		Assert(d == cols[c].first + cols[c].count);
 		pfree(pairs[c]);
 	}
+	pfree(bits);
 	pfree(pairs);
 	pfree(cols);
 	return image;
@@ -320,6 +464,66 @@ GraphPostingsHasColumn(GraphPostings *p, int col)
 		(p->cols[col].flags & SEGVEC_POSTINGS_COLUMN_HAS) != 0;
 }
 
+/* GraphPostingsHasBits: does column col (0-based) have bit postings? */
+bool
+GraphPostingsHasBits(GraphPostings *p, int col)
+{
+	return col >= 0 && col < (int) p->hdr.nfilters &&
+		(p->cols[col].flags & SEGVEC_POSTINGS_COLUMN_BITS) != 0;
+}
+
+/* the postings area is corrupted */
+static void
+postings_corrupted(GraphPostings *p)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("postings area of segment %u of index \"%s\" is corrupted",
+					p->seg->segno, RelationGetRelationName(p->index))));
+}
+
+/*
+ * GraphPostingsBits: the directory of column col (which has bit postings)
+ * by bit, into bits[0 .. 63]: a bit's count of nodes (0: no node has it)
+ * and where its list starts among the nids (SEGVEC_POSTINGS_NO_LIST: it
+ * has none); read a list with GraphPostingsReadIds.
+ */
+void
+GraphPostingsBits(GraphPostings *p, int col, SegvecPostingsEntry *bits)
+{
+	const SegvecPostingsColumn *pc = &p->cols[col];
+	SegvecPostingsEntry *dir;
+	uint32		i;
+
+	Assert(GraphPostingsHasBits(p, col));
+	memset(bits, 0, sizeof(SegvecPostingsEntry) * 64);
+	for (i = 0; i < 64; i++)
+		bits[i].list = SEGVEC_POSTINGS_NO_LIST;
+	if (pc->count > 64 || (uint64) pc->first + pc->count > p->hdr.ndir ||
+		(uint64) pc->ids_first + pc->nids > p->hdr.nids)
+		postings_corrupted(p);
+	if (pc->count == 0)
+		return;
+	dir = palloc(sizeof(SegvecPostingsEntry) * pc->count);
+	postings_read(p, SEGVEC_POSTINGS_DIR_OFF(p->hdr.nfilters) +
+				  sizeof(SegvecPostingsEntry) * (Size) pc->first,
+				  dir, sizeof(SegvecPostingsEntry) * pc->count);
+	for (i = 0; i < pc->count; i++)
+	{
+		int64		bit = dir[i].value;
+
+		if (bit < 0 || bit >= 64 || bits[bit].count != 0 ||
+			dir[i].count == 0 ||
+			(dir[i].list != SEGVEC_POSTINGS_NO_LIST &&
+			 (dir[i].list < pc->ids_first ||
+			  (uint64) dir[i].list + dir[i].count >
+			  (uint64) pc->ids_first + pc->nids)))
+			postings_corrupted(p);
+		bits[bit] = dir[i];
+	}
+	pfree(dir);
+}
+
 /* directory entry i (0-based) of column col */
 static void
 dir_entry(GraphPostings *p, int col, uint32 i, SegvecPostingsEntry *e)
@@ -473,7 +677,8 @@ GraphPostingsClose(GraphPostings *p)
  * GraphPostingsCheck: does seg's postings area hold what its filter
  * entries give (GraphPostingsBuild over every node's entry, tombstoned
  * ones included, as when the segment was written)?  True for a segment
- * without postings.  For ft.verify.
+ * without postings; a label array column without bit postings is taken
+ * for one written before them.  For ft.verify.
  */
 bool
 GraphPostingsCheck(Relation index, const SegvecSegment *seg, int dim)
@@ -483,12 +688,13 @@ GraphPostingsCheck(Relation index, const SegvecSegment *seg, int dim)
 	uint32		npages = GraphFilterPages(seg);
 	Buffer		buf = InvalidBuffer;
 	char	   *entries;
-	bool	   *postable;
+	uint32	   *postable;
 	char	   *image;
 	Size		len;
 	Size		stored_len;
 	char	   *stored;
 	uint32		pageno;
+	int			c;
 	bool		ok;
 
 	if (!GraphPostingsOpen(index, seg, dim, &p))
@@ -507,8 +713,12 @@ GraphPostingsCheck(Relation index, const SegvecSegment *seg, int dim)
 	}
 	GraphReleaseFilterPage(index, seg, &buf);
 
-	postable = palloc(sizeof(bool) * seg->nfilters);
+	postable = palloc(sizeof(uint32) * seg->nfilters);
 	SegvecIndexFilterPostable(index, postable);
+	for (c = 0; c < (int) seg->nfilters; c++)
+		if (postable[c] == SEGVEC_POSTINGS_COLUMN_BITS &&
+			p.cols[c].flags == 0)
+			postable[c] = 0;	/* written before bit postings */
 	image = GraphPostingsBuild(entries, seg->ndocs, seg->nfilters, postable,
 							   &len);
 	stored_len = (Size) seg->npostpages * SEGVEC_SEGPAGE_USABLE;

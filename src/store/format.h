@@ -405,11 +405,29 @@ typedef SegvecMutableTupleData *SegvecMutableTuple;
  * entries keep it (8 bytes: the int64 or the hash, so a look-up compares
  * what the entries compare), with the nodes that have it (tombstoned ones
  * included: tombstones come later); a value it does not hold is on no
- * node.  See src/README.md, "Postings".
+ * node.
+ *
+ * A label array column has *bit postings* instead
+ * (SEGVEC_POSTINGS_COLUMN_BITS, never with _HAS, so that readers that know
+ * only value postings pass it by): its values are the bits (0 .. 63) of
+ * its entries' signatures, a node being on the list of each bit its
+ * signature has.  The directory holds every bit some node has, ascending,
+ * with the count of nodes that have it; a bit that more than ndocs /
+ * SEGVEC_POSTINGS_BITS_DIV nodes have, or that would take the lists past
+ * SEGVEC_POSTINGS_BITS_PER_NODE node numbers per node (the bits are given
+ * lists by ascending count, then bit), has no list: its entry's list is
+ * SEGVEC_POSTINGS_NO_LIST, and the column's nids count only listed bits'
+ * nodes.  So a bit the directory lacks is on no node, and the nodes whose
+ * signature has a set of bits are the intersection of those bits' lists
+ * (a superset when some of the bits have none).  See src/README.md,
+ * "Postings".
  */
 #define SEGVEC_POSTINGS_MAGIC		0x53475650	/* "SGVP" */
 #define SEGVEC_POSTINGS_MIN_VALUES	1024
 #define SEGVEC_POSTINGS_VALUES_DIV	2
+#define SEGVEC_POSTINGS_BITS_DIV	4
+#define SEGVEC_POSTINGS_BITS_PER_NODE	8
+#define SEGVEC_POSTINGS_NO_LIST		0xFFFFFFFF
 
 typedef struct SegvecPostingsHeader
 {
@@ -420,14 +438,17 @@ typedef struct SegvecPostingsHeader
 } SegvecPostingsHeader;
 
 #define SEGVEC_POSTINGS_COLUMN_HAS	1	/* the column has postings */
+#define SEGVEC_POSTINGS_COLUMN_BITS	2	/* the column has bit postings */
 
 typedef struct SegvecPostingsColumn
 {
 	uint32		flags;			/* SEGVEC_POSTINGS_COLUMN_* */
 	uint32		first;			/* its first directory entry */
-	uint32		count;			/* its directory entries: distinct values */
+	uint32		count;			/* its directory entries: distinct values
+								 * (bits) */
 	uint32		ids_first;		/* its first node number among the nids */
-	uint32		nids;			/* its node numbers: nodes not NULL in it */
+	uint32		nids;			/* its node numbers: nodes not NULL in it
+								 * (bits: in its lists) */
 	uint32		unused;
 } SegvecPostingsColumn;
 
@@ -436,7 +457,8 @@ typedef struct SegvecPostingsEntry
 	int64		value;			/* as the filter entries keep it */
 	uint32		count;			/* nodes with the value */
 	uint32		list;			/* its list's first node number among the
-								 * nids */
+								 * nids (a bit without a list:
+								 * SEGVEC_POSTINGS_NO_LIST) */
 } SegvecPostingsEntry;
 
 /* byte offsets of the parts of a postings area of nfilters columns */

@@ -679,12 +679,14 @@ SegvecIndexFilterCount(Relation index)
 }
 
 /*
- * SegvecIndexFilterPostable: which of the index's filter columns may have
- * postings in a segment (format.h), into postable[0 .. filter count - 1]:
- * all but label arrays, whose entries keep a signature of several labels.
+ * SegvecIndexFilterPostable: what postings each of the index's filter
+ * columns may have in a segment (format.h), into postable[0 .. filter
+ * count - 1]: SEGVEC_POSTINGS_COLUMN_BITS for a label array, whose entries
+ * keep a signature of several labels, SEGVEC_POSTINGS_COLUMN_HAS (value
+ * postings) for the others.
  */
 void
-SegvecIndexFilterPostable(Relation index, bool *postable)
+SegvecIndexFilterPostable(Relation index, uint32 *postable)
 {
 	int			nfilters = SegvecIndexFilterCount(index);
 	int			i;
@@ -693,7 +695,8 @@ SegvecIndexFilterPostable(Relation index, bool *postable)
 	{
 		Oid			typid = TupleDescAttr(RelationGetDescr(index), i + 1)->atttypid;
 
-		postable[i] = (typid != INT4ARRAYOID && typid != TEXTARRAYOID);
+		postable[i] = (typid == INT4ARRAYOID || typid == TEXTARRAYOID) ?
+			SEGVEC_POSTINGS_COLUMN_BITS : SEGVEC_POSTINGS_COLUMN_HAS;
 	}
 }
 

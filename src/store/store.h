@@ -270,7 +270,7 @@ extern int	SegvecIndexDimensions(Relation index);
 extern int	SegvecQuantizationOption(SegvecOptions *relopts);
 extern int	SegvecIndexQuantization(Relation index);
 extern int	SegvecIndexFilterCount(Relation index);
-extern void SegvecIndexFilterPostable(Relation index, bool *postable);
+extern void SegvecIndexFilterPostable(Relation index, uint32 *postable);
 extern int	SegvecIndexKeyColumn(Relation index);
 
 /* mutable.c: the mutable segment */

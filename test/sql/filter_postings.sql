@@ -1,12 +1,14 @@
 -- Postings of graph segments' filter columns: an equality, range or = ANY
--- filter on a column with postings counts each segment's passing docs without
--- reading its filter area, skips a segment where none pass, and scores a
--- segment's few passing docs from the postings' lists.  Each filtered top-k
--- through the index equals the exact answer (index scans off) and has
--- min(k, passing) rows: a tenant absent from a segment, a tiny tenant, a
--- big one, = ANY lists, ranges, two filter columns, a hashed (text)
--- column, a value no row has; after UPDATEs of the filter column, DELETE
--- and VACUUM, and merges.  client_min_messages = debug1 shows what the
+-- filter on a column with postings counts each segment's passing docs
+-- without reading its filter area, skips a segment where none pass, and
+-- scores a segment's few passing docs from the postings' lists; so does a
+-- label filter (&&, @>, =) from a label array column's bit postings.  Each
+-- filtered top-k through the index equals the exact answer (index scans
+-- off) and has min(k, passing) rows: a tenant absent from a segment, a
+-- tiny tenant, a big one, = ANY lists, ranges, two filter columns, a
+-- hashed (text) column, a value no row has, rare and common labels, NULL
+-- and empty arrays; after UPDATEs of the filter column, DELETE and
+-- VACUUM, and merges.  client_min_messages = debug1 shows what the
 -- postings did.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
@@ -139,4 +141,127 @@ SELECT cardinality(pg_temp.one('tenant = 7')) AS n;
 RESET client_min_messages;
 RESET segvec.filter_postings;
 
-DROP TABLE fp_docs, fp_q, fp_conds;
+DROP TABLE fp_docs, fp_conds;
+
+-- Bit postings of label arrays: each of the 64 signature bits a segment's
+-- nodes have, with the nodes that have it when they are few enough.  A
+-- label's nodes are at most the intersection of its two bits' lists, so a
+-- rare label lists its segment's passing docs, and a label whose bits are
+-- on no common node skips the segment.  Two graph segments: the first's
+-- rows have labels 0 to 2 (a third each), one of 100 to 196 and one of
+-- 300 to 388, with label 5000 on three rows; the second's have only
+-- labels 0 to 2, with 6000 on five rows; NULL and empty arrays in both;
+-- grp has postings too.  One of label 5000's bits is on none of the
+-- second segment's nodes (so no node there has the label).
+SET segvec.max_merge_docs = 3000;
+CREATE TABLE fl_docs (id int PRIMARY KEY, embedding real[], labels int4[],
+    tags text[], grp int) WITH (autovacuum_enabled = off);
+CREATE INDEX fl_idx ON fl_docs USING segvec (embedding, labels, tags, grp)
+    INCLUDE (id) WITH (compact_threshold = 1000000);
+INSERT INTO fl_docs
+    SELECT i, pg_temp.vec(i, 8),
+           CASE WHEN i % 50 = 0 THEN NULL
+                WHEN i % 50 = 1 THEN '{}'
+                WHEN i IN (10, 20, 30) THEN ARRAY[i % 3, 100 + i % 97, 300 + i % 89, 5000]
+                ELSE ARRAY[i % 3, 100 + i % 97, 300 + i % 89] END,
+           ARRAY['t' || (i % 5)] || CASE WHEN i = 77 THEN '{rare}'::text[] ELSE '{}' END,
+           i % 10
+    FROM generate_series(1, 3000) i;
+SELECT docs_compacted FROM ft.compact('fl_idx');
+INSERT INTO fl_docs
+    SELECT i, pg_temp.vec(i, 8),
+           CASE WHEN i % 50 = 0 THEN NULL
+                WHEN i % 50 = 1 THEN '{}'
+                WHEN i <= 3005 THEN ARRAY[i % 3, 6000]
+                ELSE ARRAY[i % 3] END,
+           ARRAY['t' || (i % 5)],
+           i % 10
+    FROM generate_series(3001, 6000) i;
+SELECT docs_compacted FROM ft.compact('fl_idx');
+INSERT INTO fl_docs
+    SELECT i, pg_temp.vec(i, 8), ARRAY[i % 3, 5000, 6000], '{t1}', i % 10
+    FROM generate_series(6001, 6004) i;
+SELECT num_segments, mutable_docs FROM ft.info('fl_idx');
+ANALYZE fl_docs;
+-- the two bits of a label (its hash's low 6 bits and the 6 above them)
+CREATE FUNCTION pg_temp.bits(l int) RETURNS int[]
+LANGUAGE sql AS $$
+    SELECT ARRAY[(h & 63)::int, ((h >> 6) & 63)::int]
+    FROM (SELECT hashint4extended(l, 0) AS h) s
+$$;
+SELECT pg_temp.bits(5000) <@ (SELECT array_agg(b) FROM unnest('{0, 1, 2, 6000}'::int[]) m,
+                              unnest(pg_temp.bits(m)) b) AS in_second;
+
+DROP FUNCTION pg_temp.check(text, text);
+DROP FUNCTION pg_temp.topk(text, int, int, bool, text, text);
+\set docs fl_docs
+\i :topk_sql
+CREATE TABLE fl_conds (cond text);
+INSERT INTO fl_conds VALUES
+    ('labels && ''{5000}'''),           -- first segment (and mutable) only
+    ('labels && ''{6000}'''),           -- second segment (and mutable) only
+    ('labels && ''{1}'''),              -- a third: walked
+    ('labels && ''{5000, 6000}'''),     -- two labels: their lists' union
+    ('labels && ''{6000, 1}'''),        -- a common one: as without postings
+    ('labels && ''{99999}'''),          -- no row
+    ('labels && ''{}'''),               -- no label: no row
+    ('labels && ''{NULL}''::int4[]'),   -- only a NULL: no row
+    ('labels && NULL::int4[]'),         -- NULL: no row
+    ('labels @> ''{152, 352}'''),       -- one row has both
+    ('labels @> ''{5000, 150}'''),      -- no row has both
+    ('labels @> ''{6000}'''),
+    ('labels @> ''{}'''),               -- every array but NULLs
+    ('labels = ''{1, 152, 352}'''),     -- =: the lists of @>, rechecked
+    ('labels <@ ''{0, 1, 2}'''),        -- <@: no postings help
+    ('labels && ''{5000}'' AND grp = 0'),  -- a list, the other key on entries
+    ('labels && ''{1}'' AND grp = 3'),  -- grp's postings: walked
+    ('tags && ''{rare}'''),             -- text labels
+    ('tags @> ''{t1}''');
+
+CREATE FUNCTION pg_temp.check_labels()
+RETURNS TABLE (cond text, passing bigint, rows_10 int, rows_50 int,
+               exact boolean)
+LANGUAGE sql AS $$
+    SELECT c.cond, r.* FROM fl_conds c, pg_temp.check(c.cond) r
+$$;
+SELECT * FROM pg_temp.check_labels();
+
+SET client_min_messages = debug1;
+SELECT cardinality(pg_temp.one('labels && ''{5000}''')) AS n;
+SELECT cardinality(pg_temp.one('labels && ''{6000}''')) AS n;
+SELECT cardinality(pg_temp.one('labels && ''{1}''')) AS n;
+SELECT cardinality(pg_temp.one('labels && ''{5000, 6000}''')) AS n;
+SELECT cardinality(pg_temp.one('labels && ''{6000, 1}''')) AS n;
+SELECT cardinality(pg_temp.one('labels && ''{}''')) AS n;
+SELECT cardinality(pg_temp.one('labels @> ''{152, 352}''')) AS n;
+SELECT cardinality(pg_temp.one('labels = ''{1, 152, 352}''')) AS n;
+SELECT cardinality(pg_temp.one('labels @> ''{}''')) AS n;
+SELECT cardinality(pg_temp.one('labels && ''{5000}'' AND grp = 0')) AS n;
+SELECT cardinality(pg_temp.one('tags && ''{rare}''')) AS n;
+RESET client_min_messages;
+
+-- UPDATEs of the labels (the old versions stay in the segments' postings
+-- under their old signatures), to NULL and to an empty array; DELETE and
+-- VACUUM
+UPDATE fl_docs SET labels = '{5000}' WHERE id IN (4000, 4001);
+UPDATE fl_docs SET labels = '{1}' WHERE id = 10;
+UPDATE fl_docs SET labels = NULL WHERE id = 20;
+UPDATE fl_docs SET labels = '{}' WHERE id = 3001;
+UPDATE fl_docs SET labels = labels || 6000 WHERE id IN (150, 151);
+DELETE FROM fl_docs WHERE id IN (3002, 6001);
+VACUUM fl_docs;
+SELECT * FROM pg_temp.check_labels();
+
+-- merged: the merged segment's bit postings come from the kept docs'
+-- entries
+RESET segvec.max_merge_docs;
+SELECT docs_compacted > 0 AS compacted FROM ft.compact('fl_idx');
+SELECT num_segments, mutable_docs, tombstones FROM ft.info('fl_idx');
+SELECT * FROM pg_temp.check_labels();
+SET client_min_messages = debug1;
+SELECT cardinality(pg_temp.one('labels && ''{5000}''')) AS n;
+SELECT cardinality(pg_temp.one('labels && ''{5000, 6000}''')) AS n;
+RESET client_min_messages;
+SELECT missing_docs, checksum_mismatches, search_misses FROM ft.verify('fl_idx');
+
+DROP TABLE fl_docs, fl_conds, fp_q;
