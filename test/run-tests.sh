@@ -340,6 +340,15 @@ if [ ${#taps[@]} -gt 0 ]; then
 			tail -n 300 "$log"
 		done
 	done
+	# the failed assertions last, where a truncated CI log still shows them
+	for f in "${tap_failed[@]}"; do
+		name=$(basename "$f" .pl)
+		log="tmp_check/log/regress_log_$name"
+		echo "=== TAP failed: $f"
+		[ -s "$log" ] || continue
+		grep -E -A 6 '^(not ok |#   Failed test)|Bail out|died|Tests were run but no plan' "$log" |
+			head -n 60 || true
+	done
 else
 	echo "=== TAP: no tests"
 fi

@@ -359,10 +359,23 @@ segvecbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	 * them now, by the merge policy and then as a quiet index settles, so
 	 * that a build whose segments fit in one merge ends as one graph
 	 * segment (a merge holds no vectors in memory; it keeps doc ids, so the
-	 * keymap stays as it is).
+	 * keymap stays as it is); then move it down into the pieces' space and
+	 * give the rest back, so that the index is about its pages in use.
 	 */
 	if (buildstate.nsegs >= 2)
-		SegvecMergeBuiltSegments(index);
+	{
+		SegvecSetBuilding(RelationGetRelid(index));
+		PG_TRY();
+		{
+			SegvecMergeBuiltSegments(index);
+			SegvecShrinkBuilt(index);
+		}
+		PG_FINALLY();
+		{
+			SegvecSetBuilding(InvalidOid);
+		}
+		PG_END_TRY();
+	}
 
 	MemoryContextDelete(buildstate.tmpCtx);
 

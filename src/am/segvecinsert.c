@@ -365,18 +365,15 @@ segvecinsert(Relation index, Datum *values, bool *isnull,
 
 	/*
 	 * The keymap entry goes with or after its doc: never an entry without
-	 * a doc.  An alias and its entry are usually one WAL record.
+	 * a doc.  A doc (its last piece) or an alias and its entry are usually
+	 * one WAL record.
 	 */
 	if (alias)
 		KeymapAppendAlias(index, &doc, target,
 						  nfilters > 0 ? filters : NULL, &page_added);
 	else
-	{
-		doc.docid = SegvecMutableAppendFiltered(index, &doc, vector, dim,
-												nfilters > 0 ? filters : NULL,
-												&page_added);
-		KeymapAddDoc(index, &doc);
-	}
+		KeymapAppendDoc(index, &doc, vector, dim,
+						nfilters > 0 ? filters : NULL, &page_added);
 
 	if (page_added)
 		request_compaction(index, alias);

@@ -521,9 +521,11 @@ install_ext(Relation index, SegvecSegment *add, int nadd,
 	 * the metapage lock: a scan that can still read the old manifest read
 	 * it before we took the lock, so its snapshot's xmin is no newer than
 	 * this (read before the lock, a snapshot taken in between could be
-	 * newer, and the extent reusable while that scan reads it).
+	 * newer, and the extent reusable while that scan reads it).  During
+	 * the index's build no scan reads it: reusable at once
+	 * (SegvecFreeStamp).
 	 */
-	xid = U64FromFullTransactionId(ReadNextFullTransactionId());
+	xid = SegvecFreeStamp(index);
 	state = GenericXLogStart(index);
 	meta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 

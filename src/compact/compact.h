@@ -71,6 +71,7 @@ extern void SegvecSettle(Relation index, SegvecCompactStats *stats);
 
 /* shrink.c */
 extern bool SegvecShrink(Relation index, int timeout_ms);
+extern void SegvecShrinkBuilt(Relation index);
 
 /*
  * The merge locks: heavyweight page locks on block numbers no page has (as

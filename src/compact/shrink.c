@@ -228,6 +228,27 @@ move_tail_segment(Relation index, BlockNumber min_pages)
 }
 
 /*
+ * SegvecShrinkBuilt: at the end of a CREATE INDEX (or REINDEX) whose
+ * pieces were merged, move the merged segment down into the space the
+ * pieces left below it, and give the free tail back: a build would
+ * otherwise end at about twice its pages in use.  What the build's merges
+ * freed is reusable at once (SegvecFreeStamp; the caller marks the build
+ * with SegvecSetBuilding), and the builder holds every lock the move and
+ * the truncation take.  Costs a copy of the segment (its write and WAL).
+ */
+void
+SegvecShrinkBuilt(Relation index)
+{
+	int			i;
+
+	/* one move normally; a few when several segments are left */
+	for (i = 0; i < 64; i++)
+		if (move_tail_segment(index, 1) != MOVE_DONE)
+			break;
+	(void) SegvecTruncateFreeTail(index, 1, false);
+}
+
+/*
  * SegvecShrink: after a background job's installs, move the segment at the
  * end of the index down when a reusable run below it holds it, then give
  * the free tail back, less the slack (SegvecTruncateFreeTailWait); waits

@@ -27,6 +27,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/resowner.h"
 #include "utils/snapmgr.h"
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
@@ -134,12 +135,38 @@ lock_merge_relations(Relation heap)
 }
 
 /*
- * What this job's installs (merges, a move) freed becomes reusable once the
- * xid that was next at the installs is older than every running snapshot.
- * On a server that goes quiet now no one would take that xid: the merged
- * or moved segment would stay at the end of the index, with its old
- * copy's space below it, until the next write.  So take an xid (that one,
- * or later) and ask for one more settle, which, after this transaction
+ * Take an xid that follows the stamps of what this transaction's installs
+ * freed (the xid that was next at each install, SegvecFreeStamp): the
+ * transaction's own when it takes its first now; one it took before its
+ * installs precedes their stamps, so then a subtransaction's, which
+ * completes with the transaction.
+ */
+static void
+take_xid_after_installs(void)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+
+	if (!TransactionIdIsValid(GetTopTransactionIdIfAny()))
+	{
+		(void) GetTopTransactionId();
+		return;
+	}
+	BeginInternalSubTransaction(NULL);
+	(void) GetCurrentTransactionId();
+	ReleaseCurrentSubTransaction();
+	MemoryContextSwitchTo(oldcxt);
+	CurrentResourceOwner = oldowner;
+}
+
+/*
+ * What this job's installs (compactions, merges, a move, a keymap
+ * snapshot) freed becomes reusable once the xid that was next at the
+ * installs is older than every running snapshot.  On a server that goes
+ * quiet now no one would take that xid: the freed space would stay
+ * unusable, and a merged or moved segment at the end of the index with its
+ * old copy's space below it, until the next write.  So take an xid that
+ * follows them and ask for one more settle, which, after this transaction
  * has committed, finds nothing to settle and shrinks (run_settle).  A
  * shrink only asks again after a move, so this ends.
  */
@@ -148,7 +175,7 @@ shrink_after_commit(Relation index)
 {
 	if (SegvecSubmitSettle(RelationGetRelid(index),
 						   SegvecMutableChangeMark(index), 1))
-		(void) GetTopTransactionId();
+		take_xid_after_installs();
 }
 
 /* SegvecShrink, and once more after the commit if a move freed space */
@@ -163,8 +190,8 @@ shrink(Relation index, int timeout_ms)
  * After a compaction job: ask for the index to be settled once it has been
  * quiet, if it owes a fresh build anything (SegvecSettleDue) and no merge
  * was left for the next compaction (which asks in turn); if it owes
- * nothing but the job merged, for the shrink after the merges
- * (shrink_after_commit).
+ * nothing but the job compacted or merged, for the shrink after its
+ * installs (shrink_after_commit).
  */
 static void
 submit_settle(Relation index, const SegvecCompactStats *stats)
@@ -176,7 +203,8 @@ submit_settle(Relation index, const SegvecCompactStats *stats)
 	if (SegvecSettleDue(index, &naps))
 		(void) SegvecSubmitSettle(RelationGetRelid(index),
 								  SegvecMutableChangeMark(index), naps);
-	else if (stats != NULL && stats->segments_merged > 0)
+	else if (stats != NULL &&
+			 (stats->segments_merged > 0 || stats->docs_compacted > 0))
 		shrink_after_commit(index);
 }
 
@@ -217,17 +245,15 @@ run_settle(Relation index, Oid owner, uint64 mark, bool *changed)
 							 stats.docs_compacted, stats.segments_merged)));
 	SegvecIdentityPop(&saved);
 	*changed = stats.docs_compacted > 0 || stats.segments_merged > 0;
-	if (stats.segments_merged > 0)
+	if (*changed)
 	{
 		/*
 		 * A snapshot taken now would have the xid that was next at the
-		 * merges' installs as its xmin: leave the move and the truncation
-		 * to one more settle, after this transaction has committed.
+		 * installs as its xmin: leave the move and the truncation to one
+		 * more settle, after this transaction has committed.
 		 */
 		shrink_after_commit(index);
 	}
-	else if (*changed)
-		shrink(index, 0);
 	if (stats.merges_deferred)
 		(void) SegvecSubmitJob(RelationGetRelid(index), SEGVEC_JOB_COMPACT);
 	else if (stats.merge_lock_busy && SegvecSettleDue(index, NULL))
@@ -402,6 +428,8 @@ run_job_in_xact(Oid indexid, SegvecJobKind kind, bool force, bool settle,
 									 job_index_name,
 									 GetUserNameFromId(GetUserId(), false))));
 			SegvecIdentityPop(&saved);
+			/* the runs and change pages it replaced */
+			shrink_after_commit(index);
 			break;
 		default:
 			/* merge: the runner merge-insert registered (its own delay point) */

@@ -5,10 +5,11 @@
  *	  checksum), as a few sorted runs plus the changes since, in 16
  *	  bucket chains.
  *
- * An entry is added when a doc is appended (after the doc, in its own WAL
- * record) and removed by VACUUM before the doc is (in its own WAL record),
- * so a crash can leave a doc without an entry, which ft.verify reports and
- * repairs, but never an entry without its doc.  Compaction keeps doc ids,
+ * An entry is added when a doc is appended (in the WAL record of the
+ * doc's last piece, or after it in its own) and removed by VACUUM before
+ * the doc is (in its own WAL record), so a crash can leave a doc without
+ * an entry, which ft.verify reports and repairs, but never an entry
+ * without its doc.  Compaction keeps doc ids,
  * so it never touches the keymap.  A key may have several entries (older
  * row versions not yet vacuumed, or another id with the same hash): a
  * lookup returns them all and the caller checks the heap.
@@ -16,10 +17,12 @@
  * Changes go to the bucket's delta chain: the head page is found in the
  * metapage (delta_head[b]) and stays exclusively locked while a change is
  * appended, after checking under it that the metapage still names it; the
- * head names the chain's last page, where the change goes.  An aliased
- * UPDATE's alias and keymap add are one WAL record (KeymapAppendAlias).
- * Lookups read the chains through a per-backend cache ("The chain
- * cache", below), so a lookup reads only the changes made since the last.
+ * head names the chain's last page, where the change goes.  An insert's
+ * doc (its last piece) and keymap add are usually one WAL record
+ * (KeymapAppendDoc), and so are an aliased UPDATE's alias and its add
+ * (KeymapAppendAlias).  Lookups read the chains through a per-backend
+ * cache ("The chain cache", below), so a lookup reads only the changes
+ * made since the last.
  *
  * The snapshot is a list of runs, oldest first, in the metapage.  A run is
  * an extent of entries sorted by (key hash, doc id) over all buckets, with

@@ -50,6 +50,9 @@ extern void KeymapRemoveDoc(Relation index, const SegvecDocInfo *doc);
 extern void KeymapAppendAlias(Relation index, SegvecDocInfo *doc,
 							  uint64 target, const char *filters,
 							  bool *page_added);
+extern void KeymapAppendDoc(Relation index, SegvecDocInfo *doc,
+							const float *vector, int dim,
+							const char *filters, bool *page_added);
 
 /* reading the current contents */
 extern int	KeymapLookup(Relation index, uint64 key_hash, KeymapEntry **result);

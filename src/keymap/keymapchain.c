@@ -309,6 +309,69 @@ KeymapAppendAlias(Relation index, SegvecDocInfo *doc, uint64 target,
 }
 
 /*
+ * KeymapAppendDoc: append a doc (its identity from *doc, its vector of dim
+ * floats and filter entry filters, as SegvecMutableDocBegin takes them) to
+ * the mutable segment, and, when it carries an id key, its keymap add; the
+ * add goes in ONE WAL record with the doc's last piece when that piece goes
+ * on the tail page (not a new one) and the last page of the key's change
+ * chain has room; else in a record of its own after the doc's (as
+ * KeymapAddDoc).  Lock order: mutable tail, change chain head and last
+ * page, metapage (read).  Sets doc->docid; *page_added as for
+ * SegvecMutableDocEnd.
+ */
+void
+KeymapAppendDoc(Relation index, SegvecDocInfo *doc, const float *vector,
+				int dim, const char *filters, bool *page_added)
+{
+	SegvecDocAppend da;
+	Buffer		bufs[2];
+	OffsetNumber offs[2];
+	bool		opaque[2] = {false, false};
+	Buffer		headbuf;
+	KeymapDelta rec;
+
+	SegvecMutableDocBegin(index, &da, doc, vector, dim, filters);
+	if (!(doc->flags & SEGVEC_DOC_HAS_KEY))
+	{
+		doc->docid = SegvecMutableDocEnd(&da, page_added);
+		return;
+	}
+
+	memset(&rec, 0, sizeof(rec));
+	rec.op = KEYMAP_OP_ADD;
+	if (!da.written &&
+		lock_chain_end(index, KEYMAP_BUCKET(doc->key_hash), &headbuf,
+					   &bufs[1]))
+	{
+		if (PageGetFreeSpace(BufferGetPage(bufs[1])) >=
+			MAXALIGN(sizeof(KeymapDelta)))
+		{
+			bufs[0] = da.buf;
+			START_CRIT_SECTION();
+			SegvecMutablePutLast(&da, &offs[0], &opaque[0]);
+			doc->docid = da.docid;
+			KeymapEntryOfDoc(doc, &rec.entry);
+			offs[1] = PageAddItem(BufferGetPage(bufs[1]), (Item) &rec,
+								  sizeof(KeymapDelta), InvalidOffsetNumber,
+								  false, false);
+			if (offs[1] == InvalidOffsetNumber)
+				elog(PANIC, "failed to add keymap change");
+			SegvecLogAppendedItems(index, 2, bufs, offs, opaque);
+			END_CRIT_SECTION();
+			unlock_chain_end(headbuf, bufs[1]);
+			(void) SegvecMutableDocEnd(&da, page_added);
+			return;
+		}
+		unlock_chain_end(headbuf, bufs[1]);
+	}
+
+	/* the doc, then (never an entry without its doc) its change */
+	doc->docid = SegvecMutableDocEnd(&da, page_added);
+	KeymapEntryOfDoc(doc, &rec.entry);
+	delta_append(index, &rec);
+}
+
+/*
  * KeymapAdd: record that the doc entry->docid has key entry->key_hash and
  * vector checksum entry->checksum.  Called after the doc is stored.
  */

@@ -94,6 +94,37 @@ SegvecFreeExtentReusable(const SegvecFreeExtent *f)
 	return extent_reusable(f);
 }
 
+/*
+ * The index this backend is building (ambuild), if any.  No other backend
+ * can read an index while it is built: CREATE INDEX and REINDEX create
+ * its storage in their own transaction, and CREATE INDEX CONCURRENTLY
+ * builds it while it is neither ready nor valid.  So what a build's merges
+ * free is reusable at once (SegvecFreeStamp).
+ */
+static Oid	building_index = InvalidOid;
+
+/* SegvecSetBuilding: this backend builds indexid now (InvalidOid: none) */
+void
+SegvecSetBuilding(Oid indexid)
+{
+	building_index = indexid;
+}
+
+/*
+ * SegvecFreeStamp: the xid to stamp an extent that an install frees with,
+ * read under the metapage's exclusive lock: the next xid, so that the
+ * extent is reusable once no snapshot that could read the old manifest is
+ * left; during the index's build, the first normal xid, reusable at once.
+ */
+uint64
+SegvecFreeStamp(Relation index)
+{
+	if (OidIsValid(building_index) &&
+		RelationGetRelid(index) == building_index)
+		return U64FromFullTransactionId(FirstNormalFullTransactionId);
+	return U64FromFullTransactionId(ReadNextFullTransactionId());
+}
+
 /* Does free extent a end where b starts? */
 static inline bool
 extents_adjacent(const SegvecFreeExtent *a, const SegvecFreeExtent *b)

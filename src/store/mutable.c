@@ -36,6 +36,8 @@ typedef struct ChainCheck
 	uint64		seqno_limit;	/* next_seqno as the scan read it */
 } ChainCheck;
 
+static OffsetNumber put_piece(Relation index, SegvecDocAppend *da,
+							  Page page);
 static void walk_chain(Relation index, BlockNumber head, BlockNumber stop,
 					   const ChainCheck *check, int dim,
 					   SegvecDocCallback callback,
@@ -103,15 +105,17 @@ SegvecMutableLockTail(Relation index)
 
 /*
  * Add a new page after the locked tail *buf, in one WAL record that also
- * moves the metapage's tail.  On return *buf is the new tail, locked, and
- * the old tail is unlocked and released.  The page comes from the
- * free-extent list when it has a reusable one (taken in the same record),
- * else from the free space map or the end of the relation.  Lock order:
- * tail, metapage, new page (which nothing else can reach); or, when the
- * list has none, tail, new page, metapage.
+ * moves the metapage's tail and, with da, puts the doc's next piece on the
+ * new page (put_piece).  On return *buf is the new tail, locked, and the
+ * old tail is unlocked and released.  The page comes from the free-extent
+ * list when it has a reusable one (taken in the same record), else from
+ * the free space map or the end of the relation.  Lock order: tail,
+ * metapage, new page (which nothing else can reach); or, when the list has
+ * none, tail, new page, metapage.  The new page is logged as a full image
+ * (with its piece: what a delta would log, in one record instead of two).
  */
-void
-SegvecMutableAppendPage(Relation index, Buffer *buf)
+static void
+append_page(Relation index, Buffer *buf, SegvecDocAppend *da)
 {
 	Buffer		newbuf = InvalidBuffer;
 	Buffer		metabuf;
@@ -149,12 +153,24 @@ SegvecMutableAppendPage(Relation index, Buffer *buf)
 	SegvecPageGetOpaque(oldpage)->nextblkno = BufferGetBlockNumber(newbuf);
 	meta->mutable_tail = BufferGetBlockNumber(newbuf);
 	SegvecMetaFreeze(meta);
+	if (da != NULL)
+		(void) put_piece(index, da, newpage);
 
 	GenericXLogFinish(state);
 
 	UnlockReleaseBuffer(metabuf);
 	UnlockReleaseBuffer(*buf);
 	*buf = newbuf;
+}
+
+/*
+ * SegvecMutableAppendPage: add a new, empty page after the locked tail
+ * *buf (see append_page).
+ */
+void
+SegvecMutableAppendPage(Relation index, Buffer *buf)
+{
+	append_page(index, buf, NULL);
 }
 
 /*
@@ -176,19 +192,180 @@ SegvecMutableDocsEstimate(Relation index, SegvecMetaInfo *info)
 	return info->mutable_pages * per_page;
 }
 
+/* The item size of da's next piece */
+static Size
+piece_itemsz(const SegvecDocAppend *da)
+{
+	int			nfloats = Min(da->dim - da->done, da->maxfloats);
+
+	return MAXALIGN(SEGVEC_MUTABLE_HDRSZ + nfloats * sizeof(float4) +
+					da->fbytes);
+}
+
 /*
- * SegvecMutableAppend: append one doc (its identity from *doc, whose docid
- * is ignored, and its vector of dim floats) to the tail of the mutable
- * segment.  Returns the doc id it gets; *page_added tells whether the doc
- * started a new page (the caller may then check the compaction
- * threshold).  A vector bigger than a page is written
- * as several pieces on consecutive pages; the tail lock is coupled forward
+ * Add da's next piece to page (a locked buffer's page in a critical
+ * section, or a GenericXLog copy); the first piece takes the page's next
+ * doc number, which makes the doc's id.  Returns the item's offset.
+ */
+static OffsetNumber
+put_piece(Relation index, SegvecDocAppend *da, Page page)
+{
+	int			nfloats = Min(da->dim - da->done, da->maxfloats);
+	Size		itemsz = piece_itemsz(da);
+	SegvecMutableTuple tup = da->tup;
+	OffsetNumber off;
+
+	if (da->pieceno == 0)
+		da->docid = SegvecMakeDocId(SegvecPageGetOpaque(page)->seqno,
+									SegvecPageGetOpaque(page)->next_docno++);
+
+	memset(tup, 0, SEGVEC_MUTABLE_HDRSZ);
+	tup->docid = da->docid;
+	tup->key_hash = da->doc->key_hash;
+	tup->checksum = da->doc->checksum;
+	tup->heaptid = da->doc->heaptid;
+	tup->flags = da->doc->flags;
+	tup->pieceno = da->pieceno;
+	tup->npieces = da->npieces;
+	tup->nfloats = nfloats;
+	memcpy(tup->data, da->vector + da->done, nfloats * sizeof(float4));
+	if (da->fbytes > 0)
+	{
+		if (da->filters)
+			memcpy(tup->data + nfloats, da->filters, da->fbytes);
+		else
+			memset(tup->data + nfloats, 0, da->fbytes);
+	}
+
+	off = PageAddItem(page, (Item) tup, itemsz, InvalidOffsetNumber,
+					  false, false);
+	if (off == InvalidOffsetNumber)
+		elog(CritSectionCount > 0 ? PANIC : ERROR,
+			 "failed to add item to segvec index \"%s\"",
+			 RelationGetRelationName(index));
+	da->done += nfloats;
+	da->pieceno++;
+	return off;
+}
+
+/*
+ * SegvecMutableDocBegin: start appending one doc (its identity from *doc,
+ * whose docid is ignored, its vector of dim floats, and its filter entry:
+ * format.h; SEGVEC_FILTER_ENTRY_BYTES for the index's filter columns, or
+ * NULL for all NULL, which every piece carries after its floats) to the
+ * tail of the mutable segment.  A vector bigger than a page is written as
+ * several pieces on consecutive pages; the tail lock is coupled forward
  * from page to page, so no other doc's pieces come between them.
  *
- * The pieces go out in separate WAL records.  A crash in between leaves a
- * doc with missing pieces, which scans skip; that can only happen to a
- * transaction that did not commit, whose heap row VACUUM then removes along
- * with the pieces.
+ * Writes every piece but the last, each in its own WAL record (on the tail
+ * page: SegvecLogAppendedItems; on a new page: in the record that adds the
+ * page).  Then, if the last piece needs a new page, writes it there too
+ * (da->written); else it leaves it to SegvecMutablePutLast, with da->buf,
+ * the tail, locked and with room for it, so that the caller may log it
+ * with another change in one record (KeymapAppendDoc).  Finish with
+ * SegvecMutableDocEnd.
+ *
+ * A crash between the records of a doc's pieces leaves a doc with missing
+ * pieces, which scans skip; that can only happen to a transaction that did
+ * not commit, whose heap row VACUUM then removes along with the pieces.
+ */
+void
+SegvecMutableDocBegin(Relation index, SegvecDocAppend *da,
+					  const SegvecDocInfo *doc, const float *vector, int dim,
+					  const char *filters)
+{
+	memset(da, 0, sizeof(*da));
+	da->index = index;
+	da->doc = doc;
+	da->vector = vector;
+	da->dim = dim;
+	da->filters = filters;
+	da->fbytes = SEGVEC_FILTER_ENTRY_BYTES(SegvecIndexFilterCount(index));
+	da->maxfloats = SEGVEC_MAX_PIECE_FLOATS - (int) (da->fbytes / sizeof(float4));
+	da->npieces = (dim + da->maxfloats - 1) / da->maxfloats;
+	Assert(da->npieces >= 1 && da->npieces <= PG_UINT16_MAX);
+	da->tup = palloc(SEGVEC_MAX_ITEMSZ);
+	da->buf = SegvecMutableLockTail(index);
+
+	for (;;)
+	{
+		Page		page = BufferGetPage(da->buf);
+		bool		last = (da->pieceno == da->npieces - 1);
+		bool		opaque;
+		OffsetNumber off;
+
+		/* a page numbers at most 65,535 docs in its life (doc id bits) */
+		if (PageGetFreeSpace(page) < piece_itemsz(da) ||
+			(da->pieceno == 0 &&
+			 SegvecPageGetOpaque(page)->next_docno > PG_UINT16_MAX))
+		{
+			append_page(index, &da->buf, da);
+			da->page_added = true;
+			if (last)
+			{
+				da->written = true;
+				return;
+			}
+			continue;
+		}
+		if (last)
+			return;
+
+		START_CRIT_SECTION();
+		opaque = (da->pieceno == 0);
+		off = put_piece(index, da, page);
+		SegvecLogAppendedItems(index, 1, &da->buf, &off, &opaque);
+		END_CRIT_SECTION();
+	}
+}
+
+/*
+ * SegvecMutablePutLast: put the last piece of da's doc on da->buf (when
+ * SegvecMutableDocBegin left it: !da->written).  Called in a critical
+ * section; the caller logs the change: SegvecLogAppendedItems of da->buf
+ * with *off, and *opaque (whether next_docno changed).  Sets
+ * da->docid.
+ */
+void
+SegvecMutablePutLast(SegvecDocAppend *da, OffsetNumber *off, bool *opaque)
+{
+	Assert(CritSectionCount > 0);
+	Assert(!da->written && da->pieceno == da->npieces - 1);
+	*opaque = (da->pieceno == 0);
+	*off = put_piece(da->index, da, BufferGetPage(da->buf));
+	da->written = true;
+}
+
+/*
+ * SegvecMutableDocEnd: finish SegvecMutableDocBegin: the last piece put
+ * and logged here if nobody did, the tail released.  Returns the doc id;
+ * *page_added tells whether a piece started a new page (the caller may
+ * then check the compaction threshold).
+ */
+uint64
+SegvecMutableDocEnd(SegvecDocAppend *da, bool *page_added)
+{
+	if (!da->written)
+	{
+		OffsetNumber off;
+		bool		opaque;
+
+		START_CRIT_SECTION();
+		SegvecMutablePutLast(da, &off, &opaque);
+		SegvecLogAppendedItems(da->index, 1, &da->buf, &off, &opaque);
+		END_CRIT_SECTION();
+	}
+	UnlockReleaseBuffer(da->buf);
+	da->buf = InvalidBuffer;
+	pfree(da->tup);
+	*page_added = da->page_added;
+	return da->docid;
+}
+
+/*
+ * SegvecMutableAppend: append one doc to the tail of the mutable segment
+ * (SegvecMutableDocBegin, SegvecMutableDocEnd).  Returns the doc id it
+ * gets; *page_added as for SegvecMutableDocEnd.
  */
 uint64
 SegvecMutableAppend(Relation index, const SegvecDocInfo *doc,
@@ -200,87 +377,17 @@ SegvecMutableAppend(Relation index, const SegvecDocInfo *doc,
 
 /*
  * SegvecMutableAppendFiltered: SegvecMutableAppend of a doc with its filter
- * entry (format.h; SEGVEC_FILTER_ENTRY_BYTES for the index's filter
- * columns, or NULL for all NULL), which every piece carries after its
- * floats.
+ * entry (as SegvecMutableDocBegin takes it).
  */
 uint64
 SegvecMutableAppendFiltered(Relation index, const SegvecDocInfo *doc,
 							const float *vector, int dim,
 							const char *filters, bool *page_added)
 {
-	Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(SegvecIndexFilterCount(index));
-	int			maxfloats = SEGVEC_MAX_PIECE_FLOATS - (int) (fbytes / sizeof(float4));
-	int			npieces;
-	int			pieceno;
-	int			done = 0;
-	uint64		docid = 0;
-	Buffer		buf;
-	SegvecMutableTuple tup;
+	SegvecDocAppend da;
 
-	npieces = (dim + maxfloats - 1) / maxfloats;
-	Assert(npieces >= 1 && npieces <= PG_UINT16_MAX);
-	tup = palloc(SEGVEC_MAX_ITEMSZ);
-
-	*page_added = false;
-	buf = SegvecMutableLockTail(index);
-
-	for (pieceno = 0; pieceno < npieces; pieceno++)
-	{
-		int			nfloats = Min(dim - done, maxfloats);
-		Size		itemsz = MAXALIGN(SEGVEC_MUTABLE_HDRSZ +
-									  nfloats * sizeof(float4) + fbytes);
-		GenericXLogState *state;
-		Page		page;
-		OffsetNumber off;
-
-		/* a page numbers at most 65,535 docs in its life (doc id bits) */
-		if (PageGetFreeSpace(BufferGetPage(buf)) < itemsz ||
-			(pieceno == 0 &&
-			 SegvecPageGetOpaque(BufferGetPage(buf))->next_docno > PG_UINT16_MAX))
-		{
-			SegvecMutableAppendPage(index, &buf);
-			*page_added = true;
-		}
-
-		state = GenericXLogStart(index);
-		page = GenericXLogRegisterBuffer(state, buf, 0);
-
-		if (pieceno == 0)
-			docid = SegvecMakeDocId(SegvecPageGetOpaque(page)->seqno,
-									SegvecPageGetOpaque(page)->next_docno++);
-
-		memset(tup, 0, SEGVEC_MUTABLE_HDRSZ);
-		tup->docid = docid;
-		tup->key_hash = doc->key_hash;
-		tup->checksum = doc->checksum;
-		tup->heaptid = doc->heaptid;
-		tup->flags = doc->flags;
-		tup->pieceno = pieceno;
-		tup->npieces = npieces;
-		tup->nfloats = nfloats;
-		memcpy(tup->data, vector + done, nfloats * sizeof(float4));
-		if (fbytes > 0)
-		{
-			if (filters)
-				memcpy(tup->data + nfloats, filters, fbytes);
-			else
-				memset(tup->data + nfloats, 0, fbytes);
-		}
-
-		off = PageAddItem(page, (Item) tup, itemsz, InvalidOffsetNumber,
-						  false, false);
-		if (off == InvalidOffsetNumber)
-			elog(ERROR, "failed to add item to segvec index \"%s\"",
-				 RelationGetRelationName(index));
-
-		GenericXLogFinish(state);
-		done += nfloats;
-	}
-
-	UnlockReleaseBuffer(buf);
-	pfree(tup);
-	return docid;
+	SegvecMutableDocBegin(index, &da, doc, vector, dim, filters);
+	return SegvecMutableDocEnd(&da, page_added);
 }
 
 /* The size of an alias item of index (with its filter entry, if any) */

@@ -187,11 +187,12 @@ SegvecNewBuffer(Relation index)
 }
 
 /*
- * Append one fragment of a generic WAL delta (offset, length, bytes: the
- * format generic_xlog.c writes and generic_redo applies) to *ptr.
+ * Append to *ptr the header of one fragment of a generic WAL delta
+ * (offset, length: the format generic_xlog.c writes and generic_redo
+ * applies), and, with copy, its bytes from page.
  */
 static char *
-delta_fragment(char *ptr, Page page, Size offset, Size length)
+delta_fragment(char *ptr, Page page, Size offset, Size length, bool copy)
 {
 	OffsetNumber o = (OffsetNumber) offset;
 	OffsetNumber l = (OffsetNumber) length;
@@ -201,6 +202,8 @@ delta_fragment(char *ptr, Page page, Size offset, Size length)
 	ptr += sizeof(o);
 	memcpy(ptr, &l, sizeof(l));
 	ptr += sizeof(l);
+	if (!copy)
+		return ptr;
 	memcpy(ptr, (char *) page + offset, length);
 	return ptr + length;
 }
@@ -209,23 +212,28 @@ delta_fragment(char *ptr, Page page, Size offset, Size length)
  * SegvecLogAppendedItems: WAL-log n pages (bufs, exclusively locked,
  * SEGVEC_LOG_MAX_PAGES at most) on each of which the caller, inside a
  * critical section, has just added one item (offs[i], by PageAddItem) and
- * changed nothing else but, where opaque[i], the opaque data.  One generic WAL record (the
- * resource manager and delta format of generic_xlog.c, so replay, standbys
- * and wal_consistency_checking are generic_redo's), whose delta for each
- * page is the header fields PageAddItem sets (pd_flags, pd_lower,
- * pd_upper), the item's line pointer, the item and maybe the opaque data: what GenericXLogFinish would log for the same change,
- * without copying the pages and comparing them byte by byte (which was a
- * third of the cost of an aliased UPDATE).  The hole between pd_lower and
- * pd_upper is zero on these pages, as generic_redo leaves it: every other
- * change to them goes through GenericXLog, which zeroes it, and the new
- * item came out of it.  Marks the buffers dirty; for an index that is not
+ * changed nothing else but, where opaque[i], the opaque next_docno (a
+ * mutable page's doc counter).  One generic WAL record (the resource
+ * manager and delta format of generic_xlog.c, so replay, standbys and
+ * wal_consistency_checking are generic_redo's), whose delta for each page
+ * is the header fields PageAddItem sets (pd_flags, pd_lower, pd_upper), the
+ * item's line pointer, maybe next_docno, and the item, registered in place
+ * (not copied): what GenericXLogFinish would log for the same change,
+ * without copying the pages and comparing them byte by byte.  The hole between pd_lower and pd_upper is zero on these
+ * pages, as generic_redo leaves it: every other change to them goes
+ * through GenericXLog, which zeroes it, or through here, and the new item
+ * came out of it.  Marks the buffers dirty; for an index that is not
  * WAL-logged, only that.  See "WAL" in src/README.md.
  */
 void
 SegvecLogAppendedItems(Relation index, int n, const Buffer *bufs,
 					   const OffsetNumber *offs, const bool *opaque)
 {
-	char		delta[SEGVEC_LOG_MAX_PAGES][256];
+	/* per page: three fragments copied, and the item's fragment header */
+	char		delta[SEGVEC_LOG_MAX_PAGES][4 * 2 * sizeof(OffsetNumber) +
+											SizeOfPageHeaderData +
+											sizeof(ItemIdData) +
+											sizeof(uint32)];
 	int			i;
 	XLogRecPtr	lsn;
 
@@ -244,23 +252,21 @@ SegvecLogAppendedItems(Relation index, int n, const Buffer *bufs,
 		Size		len = MAXALIGN(ItemIdGetLength(iid));
 		char	   *ptr = delta[i];
 
-		Size		special = BLCKSZ - ((PageHeader) page)->pd_special;
-
-		/* the small items appended this way (an alias, a keymap change) */
-		if (4 * 2 * sizeof(OffsetNumber) + SizeOfPageHeaderData +
-			sizeof(ItemIdData) + len + special > sizeof(delta[i]))
-			elog(PANIC, "segvec: item of %zu bytes too big for an append record",
-				 len);
 		ptr = delta_fragment(ptr, page, offsetof(PageHeaderData, pd_flags),
 							 offsetof(PageHeaderData, pd_special) -
-							 offsetof(PageHeaderData, pd_flags));
+							 offsetof(PageHeaderData, pd_flags), true);
 		ptr = delta_fragment(ptr, page, (char *) iid - (char *) page,
-							 sizeof(ItemIdData));
-		ptr = delta_fragment(ptr, page, ItemIdGetOffset(iid), len);
+							 sizeof(ItemIdData), true);
 		if (opaque[i])
-			ptr = delta_fragment(ptr, page, BLCKSZ - special, special);
+			ptr = delta_fragment(ptr, page,
+								 (char *) &SegvecPageGetOpaque(page)->next_docno -
+								 (char *) page,
+								 sizeof(SegvecPageGetOpaque(page)->next_docno),
+								 true);
+		ptr = delta_fragment(ptr, page, ItemIdGetOffset(iid), len, false);
 		XLogRegisterBuffer(i, bufs[i], REGBUF_STANDARD);
 		XLogRegisterBufData(i, delta[i], ptr - delta[i]);
+		XLogRegisterBufData(i, (char *) page + ItemIdGetOffset(iid), len);
 	}
 	lsn = XLogInsert(RM_GENERIC_ID, 0);
 	for (i = 0; i < n; i++)

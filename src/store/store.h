@@ -171,6 +171,29 @@ typedef void (*SegvecFillPageFn) (Page page, uint32 k, void *arg);
 typedef void (*SegvecDocRemovedFn) (Relation index, const SegvecDocInfo *doc,
 									void *arg);
 
+/*
+ * One doc being appended to the mutable segment (SegvecMutableDocBegin,
+ * SegvecMutablePutLast, SegvecMutableDocEnd).
+ */
+typedef struct SegvecDocAppend
+{
+	Relation	index;
+	const SegvecDocInfo *doc;	/* its identity (docid ignored) */
+	const float *vector;
+	int			dim;
+	const char *filters;		/* filter entry, or NULL: all NULL */
+	Size		fbytes;			/* filter entry bytes per piece */
+	int			maxfloats;		/* floats per piece at most */
+	int			npieces;
+	int			pieceno;		/* the next piece to put */
+	int			done;			/* floats put so far */
+	uint64		docid;			/* set by its first piece */
+	SegvecMutableTuple tup;		/* the item being formed */
+	Buffer		buf;			/* the tail, locked */
+	bool		page_added;		/* a piece started a new page */
+	bool		written;		/* the last piece is on its page */
+} SegvecDocAppend;
+
 /* ----------------
  * Prototypes
  * ----------------
@@ -180,6 +203,8 @@ typedef void (*SegvecDocRemovedFn) (Relation index, const SegvecDocInfo *doc,
 extern void SegvecInitPage(Page page, uint16 flags);
 extern void SegvecRefreshHorizon(void);
 extern bool SegvecFreeExtentReusable(const SegvecFreeExtent *f);
+extern void SegvecSetBuilding(Oid indexid);
+extern uint64 SegvecFreeStamp(Relation index);
 extern Buffer SegvecNewBuffer(Relation index);
 extern void SegvecPageSetDeleted(Page page, uint64 xid);
 extern bool SegvecMarkPageDeleted(Relation index, Buffer buf, uint64 xid);
@@ -282,6 +307,13 @@ extern uint64 SegvecMutableAppendFiltered(Relation index,
 										  const float *vector, int dim,
 										  const char *filters,
 										  bool *page_added);
+extern void SegvecMutableDocBegin(Relation index, SegvecDocAppend *da,
+								  const SegvecDocInfo *doc,
+								  const float *vector, int dim,
+								  const char *filters);
+extern void SegvecMutablePutLast(SegvecDocAppend *da, OffsetNumber *off,
+								 bool *opaque);
+extern uint64 SegvecMutableDocEnd(SegvecDocAppend *da, bool *page_added);
 extern void SegvecMutableForEachDoc(Relation index, BlockNumber head,
 									BlockNumber stop, int dim,
 									SegvecDocCallback callback, void *arg);

@@ -155,3 +155,43 @@ SELECT id FROM rei_items ORDER BY embedding <-> (SELECT v FROM rei_q WHERE qid =
 RESET enable_seqscan;
 
 DROP TABLE rei_items, rei_q, rei_before, rei_files;
+
+-- a build bigger than maintenance_work_mem makes several in-memory pieces
+-- and merges them into one segment; the merged segment then moves down
+-- into the space the pieces left and the rest is given back, so the index
+-- is about its pages in use, after CREATE INDEX, REINDEX and REINDEX
+-- CONCURRENTLY alike, and every row is still found by its own vector
+SET maintenance_work_mem = '1MB';
+CREATE TABLE rei_big (id int PRIMARY KEY, embedding real[])
+    WITH (autovacuum_enabled = off);
+INSERT INTO rei_big SELECT i, pg_temp.vec(i, 64) FROM generate_series(1, 6000) i;
+CREATE INDEX rei_big_v ON rei_big USING segvec (embedding) INCLUDE (id);
+CREATE FUNCTION pg_temp.rei_big_space(OUT num_segments int,
+                                       OUT near_pages_in_use bool)
+LANGUAGE sql AS $$
+    SELECT s.num_segments,
+           pg_relation_size('rei_big_v') / 8192 <=
+             1.1 * (t.index_pages - t.free_extent_pages - t.recyclable_pages)
+    FROM ft.info('rei_big_v') s, ft.storage_stats('rei_big_v') t
+$$;
+SELECT * FROM pg_temp.rei_big_space();
+-- ft.storage_map lists every block once, in order, and the one segment
+SELECT sum(pages) = pg_relation_size('rei_big_v') / 8192 AS every_block,
+       bool_and(next IS NULL OR block + pages = next) AS in_order,
+       count(*) FILTER (WHERE kind = 'segment') AS segment_runs,
+       count(*) FILTER (WHERE kind = 'metapage') AS metapage_runs
+FROM (SELECT m.*, lead(block) OVER (ORDER BY block) AS next
+      FROM ft.storage_map('rei_big_v') m) m;
+REINDEX INDEX rei_big_v;
+SELECT * FROM pg_temp.rei_big_space();
+REINDEX INDEX CONCURRENTLY rei_big_v;
+SELECT * FROM pg_temp.rei_big_space();
+RESET maintenance_work_mem;
+SET enable_seqscan = off;
+SET segvec.ef_search = 100;
+SELECT count(*) AS not_found FROM rei_big a
+WHERE (SELECT b.id FROM rei_big b ORDER BY b.embedding <-> a.embedding LIMIT 1)
+      IS DISTINCT FROM a.id;
+RESET segvec.ef_search;
+RESET enable_seqscan;
+DROP TABLE rei_big;

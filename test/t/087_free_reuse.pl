@@ -73,9 +73,11 @@ sq(q{CREATE TABLE gf AS SELECT * FROM g;
 my $ratio = sq(q{SELECT round(pg_relation_size('g_v')::numeric
                               / pg_relation_size('gf_v'), 2)});
 note "index size: streamed / fresh = $ratio";
-# 4.56 before free extents stayed apart, 1.00 after
-cmp_ok($ratio, '<=', 2,
-	'the streamed index reuses its free extents (size within 2x fresh)');
+# 4.56 before free extents stayed apart, 1.00 after, against a fresh build
+# that kept its pieces' space (twice its pages in use); a fresh build now
+# ends near its pages in use: 2.1 here, and the defect would give about 9
+cmp_ok($ratio, '<=', 4,
+	'the streamed index reuses its free extents (size within 4x fresh)');
 
 # (at the default ef_search of 40, about 15 of these 7,200 rows miss
 # themselves at k = 1 in any build: recall, not damage; README.md)

@@ -20,8 +20,12 @@
 #    near a fresh build after a move, and up to about twice it after a
 #    rewrite of the big segment whose output could not be moved (the hole
 #    its input left was smaller, or not reusable within the job's wait).
-#    The ratios are too noisy for a tight bound (diag prints them).
-#    Asserted: every checkpoint within 2.5 times a fresh build, nothing
+#    Those ratios are against a fresh build that kept its in-memory
+#    pieces' space (about twice its pages in use); a fresh build now ends
+#    near its pages in use, and the same streamed index is 2.0 to 3.0
+#    times it (one run).  The ratios are too noisy for a tight bound (diag
+#    prints them).
+#    Asserted: every checkpoint within 5 times a fresh build, nothing
 #    lost (every eighth row found by its own vector), ft.verify clean.
 #    A move during the stream needs what a rewrite freed to become
 #    reusable within the job's wait, which only the stream's own
@@ -108,8 +112,8 @@ for my $r (1 .. 14)
 }
 ok($drained, 'the background jobs drained after each batch');
 diag "103: size streamed / fresh at the checkpoints: @ratios";
-cmp_ok($worst, '<=', 2.5,
-	'the index is within 2.5 times a fresh build at every checkpoint');
+cmp_ok($worst, '<=', 5,
+	'the index is within 5 times a fresh build at every checkpoint');
 cmp_ok(sq(q{SELECT segment_merges FROM ft.storage_stats('s_v')}),
 	'>=', 10, 'the workers merged');
 
@@ -158,9 +162,11 @@ SELECT not_own_nearest('s')}),
 #   the big segment (the ratio merges and the settle) holds two copies,
 #   and what a move cannot bring down stays free inside the index (in
 #   one run each: 1.3 to 3.5 times a fresh build without settling, 1.7 to
-#   3.3 with it, and 5.1 once at the 2nd checkpoint in another run; the
-#   fresh build itself is about twice its pages in use at
-#   maintenance_work_mem = 1MB): src/README.md, "Open problems".
+#   3.3 with it, and 5.1 once at the 2nd checkpoint in another run, when
+#   the fresh build kept its in-memory pieces' space; it now ends near its
+#   pages in use, and the ratios are 1.7 to 3.5 in one run):
+#   src/README.md, "Open problems"; ft.storage_map shows what splits the
+#   free space.
 set_conf('segvec.settle_ratio', '1024');
 sq(q{
 CREATE TABLE c (id int PRIMARY KEY, v real[]);

@@ -12,7 +12,10 @@
 #    and the merged segment at the end of the index with the old copy's
 #    space below it, until the next write.  Asserted, without any write:
 #    nothing stays waiting (a state waited for), and every row is found by
-#    its own vector.
+#    its own vector.  The same after a keymap snapshot, which frees the
+#    runs and change pages it replaces (the job took no xid after it), and
+#    after a compaction whose transaction took its xid before its install
+#    (then a subtransaction's xid follows the install's stamp).
 # 2. Background work off, a table with a primary key and a segvec index
 #    (min_parallel_index_scan_size = 0, so that PostgreSQL would vacuum the
 #    two indexes in parallel): VACUUM compacts the index's mutable segment,
@@ -82,6 +85,23 @@ is( sq(
                 IS DISTINCT FROM a.id}),
 	'0',
 	'every row is found by its own vector');
+
+# a keymap snapshot frees the runs and change pages it replaces: with no
+# write after it, they too become reusable.  A few inserts below every
+# threshold give it changes to take; the settle they ask for waits an hour
+# of naps (so that its own xid cannot cover for the snapshot's), and the
+# snapshot job is asked for by hand.
+set_conf('segvec.naptime', '3600');
+my $snaps = jstat('snapshot', 'run');
+sq(q{INSERT INTO s SELECT i, vec(i) FROM generate_series(4301, 4303) i});
+sq(q{SELECT ft.submit_job('s_v', 'snapshot')});
+ok( wait_for(
+		qq{SELECT run > $snaps FROM ft.job_stats() WHERE kind = 'snapshot'}),
+	'the keymap snapshot ran');
+ok( wait_for(
+		q{SELECT free_extent_pages_waiting = 0 FROM ft.storage_stats('s_v')}),
+	'with no write, what the snapshot freed becomes reusable');
+set_conf('segvec.naptime', '1');
 
 # ---- 2. VACUUM of a table with a primary key --------------------------------
 set_conf('segvec.max_workers', '0');
