@@ -451,6 +451,16 @@ typedef struct PostingsRun
 	uint32		count;
 } PostingsRun;
 
+/* uint64 order, for a label key's labels (their bits) */
+static int
+uint64_cmp(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
 /* a into a and b's common node numbers (both ascending); returns their count */
 static int64
 intersect_ids(uint32 *a, int64 na, const uint32 *b, int64 nb)
@@ -459,18 +469,16 @@ intersect_ids(uint32 *a, int64 na, const uint32 *b, int64 nb)
 	int64		j = 0;
 	int64		n = 0;
 
+	/* without branches on the comparison: the lists interleave unpredictably */
 	while (i < na && j < nb)
 	{
-		if (a[i] < b[j])
-			i++;
-		else if (a[i] > b[j])
-			j++;
-		else
-		{
-			a[n++] = a[i];
-			i++;
-			j++;
-		}
+		uint32		x = a[i];
+		uint32		y = b[j];
+
+		a[n] = x;				/* n <= i: a[i] is read already */
+		n += (x == y);
+		i += (x <= y);
+		j += (y <= x);
 	}
 	return n;
 }
@@ -617,17 +625,25 @@ label_nodes(GraphPostings *p, const SegvecSegment *seg,
 	else
 	{
 		uint8	   *map = NULL;
+		uint64	   *labels;
 		int64		total = 0;
 
-		/* &&: the union of each label's nodes */
+		/*
+		 * &&: the union of each label's nodes; labels with the same bits
+		 * have the same nodes, so each pair of bits is read once (at most
+		 * 64 * 65 / 2 of them, however long the argument)
+		 */
+		labels = palloc(sizeof(uint64) * Max(key->nlabels, 1));
+		memcpy(labels, key->labels, sizeof(uint64) * key->nlabels);
+		qsort(labels, key->nlabels, sizeof(uint64), uint64_cmp);
 		for (j = 0; j < key->nlabels; j++)
 		{
-			uint64		b = key->labels[j];
+			uint64		b = labels[j];
 			uint32	   *some;
 			int64		nsome;
 			int64		i;
 
-			if ((b & ~present) != 0)
+			if ((b & ~present) != 0 || (j > 0 && b == labels[j - 1]))
 				continue;
 			some = bits_nodes(p, dir, cache, b, &nsome, superset);
 			Assert(some != NULL);
@@ -658,6 +674,7 @@ label_nodes(GraphPostings *p, const SegvecSegment *seg,
 			}
 			pfree(some);
 		}
+		pfree(labels);
 		if (map != NULL)
 		{
 			uint32		node;

@@ -803,3 +803,156 @@ ft_storage_stats(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc),
 													  values, nulls)));
 }
+
+/* One row of ft.storage_map under construction: a run of like blocks */
+typedef struct StorageRun
+{
+	BlockNumber start;
+	BlockNumber npages;
+	const char *kind;
+	int64		segno;			/* -1: none */
+} StorageRun;
+
+static void
+storage_map_emit(ReturnSetInfo *rsinfo, const StorageRun *run)
+{
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
+
+	if (run->npages == 0)
+		return;
+	values[0] = Int64GetDatum((int64) run->start);
+	values[1] = Int64GetDatum((int64) run->npages);
+	values[2] = CStringGetTextDatum(run->kind);
+	if (run->segno >= 0)
+		values[3] = Int64GetDatum(run->segno);
+	else
+		nulls[3] = true;
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/*
+ * ft.storage_map(index regclass) -> (block bigint, pages bigint, kind text,
+ *	 segment bigint)
+ *
+ * The index's blocks in order, as runs of blocks of one kind: the
+ * metapage; a graph segment's extent (segment: its number); free extents,
+ * reusable or not yet; keymap snapshot runs; and, from their page flags,
+ * mutable-segment pages, keymap change pages, manifest overflow pages,
+ * pages of a segment that no manifest lists (a merge under way, or one a
+ * crash cut short), and pages deleted or never used.  What keeps an index
+ * bigger than its pages in use shows here: which blocks split its free
+ * space.  One pass over the index; needs ownership of the table or
+ * pg_read_all_stats.
+ */
+PG_FUNCTION_INFO_V1(ft_storage_map);
+Datum
+ft_storage_map(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	index;
+	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+	BufferAccessStrategy strategy;
+	BlockNumber nblocks,
+				blkno;
+	StorageRun	run = {0, 0, NULL, -1};
+
+	InitMaterializedSRF(fcinfo, 0);
+	index = SegvecOpenIndex(relid, AccessShareLock, false);
+	SegvecCheckStatsPrivilege(index);
+	SegvecGetMetaInfo(index, info);
+
+	strategy = GetAccessStrategy(BAS_BULKREAD);
+	nblocks = RelationGetNumberOfBlocks(index);
+	for (blkno = 0; blkno < nblocks; blkno++)
+	{
+		const char *kind = NULL;
+		int64		segno = -1;
+		BlockNumber span = 1;
+		uint32		i;
+
+		CHECK_FOR_INTERRUPTS();
+		if (blkno == SEGVEC_METAPAGE_BLKNO)
+			kind = "metapage";
+		for (i = 0; kind == NULL && i < info->nfree; i++)
+		{
+			const SegvecFreeExtent *f = &info->free[i];
+
+			if (blkno >= f->start && blkno < f->start + f->npages)
+			{
+				kind = SegvecFreeExtentReusable(f) ? "free" : "free (waiting)";
+				span = f->start + f->npages - blkno;
+			}
+		}
+		for (i = 0; kind == NULL && i < info->nsegments; i++)
+		{
+			const SegvecSegment *s = &info->segments[i];
+
+			if (blkno >= s->start && blkno < s->start + s->npages)
+			{
+				kind = "segment";
+				segno = s->segno;
+				span = s->start + s->npages - blkno;
+			}
+		}
+		for (i = 0; kind == NULL && i < info->keymap_nruns; i++)
+		{
+			const SegvecKeymapRun *r = &info->keymap_runs[i];
+
+			if (blkno >= r->start && blkno < r->start + r->npages)
+			{
+				kind = "keymap run";
+				span = r->start + r->npages - blkno;
+			}
+		}
+		if (kind == NULL)
+		{
+			Buffer		buf;
+			Page		page;
+			uint16		flags;
+
+			buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
+									 strategy);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			page = BufferGetPage(buf);
+			flags = PageIsNew(page) ? 0 : SegvecPageGetOpaque(page)->flags;
+			UnlockReleaseBuffer(buf);
+			if (flags == 0 || (flags & SEGVEC_PAGE_DELETED))
+				kind = "recyclable";
+			else if (flags & SEGVEC_PAGE_MUTABLE)
+				kind = "mutable";
+			else if (flags & SEGVEC_PAGE_KEYMAP_DELTA)
+				kind = "keymap changes";
+			else if (flags & SEGVEC_PAGE_MANIFEST)
+				kind = "manifest";
+			else if (flags & SEGVEC_PAGE_SEGMENT)
+				kind = "segment (unlisted)";
+			else if (flags & SEGVEC_PAGE_KEYMAP_RUN)
+				kind = "keymap run (unlisted)";
+			else
+				kind = "other";
+		}
+
+		/* extend the current run, or emit it and start another */
+		if (run.kind != NULL && strcmp(run.kind, kind) == 0 &&
+			run.segno == segno && run.start + run.npages == blkno)
+			run.npages += span;
+		else
+		{
+			if (run.kind != NULL)
+				storage_map_emit(rsinfo, &run);
+			run.start = blkno;
+			run.npages = span;
+			run.kind = kind;
+			run.segno = segno;
+		}
+		blkno += span - 1;
+	}
+	if (run.kind != NULL)
+		storage_map_emit(rsinfo, &run);
+	FreeAccessStrategy(strategy);
+	SegvecFreeMetaInfo(info);
+	relation_close(index, AccessShareLock);
+	return (Datum) 0;
+}

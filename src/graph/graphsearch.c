@@ -81,6 +81,36 @@
 #include "graph/quant.h"
 #include "store/store.h"
 
+/*
+ * sort_cands(): an inlined quicksort on GraphCand by distance (the
+ * algorithm of qsort, so candidates at equal distances keep its order)
+ */
+#define ST_SORT sort_cands
+#define ST_ELEMENT_TYPE GraphCand
+#define ST_COMPARE(a, b) cand_cmp(a, b)
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+/* by distance, then node number */
+static inline int
+cand_id_cmp(const GraphCand *a, const GraphCand *b)
+{
+	int			c = cand_cmp(a, b);
+
+	if (c != 0)
+		return c;
+	return a->id < b->id ? -1 : (a->id > b->id ? 1 : 0);
+}
+
+/* sort_cands_by_id(): sort_cands, equal distances in node order */
+#define ST_SORT sort_cands_by_id
+#define ST_ELEMENT_TYPE GraphCand
+#define ST_COMPARE(a, b) cand_id_cmp(a, b)
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
 int			segvec_exact_scan_factor = 16;
 
 /*
@@ -746,6 +776,42 @@ node_out(GraphScan *gs, uint32 i)
 }
 
 /*
+ * An sq8 segment's exact mode ranks by the codes' estimates only when more
+ * than this many times the rerank pool's size of nodes are left (start_exact)
+ */
+#define GRAPH_EXACT_EST_MIN_FACTOR	2
+
+/*
+ * The bits of nodes 8 * b .. 8 * b + 63 that are returned or out (set),
+ * bytes past the bitmaps' nbytes counting as out
+ */
+static inline uint64
+out_word(GraphScan *gs, Size b, Size nbytes)
+{
+	uint64		e = ~UINT64CONST(0);
+	uint64		t = ~UINT64CONST(0);
+
+	memcpy(&e, gs->emitted + b, Min(sizeof(uint64), nbytes - b));
+	memcpy(&t, gs->tombstones + b, Min(sizeof(uint64), nbytes - b));
+	return e | t;
+}
+
+/* Rank node i in exact mode (start_exact), growing gs->ranked as needed */
+static inline void
+rank_node(GraphScan *gs, uint32 i, Size *maxranked)
+{
+	if (gs->nranked >= *maxranked)
+	{
+		*maxranked *= 2;
+		gs->ranked = repalloc_huge(gs->ranked, sizeof(GraphCand) * *maxranked);
+	}
+	gs->ranked[gs->nranked].id = i;
+	gs->ranked[gs->nranked].distance = gs->exact_est ?
+		distance_to(gs, i) : exact_distance(gs, i);
+	gs->nranked++;
+}
+
+/*
  * Exact mode: score every live node not yet returned, sort, and return
  * them in order from there on.  Nodes nearer than the last one returned
  * (which the graph search missed) come first: late finds, skipped under
@@ -753,69 +819,119 @@ node_out(GraphScan *gs, uint32 i)
  * estimates, read from the node records (a byte a dimension, not the four
  * of the float4 vectors), and returns them through the rerank pool
  * (rerank_next), which scores them exactly in estimated order and returns
- * them in exact order, as it does for the graph search.
+ * them in exact order, as it does for the graph search; unless they are
+ * few (at most GRAPH_EXACT_EST_MIN_FACTOR times the pool, as the passing
+ * nodes of a narrow filter): the pool would score nearly all of them
+ * before its first row, so the estimates would only add the reads of
+ * their codes, and they are scored from their vectors at once.  Without a
+ * lazy filter the nodes left are found a 64-bit word of the bitmaps at a
+ * time, so a narrow filter's few in a big segment cost little more than
+ * their scores.
  */
 static void
 start_exact(GraphScan *gs)
 {
-	uint32		i;
+	uint32		ndocs = gs->seg.ndocs;
+	Size		nbytes = ((Size) ndocs + 7) / 8;
 	Size		maxranked;
+	int			rerank;
+
+	/*
+	 * The nodes left, about: without a lazy filter, the live nodes that
+	 * pass less those returned (gs->ranked grows if there are more)
+	 */
+	maxranked = ndocs;
+	if (gs->match == NULL)
+	{
+		int64		live = gs->filtered ? gs->npass :
+			(int64) ndocs - gs->seg.ntombstones;
+
+		maxranked = Min(Max(live - gs->nreturned, 0) + 16, (int64) ndocs + 1);
+	}
 
 	/*
 	 * sq8 only: its floor is proven (or fails with probability 1e-9 a node),
 	 * while RaBitQ's holds with the probability of its bound, and a whole
 	 * segment ranked by it lost rows of a full scan
 	 */
-	gs->exact_est = (gs->seg.quant == SEGVEC_QUANT_SQ8);
+	rerank = gs->rerank > 0 ? gs->rerank :
+		(segvec_rerank > 0 ? segvec_rerank : gs->ef);
+	gs->exact_est = (gs->seg.quant == SEGVEC_QUANT_SQ8 &&
+					 (gs->match != NULL ||
+					  maxranked > (Size) rerank * GRAPH_EXACT_EST_MIN_FACTOR));
 	if (gs->exact_est && gs->rerank == 0)
 	{
 		/* scored exactly from the start: the codes are not prepared yet */
 		prepare_quant(gs);
-		gs->rerank = segvec_rerank > 0 ? segvec_rerank : gs->ef;
+		gs->rerank = rerank;
 		cand_heap_init(&gs->pool, Min(gs->rerank + 1, 1024), false);
 	}
 	if (gs->exact_est)
 		gs->floor = -get_float8_infinity();
 
-	/*
-	 * Room for the nodes neither returned nor out: without a lazy filter,
-	 * counted from the bitmaps (a narrow filter leaves few in a big
-	 * segment), and the bytes with none of them are skipped below.
-	 */
-	maxranked = gs->seg.ndocs;
+	gs->ranked = MemoryContextAllocHuge(CurrentMemoryContext,
+										sizeof(GraphCand) * maxranked);
+	gs->nranked = 0;
 	if (gs->match == NULL)
 	{
 		Size		b;
 
-		maxranked = 0;
-		for (b = 0; b < ((Size) gs->seg.ndocs + 7) / 8; b++)
-			maxranked += pg_number_of_ones[(uint8) ~(gs->emitted[b] |
-													 gs->tombstones[b])];
-	}
-	gs->ranked = MemoryContextAllocHuge(CurrentMemoryContext,
-										sizeof(GraphCand) * Max(maxranked, 1));
-	gs->nranked = 0;
-	for (i = 0; i < gs->seg.ndocs; i++)
-	{
-		if (gs->match == NULL && (i & 7) == 0 &&
-			(gs->emitted[i >> 3] | gs->tombstones[i >> 3]) == 0xFF)
+		for (b = 0; b < nbytes; b += sizeof(uint64))
 		{
-			i += 7;				/* none of these 8 is left */
-			continue;
+			uint64		left = ~out_word(gs, b, nbytes);
+			uint32		base;
+
+			if ((b & 1023) == 0)
+				CHECK_FOR_INTERRUPTS();
+
+			/*
+			 * a byte at a time through pg_rightmost_one_pos[]: a count of
+			 * trailing zeros compiles to TZCNT, beyond the x86-64
+			 * baseline (test/check-portable.sh)
+			 */
+			for (base = b * 8; left != 0; left >>= 8, base += 8)
+			{
+				uint8		bits = (uint8) left;
+
+				while (bits != 0)
+				{
+					uint32		i = base + pg_rightmost_one_pos[bits];
+
+					bits &= bits - 1;
+					if (i >= ndocs)
+						break;
+					rank_node(gs, i, &maxranked);
+				}
+			}
 		}
-		if (BIT_IS_SET(gs->emitted, i) || node_out(gs, i))
-			continue;
-		if ((i & 1023) == 0)
-			CHECK_FOR_INTERRUPTS();
-		gs->ranked[gs->nranked].id = i;
-		gs->ranked[gs->nranked].distance = gs->exact_est ?
-			distance_to(gs, i) : exact_distance(gs, i);
-		gs->nranked++;
+	}
+	else
+	{
+		uint32		i;
+
+		for (i = 0; i < ndocs; i++)
+		{
+			if (BIT_IS_SET(gs->emitted, i) || node_out(gs, i))
+				continue;
+			if ((i & 1023) == 0)
+				CHECK_FOR_INTERRUPTS();
+			rank_node(gs, i, &maxranked);
+		}
 	}
 	/* on a standby, every page the scores came from checked again */
 	if (RecoveryInProgress())
 		reader_release(gs);
-	qsort(gs->ranked, gs->nranked, sizeof(GraphCand), cand_cmp);
+
+	/*
+	 * A quantized segment's nodes scored from their vectors at once go out
+	 * at equal distances in node order (a compaction writes them in the
+	 * order they were inserted); the rerank pool's order among them is its
+	 * heap's
+	 */
+	if (gs->quant && !gs->exact_est)
+		sort_cands_by_id(gs->ranked, gs->nranked);
+	else
+		sort_cands(gs->ranked, gs->nranked);
 	gs->rankpos = 0;
 	gs->exact = true;
 }
@@ -1186,9 +1302,21 @@ scan_begin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
 	gs->fbuf = InvalidBuffer;
 	if (fail)
 	{
+		Size		nbytes = ((Size) seg->ndocs + 7) / 8;
 		Size		b;
 
-		for (b = 0; b < (seg->ndocs + 7) / 8; b++)
+		/* a word at a time: a big segment's bitmap is some kilobytes */
+		for (b = 0; b + sizeof(uint64) <= nbytes; b += sizeof(uint64))
+		{
+			uint64		t;
+			uint64		f;
+
+			memcpy(&t, gs->tombstones + b, sizeof(uint64));
+			memcpy(&f, fail + b, sizeof(uint64));
+			t |= f;
+			memcpy(gs->tombstones + b, &t, sizeof(uint64));
+		}
+		for (; b < nbytes; b++)
 			gs->tombstones[b] |= fail[b];
 		gs->filtered = true;
 		gs->npass = npass;
@@ -1599,7 +1727,7 @@ start_far(GraphScan *gs)
 	 * than the path's node, and a path ends where no neighbour not visited
 	 * yet is nearer (so it stops soon once it meets an earlier path)
 	 */
-	qsort(seeds, nseeds, sizeof(GraphCand), cand_cmp);
+	sort_cands(seeds, nseeds);
 	for (i = 0; i < nseeds; i++)
 	{
 		GraphCand	cur = seeds[i];

@@ -39,3 +39,16 @@ CREATE FUNCTION ft.storage_stats(index regclass,
 	OUT free_extent_pages_waiting bigint)
 	AS 'MODULE_PATHNAME', 'ft_storage_stats'
 	LANGUAGE C STRICT;
+
+/*
+ * ft.storage_map(index): the index's blocks in order, as runs of one kind
+ * (metapage, segment, free, free (waiting), keymap run, keymap changes,
+ * mutable, manifest, recyclable, segment (unlisted)), with the segment's
+ * number for a segment: which blocks split the free space of an index
+ * bigger than its pages in use (one pass over the index)
+ */
+CREATE FUNCTION ft.storage_map(index regclass,
+	OUT block bigint, OUT pages bigint, OUT kind text, OUT segment bigint)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'ft_storage_map'
+	LANGUAGE C STRICT;

@@ -52,9 +52,14 @@
 # loop in one backend, after a warm-up pass, the queries repeated until
 # BENCH_FILTER_MIN_MS (1,000) ms have passed; one run), and the backend's
 # CPU milliseconds per query over the same loop (/proc/self/schedstat),
-# which a busy machine disturbs much less.  At the end, per filter: (a)'s
-# queries per CPU second, their ratio to (a)'s unfiltered ones, and to the
-# best (the least CPU) of b, c and d.
+# which a busy machine disturbs much less.  Each query is planned anew
+# (EXECUTE of the query text in PL/pgSQL); with BENCH_FILTER_PREPARED=1 it
+# is a prepared statement instead (the query with the filter's constant
+# and the vector as its parameter, in a PL/pgSQL function: PostgreSQL's
+# plan cache plans its first five executions for their parameter and may
+# then keep a generic plan, as with pgbench -M prepared).  At the end, per
+# filter: (a)'s queries per CPU second, their ratio to (a)'s unfiltered
+# ones, and to the best (the least CPU) of b, c and d.
 #
 # Needs dataset-fashion-mnist (test/fmnist.py reads it).
 set -euo pipefail
@@ -65,6 +70,7 @@ methods=" ${BENCH_FILTER_METHODS:-a b c d} "
 columns=" ${BENCH_FILTER_COLUMNS:-sel brank tenant labels} "
 hnsw_max_scan=${BENCH_FILTER_HNSW_MAX_SCAN:-}
 min_ms=${BENCH_FILTER_MIN_MS:-1000}
+prepared=${BENCH_FILTER_PREPARED:-}
 build_mem=${BENCH_FILTER_BUILD_MEM:-1GB}
 db=${BENCH_FILTER_DB:-segvec_bench_filter}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -194,6 +200,16 @@ SQL
 # and ms a query, on table (items) with the query vector cast (none)
 run() {
 	local key=$1 method=$2 settings=$3 table=${4:-items} cast=${5:-}
+	local query="SELECT array_agg(id) FROM (SELECT id FROM $table WHERE %s
+                          ORDER BY embedding <-> \$1$cast LIMIT 10) s"
+	# prepare: per filter, before its loop; one: a query
+	local prepare="" one="EXECUTE format('$query', c.cond) INTO ids USING r.v;"
+	if [ -n "$prepared" ]; then
+		prepare="EXECUTE format('CREATE OR REPLACE FUNCTION pg_temp.bench_query(real[])
+          RETURNS int[] LANGUAGE plpgsql AS %L',
+          format('BEGIN RETURN ($query); END', c.cond));"
+		one="ids := pg_temp.bench_query(r.v);"
+	fi
 	p <<SQL
 SET jit = off;
 $settings
@@ -210,6 +226,7 @@ DECLARE
   reps int;
 BEGIN
   FOR c IN SELECT cond FROM conds LOOP
+    $prepare
     -- a warm-up pass, then the timed one, its queries repeated until
     -- $min_ms ms have passed (the kernel adds a running backend's CPU time
     -- to schedstat only at scheduler ticks)
@@ -219,9 +236,7 @@ BEGIN
       reps := 0;
       LOOP
         FOR r IN SELECT qid, v FROM q ORDER BY qid LOOP
-          EXECUTE format('SELECT array_agg(id) FROM (SELECT id FROM $table WHERE %s
-                          ORDER BY embedding <-> \$1$cast LIMIT 10) s', c.cond)
-            INTO ids USING r.v;
+          $one
           IF pass = 2 AND reps = 0 THEN
             INSERT INTO got VALUES (c.cond, r.qid, ids);
           END IF;

@@ -6,7 +6,8 @@
 -- Either way each filtered top-k equals the exact answer: equality lists
 -- on integer, hashed and date columns, cross-type lists, NULL elements,
 -- empty and NULL arrays, inequalities against a list, a list with another
--- key, a parameter, in graph segments and in the mutable segment.
+-- key, a parameter, in graph segments and in the mutable segment.  And
+-- a bool column's flag and NOT flag, index conditions from 17 too.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
 RESET client_min_messages;
@@ -132,5 +133,40 @@ JOIN fa_docs d ON d.id = f.id::int;
 SELECT e FROM ft.explain('fa_idx', '@tenant:{1 | 3}=>[KNN 5 @embedding $v]',
                          '{"v": [0, 1, 0, 1, 0, 1, 0, 1]}') e
 WHERE e ~ 'Index Cond|Filter';
+
+-- A bool filter column: the planner turns flag = true into flag (and
+-- flag = false into NOT flag), forms that PostgreSQL 15 matches only to
+-- btree and hash indexes, so there they are filters above the scan; 17
+-- and 18 match them to any operator family with bool's =, so there they
+-- are index conditions (flag = true, flag = false).  The answers are
+-- exact either way.
+CREATE TABLE fb_docs (id int PRIMARY KEY, embedding real[], flag bool);
+INSERT INTO fb_docs
+    SELECT i, pg_temp.vec(i, 8),
+           CASE WHEN i % 101 = 0 THEN NULL ELSE i % 20 = 0 END
+    FROM generate_series(1, 2000) i;
+CREATE INDEX fb_idx ON fb_docs USING segvec (embedding, flag) INCLUDE (id)
+    WITH (compact_threshold = 0);
+ANALYZE fb_docs;
+SET enable_seqscan = off;
+SET enable_sort = off;
+SELECT * FROM pg_temp.plan($$
+    SELECT id FROM fb_docs WHERE flag
+    ORDER BY embedding <-> (SELECT v FROM fa_q WHERE n = 1) LIMIT 10$$);
+SELECT * FROM pg_temp.plan($$
+    SELECT id FROM fb_docs WHERE flag = true
+    ORDER BY embedding <-> (SELECT v FROM fa_q WHERE n = 1) LIMIT 10$$);
+SELECT * FROM pg_temp.plan($$
+    SELECT id FROM fb_docs WHERE NOT flag
+    ORDER BY embedding <-> (SELECT v FROM fa_q WHERE n = 1) LIMIT 10$$);
+RESET enable_seqscan;
+RESET enable_sort;
+SELECT c AS cond,
+       cardinality(pg_temp.topk(c, 1, 50, false, 'fb_docs')) AS rows_50,
+       pg_temp.topk(c, 1, 50, false, 'fb_docs') =
+           pg_temp.topk(c, 1, 50, true, 'fb_docs') AS exact
+FROM unnest(ARRAY['flag', 'flag = true', 'flag IS TRUE', 'NOT flag',
+                  'flag = false', 'flag IS NOT TRUE']) c;
+DROP TABLE fb_docs;
 
 DROP TABLE fa_docs, fa_q, fa_conds;

@@ -202,6 +202,7 @@ INSERT INTO fl_conds VALUES
     ('labels && ''{6000}'''),           -- second segment (and mutable) only
     ('labels && ''{1}'''),              -- a third: walked
     ('labels && ''{5000, 6000}'''),     -- two labels: their lists' union
+    ('labels && ''{6000, 5000, 6000}'''),  -- a label twice
     ('labels && ''{6000, 1}'''),        -- a common one: as without postings
     ('labels && ''{99999}'''),          -- no row
     ('labels && ''{}'''),               -- no label: no row

@@ -175,6 +175,13 @@ LANGUAGE sql AS $$
     FROM ft.info('rei_big_v') s, ft.storage_stats('rei_big_v') t
 $$;
 SELECT * FROM pg_temp.rei_big_space();
+-- ft.storage_map lists every block once, in order, and the one segment
+SELECT sum(pages) = pg_relation_size('rei_big_v') / 8192 AS every_block,
+       bool_and(next IS NULL OR block + pages = next) AS in_order,
+       count(*) FILTER (WHERE kind = 'segment') AS segment_runs,
+       count(*) FILTER (WHERE kind = 'metapage') AS metapage_runs
+FROM (SELECT m.*, lead(block) OVER (ORDER BY block) AS next
+      FROM ft.storage_map('rei_big_v') m) m;
 REINDEX INDEX rei_big_v;
 SELECT * FROM pg_temp.rei_big_space();
 REINDEX INDEX CONCURRENTLY rei_big_v;

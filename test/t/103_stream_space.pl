@@ -162,9 +162,11 @@ SELECT not_own_nearest('s')}),
 #   the big segment (the ratio merges and the settle) holds two copies,
 #   and what a move cannot bring down stays free inside the index (in
 #   one run each: 1.3 to 3.5 times a fresh build without settling, 1.7 to
-#   3.3 with it, and 5.1 once at the 2nd checkpoint in another run; the
-#   fresh build itself is about twice its pages in use at
-#   maintenance_work_mem = 1MB): src/README.md, "Open problems".
+#   3.3 with it, and 5.1 once at the 2nd checkpoint in another run, when
+#   the fresh build kept its in-memory pieces' space; it now ends near its
+#   pages in use, and the ratios are 1.7 to 3.5 in one run):
+#   src/README.md, "Open problems"; ft.storage_map shows what splits the
+#   free space.
 set_conf('segvec.settle_ratio', '1024');
 sq(q{
 CREATE TABLE c (id int PRIMARY KEY, v real[]);
