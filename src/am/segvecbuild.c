@@ -294,6 +294,27 @@ build_callback(Relation index, ItemPointer tid, Datum *values,
 }
 
 /*
+ * The merges at the end of a build, and the move of what they made into
+ * the space the pieces left (SegvecShrinkBuilt), with what they free
+ * reusable at once (SegvecSetBuilding).
+ */
+static void
+merge_built_segments(Relation index)
+{
+	SegvecSetBuilding(RelationGetRelid(index));
+	PG_TRY();
+	{
+		SegvecMergeBuiltSegments(index);
+		SegvecShrinkBuilt(index);
+	}
+	PG_FINALLY();
+	{
+		SegvecSetBuilding(InvalidOid);
+	}
+	PG_END_TRY();
+}
+
+/*
  * segvecbuild: ambuild callback.
  */
 IndexBuildResult *
@@ -363,19 +384,7 @@ segvecbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	 * give the rest back, so that the index is about its pages in use.
 	 */
 	if (buildstate.nsegs >= 2)
-	{
-		SegvecSetBuilding(RelationGetRelid(index));
-		PG_TRY();
-		{
-			SegvecMergeBuiltSegments(index);
-			SegvecShrinkBuilt(index);
-		}
-		PG_FINALLY();
-		{
-			SegvecSetBuilding(InvalidOid);
-		}
-		PG_END_TRY();
-	}
+		merge_built_segments(index);
 
 	MemoryContextDelete(buildstate.tmpCtx);
 

@@ -469,18 +469,16 @@ intersect_ids(uint32 *a, int64 na, const uint32 *b, int64 nb)
 	int64		j = 0;
 	int64		n = 0;
 
+	/* without branches on the comparison: the lists interleave unpredictably */
 	while (i < na && j < nb)
 	{
-		if (a[i] < b[j])
-			i++;
-		else if (a[i] > b[j])
-			j++;
-		else
-		{
-			a[n++] = a[i];
-			i++;
-			j++;
-		}
+		uint32		x = a[i];
+		uint32		y = b[j];
+
+		a[n] = x;				/* n <= i: a[i] is read already */
+		n += (x == y);
+		i += (x <= y);
+		j += (y <= x);
 	}
 	return n;
 }
