@@ -132,7 +132,7 @@ struct GraphScan
 	int			ef;
 	int			m0;
 
-	uint8	   *visited;		/* bitmap: distance computed */
+	uint8	   *visited;		/* bitmap: distance computed (a walk only) */
 	uint8	   *emitted;		/* bitmap: returned or skipped */
 	uint8	   *tombstones;		/* bitmap copied at start */
 
@@ -791,8 +791,17 @@ out_word(GraphScan *gs, Size b, Size nbytes)
 	uint64		e = ~UINT64CONST(0);
 	uint64		t = ~UINT64CONST(0);
 
-	memcpy(&e, gs->emitted + b, Min(sizeof(uint64), nbytes - b));
-	memcpy(&t, gs->tombstones + b, Min(sizeof(uint64), nbytes - b));
+	if (likely(b + sizeof(uint64) <= nbytes))
+	{
+		/* a whole word: one load each */
+		memcpy(&e, gs->emitted + b, sizeof(uint64));
+		memcpy(&t, gs->tombstones + b, sizeof(uint64));
+	}
+	else
+	{
+		memcpy(&e, gs->emitted + b, nbytes - b);
+		memcpy(&t, gs->tombstones + b, nbytes - b);
+	}
 	return e | t;
 }
 
@@ -1295,7 +1304,6 @@ scan_begin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
 				 SEGVEC_MIN_QUANT_SEARCH_WIDTH : SEGVEC_MIN_SEARCH_WIDTH);
 	gs->last = -get_float8_infinity();
 
-	gs->visited = palloc0(mapbytes);
 	gs->emitted = palloc0(mapbytes);
 	gs->tombstones = palloc0(mapbytes);
 	GraphReadTombstones(index, seg, gs->tombstones);
@@ -1363,6 +1371,8 @@ scan_begin(Relation index, const SegvecSegment *seg, SegvecMetric metric,
 		start_exact(gs);
 		return gs;
 	}
+	/* the walk's (exact scoring, above, never reads it) */
+	gs->visited = palloc0(mapbytes);
 	gs->ef_scan = gs->ef;
 	if (gs->filtered)
 		gs->ef = filter_width(gs);

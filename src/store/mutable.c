@@ -103,6 +103,12 @@ SegvecMutableLockTail(Relation index)
 	}
 }
 
+/* The byte range of field, a member of the struct at ptr, in page */
+#define FIELD_RANGE(pageno, page, ptr, field) \
+	((SegvecLogRange) {(pageno), \
+	 (uint16) ((char *) &(ptr)->field - (char *) (page)), \
+	 (uint16) sizeof((ptr)->field)})
+
 /*
  * Add a new page after the locked tail *buf, in one WAL record that also
  * moves the metapage's tail and, with da, puts the doc's next piece on the
@@ -113,6 +119,12 @@ SegvecMutableLockTail(Relation index)
  * metapage, new page (which nothing else can reach); or, when the list has
  * none, tail, new page, metapage.  The new page is logged as a full image
  * (with its piece: what a delta would log, in one record instead of two).
+ *
+ * When the page does not come from the free-extent list and the metapage
+ * needs no freeze (the usual case), the record names the fields it
+ * changes (SegvecLogRanges: the metapage's tail and next_seqno, the old
+ * tail's nextblkno) instead of going through GenericXLog, which would copy
+ * and compare the three pages.
  */
 static void
 append_page(Relation index, Buffer *buf, SegvecDocAppend *da)
@@ -134,29 +146,63 @@ append_page(Relation index, Buffer *buf, SegvecDocAppend *da)
 		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	}
 
-	state = GenericXLogStart(index);
-	metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
-	meta = SegvecPageGetMeta(metapage);
-	if (newbuf == InvalidBuffer)
+	if (newbuf != InvalidBuffer &&
+		!SegvecMetaNeedsFreeze(SegvecPageGetMeta(BufferGetPage(metabuf))))
 	{
-		BlockNumber blkno = SegvecFreePageTake(index, meta, true);
+		Buffer		bufs[3];
+		bool		full[3] = {false, false, true};
+		SegvecLogRange ranges[3];
+		SegvecPageOpaque oldopaque;
 
-		/* the metapage stayed locked since we looked */
-		Assert(blkno != InvalidBlockNumber);
-		newbuf = SegvecLockFreePage(index, blkno);
+		metapage = BufferGetPage(metabuf);
+		meta = SegvecPageGetMeta(metapage);
+		oldpage = BufferGetPage(*buf);
+		oldopaque = SegvecPageGetOpaque(oldpage);
+		newpage = BufferGetPage(newbuf);
+		bufs[0] = metabuf;
+		bufs[1] = *buf;
+		bufs[2] = newbuf;
+		ranges[0] = FIELD_RANGE(0, metapage, meta, mutable_tail);
+		ranges[1] = FIELD_RANGE(0, metapage, meta, next_seqno);
+		ranges[2] = FIELD_RANGE(1, oldpage, oldopaque, nextblkno);
+
+		START_CRIT_SECTION();
+		SegvecInitPage(newpage, SEGVEC_PAGE_MUTABLE);
+		SegvecPageGetOpaque(newpage)->seqno = meta->next_seqno++;
+		oldopaque->nextblkno = BufferGetBlockNumber(newbuf);
+		meta->mutable_tail = BufferGetBlockNumber(newbuf);
+		if (da != NULL)
+			(void) put_piece(index, da, newpage);
+		SegvecLogRanges(index, 3, bufs, full, 3, ranges);
+		END_CRIT_SECTION();
 	}
-	oldpage = GenericXLogRegisterBuffer(state, *buf, 0);
-	newpage = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
+	else
+	{
+		state = GenericXLogStart(index);
+		metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
+		meta = SegvecPageGetMeta(metapage);
+		if (newbuf == InvalidBuffer)
+		{
+			BlockNumber blkno = SegvecFreePageTake(index, meta, true);
 
-	SegvecInitPage(newpage, SEGVEC_PAGE_MUTABLE);
-	SegvecPageGetOpaque(newpage)->seqno = meta->next_seqno++;
-	SegvecPageGetOpaque(oldpage)->nextblkno = BufferGetBlockNumber(newbuf);
-	meta->mutable_tail = BufferGetBlockNumber(newbuf);
-	SegvecMetaFreeze(meta);
-	if (da != NULL)
-		(void) put_piece(index, da, newpage);
+			/* the metapage stayed locked since we looked */
+			Assert(blkno != InvalidBlockNumber);
+			newbuf = SegvecLockFreePage(index, blkno);
+		}
+		oldpage = GenericXLogRegisterBuffer(state, *buf, 0);
+		newpage = GenericXLogRegisterBuffer(state, newbuf,
+											GENERIC_XLOG_FULL_IMAGE);
 
-	GenericXLogFinish(state);
+		SegvecInitPage(newpage, SEGVEC_PAGE_MUTABLE);
+		SegvecPageGetOpaque(newpage)->seqno = meta->next_seqno++;
+		SegvecPageGetOpaque(oldpage)->nextblkno = BufferGetBlockNumber(newbuf);
+		meta->mutable_tail = BufferGetBlockNumber(newbuf);
+		SegvecMetaFreeze(meta);
+		if (da != NULL)
+			(void) put_piece(index, da, newpage);
+
+		GenericXLogFinish(state);
+	}
 
 	UnlockReleaseBuffer(metabuf);
 	UnlockReleaseBuffer(*buf);

@@ -219,10 +219,10 @@ delta_fragment(char *ptr, Page page, Size offset, Size length, bool copy)
  * is the header fields PageAddItem sets (pd_flags, pd_lower, pd_upper), the
  * item's line pointer, maybe next_docno, and the item, registered in place
  * (not copied): what GenericXLogFinish would log for the same change,
- * without copying the pages and comparing them byte by byte.  The hole between pd_lower and pd_upper is zero on these
- * pages, as generic_redo leaves it: every other change to them goes
- * through GenericXLog, which zeroes it, or through here, and the new item
- * came out of it.  Marks the buffers dirty; for an index that is not
+ * without copying the pages and comparing them byte by byte.  The hole
+ * between pd_lower and pd_upper is zero on these pages, as generic_redo
+ * leaves it: every other change to them goes through GenericXLog, which
+ * zeroes it, or through here, and the new item came out of it.  Marks the buffers dirty; for an index that is not
  * WAL-logged, only that.  See "WAL" in src/README.md.
  */
 void
@@ -267,6 +267,64 @@ SegvecLogAppendedItems(Relation index, int n, const Buffer *bufs,
 		XLogRegisterBuffer(i, bufs[i], REGBUF_STANDARD);
 		XLogRegisterBufData(i, delta[i], ptr - delta[i]);
 		XLogRegisterBufData(i, (char *) page + ItemIdGetOffset(iid), len);
+	}
+	lsn = XLogInsert(RM_GENERIC_ID, 0);
+	for (i = 0; i < n; i++)
+		PageSetLSN(BufferGetPage(bufs[i]), lsn);
+}
+
+/*
+ * SegvecLogRanges: WAL-log n pages (bufs, exclusively locked,
+ * SEGVEC_LOG_MAX_RANGE_PAGES at most) that the caller changed inside a
+ * critical section: a page with full[i] is new (initialised, maybe filled)
+ * and is logged as a full image; on each other page it changed only the
+ * nranges byte ranges of ranges[] that name it (their total length small:
+ * fields of a header or opaque data, not items), which the record carries.
+ * One generic WAL record, as SegvecLogAppendedItems writes: what
+ * GenericXLogFinish would log for the same change, without copying the
+ * pages and comparing them.  The changed pages' holes stay as they were
+ * (zero: see SegvecLogAppendedItems).  Marks the buffers dirty; for an
+ * index that is not WAL-logged, only that.
+ */
+void
+SegvecLogRanges(Relation index, int n, const Buffer *bufs, const bool *full,
+				int nranges, const SegvecLogRange *ranges)
+{
+	char		delta[SEGVEC_LOG_MAX_RANGE_PAGES][256];
+	int			i;
+	XLogRecPtr	lsn;
+
+	Assert(CritSectionCount > 0);
+	Assert(n >= 1 && n <= SEGVEC_LOG_MAX_RANGE_PAGES);
+	for (i = 0; i < n; i++)
+		MarkBufferDirty(bufs[i]);
+	if (!RelationNeedsWAL(index))
+		return;
+
+	XLogBeginInsert();
+	for (i = 0; i < n; i++)
+	{
+		Page		page = BufferGetPage(bufs[i]);
+		char	   *ptr = delta[i];
+		int			k;
+
+		if (full[i])
+		{
+			XLogRegisterBuffer(i, bufs[i], REGBUF_FORCE_IMAGE | REGBUF_STANDARD);
+			continue;
+		}
+		for (k = 0; k < nranges; k++)
+		{
+			if (ranges[k].page != i)
+				continue;
+			if (ptr - delta[i] + 2 * sizeof(OffsetNumber) + ranges[k].length >
+				sizeof(delta[i]))
+				elog(PANIC, "segvec: too many bytes changed for a range record");
+			ptr = delta_fragment(ptr, page, ranges[k].offset, ranges[k].length,
+								 true);
+		}
+		XLogRegisterBuffer(i, bufs[i], REGBUF_STANDARD);
+		XLogRegisterBufData(i, delta[i], ptr - delta[i]);
 	}
 	lsn = XLogInsert(RM_GENERIC_ID, 0);
 	for (i = 0; i < n; i++)

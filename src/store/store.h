@@ -221,6 +221,17 @@ extern uint32 SegvecMarkPagesDeleted(Relation index, BlockNumber first,
 extern void SegvecLogAppendedItems(Relation index, int n, const Buffer *bufs,
 								   const OffsetNumber *offs,
 								   const bool *opaque);
+/* a byte range of page number "page" of a SegvecLogRanges record */
+typedef struct SegvecLogRange
+{
+	int			page;
+	uint16		offset;
+	uint16		length;
+} SegvecLogRange;
+#define SEGVEC_LOG_MAX_RANGE_PAGES	3
+extern void SegvecLogRanges(Relation index, int n, const Buffer *bufs,
+							const bool *full, int nranges,
+							const SegvecLogRange *ranges);
 extern Buffer SegvecReadBufferHinted(Relation rel, BlockNumber blkno);
 
 /* extent.c: the free-extent list; allocating and writing extents */
