@@ -241,10 +241,20 @@ SegvecShrinkBuilt(Relation index)
 {
 	int			i;
 
+	SegvecMetaInfo *info;
+
 	/* one move normally; a few when several segments are left */
 	for (i = 0; i < 64; i++)
 		if (move_tail_segment(index, 1) != MOVE_DONE)
 			break;
+
+	/* the merge outputs left where they were written: logged now */
+	info = palloc(sizeof(SegvecMetaInfo));
+	SegvecGetMetaInfo(index, info);
+	SegvecBuildLogLeft(index, info->segments, info->nsegments);
+	SegvecFreeMetaInfo(info);
+	pfree(info);
+
 	(void) SegvecTruncateFreeTail(index, 1, false);
 }
 

@@ -1200,7 +1200,9 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 		MarkBufferDirty(buf);
 		UnlockReleaseBuffer(buf);
 	}
-	if (RelationNeedsWAL(index))
+	/* in a build, logged at its end if not moved (SegvecBuildSkipWAL) */
+	if (RelationNeedsWAL(index) &&
+		!SegvecBuildSkipWAL(index, seg->start, seg->npages))
 		log_newpage_range(index, MAIN_FORKNUM, seg->start,
 						  seg->start + seg->npages, true);
 

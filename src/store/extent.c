@@ -103,11 +103,64 @@ SegvecFreeExtentReusable(const SegvecFreeExtent *f)
  */
 static Oid	building_index = InvalidOid;
 
+/*
+ * The extents of the build's merge outputs, not WAL-logged yet
+ * (SegvecBuildSkipWAL): most of them are moved down (a logged copy) or
+ * merged again, and only those still in the manifest at the end are
+ * logged (SegvecBuildLogLeft).
+ */
+#define SEGVEC_BUILD_UNLOGGED 64
+static SegvecFreeExtent build_unlogged[SEGVEC_BUILD_UNLOGGED];
+static int	build_nunlogged = 0;
+
 /* SegvecSetBuilding: this backend builds indexid now (InvalidOid: none) */
 void
 SegvecSetBuilding(Oid indexid)
 {
 	building_index = indexid;
+	build_nunlogged = 0;
+}
+
+/*
+ * SegvecBuildSkipWAL: may the pages of the extent just written at start be
+ * left unlogged for now?  During the index's build no one reads them
+ * before the build ends, and it ends by logging what is left of them
+ * (SegvecBuildLogLeft), before its commit; a crash before that discards
+ * the index.  Records the extent and returns true, or returns false (not
+ * building it, or the list is full): the caller logs them.
+ */
+bool
+SegvecBuildSkipWAL(Relation index, BlockNumber start, BlockNumber npages)
+{
+	if (!OidIsValid(building_index) ||
+		RelationGetRelid(index) != building_index ||
+		build_nunlogged >= SEGVEC_BUILD_UNLOGGED)
+		return false;
+	build_unlogged[build_nunlogged].start = start;
+	build_unlogged[build_nunlogged].npages = npages;
+	build_unlogged[build_nunlogged].xid = 0;
+	build_nunlogged++;
+	return true;
+}
+
+/*
+ * SegvecBuildLogLeft: at the end of the build, log as full page images the
+ * unlogged extents that are still a live segment's (of the nsegs in segs).
+ */
+void
+SegvecBuildLogLeft(Relation index, const SegvecSegment *segs, int nsegs)
+{
+	int			i,
+				j;
+
+	for (i = 0; i < build_nunlogged; i++)
+		for (j = 0; j < nsegs; j++)
+			if (segs[j].start == build_unlogged[i].start &&
+				segs[j].npages == build_unlogged[i].npages &&
+				RelationNeedsWAL(index))
+				log_newpage_range(index, MAIN_FORKNUM, segs[j].start,
+								  segs[j].start + segs[j].npages, true);
+	build_nunlogged = 0;
 }
 
 /*

@@ -204,6 +204,10 @@ extern void SegvecInitPage(Page page, uint16 flags);
 extern void SegvecRefreshHorizon(void);
 extern bool SegvecFreeExtentReusable(const SegvecFreeExtent *f);
 extern void SegvecSetBuilding(Oid indexid);
+extern bool SegvecBuildSkipWAL(Relation index, BlockNumber start,
+							   BlockNumber npages);
+extern void SegvecBuildLogLeft(Relation index, const SegvecSegment *segs,
+							   int nsegs);
 extern uint64 SegvecFreeStamp(Relation index);
 extern Buffer SegvecNewBuffer(Relation index);
 extern void SegvecPageSetDeleted(Page page, uint64 xid);

@@ -136,6 +136,31 @@ $primary->safe_psql('postgres',
 );
 compare('after a second delete/VACUUM/insert cycle');
 
+# A build bigger than maintenance_work_mem merges its pieces into one
+# segment and moves it down into their space; the merge's output is logged
+# only if it stays where it was written, the moved copy always: the
+# standby answers as the primary, and finds every row by its own vector
+$primary->safe_psql('postgres', q{
+SET maintenance_work_mem = '1MB';
+CREATE TABLE big (id int PRIMARY KEY, embedding real[]);
+INSERT INTO big SELECT g, vec(g, 64) FROM generate_series(1, 6000) g;
+CREATE INDEX big_v ON big USING segvec (embedding);
+});
+is($primary->safe_psql('postgres', q{SELECT num_segments FROM ft.info('big_v')}),
+	'1', 'the build merged its pieces into one segment');
+$primary->wait_for_catchup($standby, 'replay');
+my $nn = q{SET enable_seqscan = off; SET segvec.ef_search = 100;
+  SELECT string_agg(id::text, ',') FROM (SELECT id FROM big
+    ORDER BY embedding <-> vec(7, 64) LIMIT 10) s};
+is($standby->safe_psql('postgres', $nn), $primary->safe_psql('postgres', $nn),
+	'the merged build answers on the standby as on the primary');
+is( $standby->safe_psql(
+		'postgres', q{SET enable_seqscan = off; SET segvec.ef_search = 100;
+  SELECT count(*) FROM big a WHERE a.id % 20 = 0 AND
+    (SELECT b.id FROM big b ORDER BY b.embedding <-> a.embedding LIMIT 1)
+      IS DISTINCT FROM a.id}),
+	'0', 'the standby finds every row of the merged build by its own vector');
+
 $standby->stop;
 $primary->stop;
 done_testing();
