@@ -234,13 +234,13 @@ move_tail_segment(Relation index, BlockNumber min_pages)
  * otherwise end at about twice its pages in use.  What the build's merges
  * freed is reusable at once (SegvecFreeStamp; the caller marks the build
  * with SegvecSetBuilding), and the builder holds every lock the move and
- * the truncation take.  Costs a copy of the segment (its write and WAL).
+ * the truncation take.  Costs a copy of the segment; its WAL replaces the
+ * merge output's, which is logged only if it stays (SegvecBuildSkipWAL).
  */
 void
 SegvecShrinkBuilt(Relation index)
 {
 	int			i;
-
 	SegvecMetaInfo *info;
 
 	/* one move normally; a few when several segments are left */
