@@ -54,6 +54,14 @@ typedef enum SegvecScanOrder
 #define SEGVEC_LABELS_CONTAINED		3
 #define SEGVEC_LABELS_EQUAL			4
 
+/*
+ * A scan takes a segment's passing docs from its postings' lists when they
+ * are at most 1/SEGVEC_POSTINGS_LIST_DIV of its docs (or few enough that it
+ * will score them exactly); more are only counted (segvecscan.c; the cost
+ * estimate in segveccost.c follows it)
+ */
+#define SEGVEC_POSTINGS_LIST_DIV	16
+
 /* A scan key on a filter column, as a comparison of stored values */
 typedef struct SegvecFilterKey
 {

@@ -37,8 +37,30 @@
  * graph/graphsearch.c and the scan choose the same way.  Past its window,
  * a walk costs M / s distances a passing row until it has computed as
  * many as exact scoring of the passing docs would, when it turns to that.
- * So a btree on the filter column wins when the filter keeps a handful of
- * rows, and segvec when it keeps many.
+ *
+ * Unless the segment has postings of a column with conditions (the scan's
+ * segment_postings) and the column that the fewest nodes pass of those
+ * leaves at most 1/16 of the segment's nodes, or few enough to score
+ * exactly: then the scan reads nothing of the segment but the postings'
+ * first page, a binary search of the column's directory, the list of the
+ * passing nodes, the tombstones and (with other conditions) the listed
+ * nodes' filter entries, and scores the passing docs exactly from their
+ * vectors (an sq8 segment with many: their codes, then the rerank pool's
+ * vectors).  That is the startup, and it brings every row.  A plan with a
+ * LIMIT k then pays for min(k, passing) heap rows (cost_index charges the
+ * heap fetches in the run cost, of which the planner takes k / rows),
+ * where a btree on the column and a sort fetch every passing row: so the
+ * index with the filter column wins when more rows pass than the LIMIT
+ * takes, and the btree for a single row.
+ *
+ * Pages are charged at seq_page_cost, in proportion to the bytes read (a
+ * node record, a vector, a list), as for the graph walk: the pages of an
+ * index that serves queries stay cached, and those of one segment are read
+ * in ascending block order.  A distance costs cpu_index_tuple_cost plus
+ * the ORDER BY operator's cost, a check of a filter entry or a listed node
+ * cpu_operator_cost per condition, and the scan's bitmaps (a bit a doc of
+ * the segment, set up and scanned a 64-bit word at a time) cpu_operator_cost
+ * a word.
  *
  * src/am/segveccost.c
  *
@@ -130,6 +152,85 @@ selectivity_above_scan(PlannerInfo *root, IndexPath *path)
 	return clauselist_selectivity(root, above, rel->relid, JOIN_INNER, NULL);
 }
 
+/*
+ * The selectivity of path's index conditions on each filter column (index
+ * column c + 1 for filter column c), into colsel[c]; -1 for a column
+ * without one.
+ */
+static void
+column_selectivities(PlannerInfo *root, IndexPath *path, int nfilters,
+					 Selectivity *colsel)
+{
+	int			c;
+
+	for (c = 0; c < nfilters; c++)
+	{
+		List	   *cquals = NIL;
+		ListCell   *lc;
+
+		colsel[c] = -1;
+		foreach(lc, path->indexclauses)
+		{
+			IndexClause *iclause = lfirst_node(IndexClause, lc);
+
+			if (iclause->indexcol == c + 1)
+				cquals = list_concat(cquals, iclause->indexquals);
+		}
+		if (cquals == NIL)
+			continue;
+		colsel[c] = clauselist_selectivity(root, cquals,
+										   path->indexinfo->rel->relid,
+										   JOIN_INNER, NULL);
+		colsel[c] = Max(Min(colsel[c], 1.0), 0.0);
+		list_free(cquals);
+	}
+}
+
+/*
+ * Does the scan take seg's passing docs from its postings (segment_postings
+ * in am/segvecscan.c)?  It does when a filter column with conditions has
+ * value postings in seg and the column of those that the fewest nodes pass
+ * leaves at most 1/16 of the segment's nodes, or few enough that it scores
+ * them exactly.  Then *listed is that column's estimated count of nodes
+ * (tombstoned ones included, as the postings count them), and *dir_pages
+ * the pages of its directory.  Reads the postings area's first page.
+ */
+static bool
+segment_lists(Relation index, const SegvecSegment *seg, int dim, int nfilters,
+			  const Selectivity *colsel, double *listed, double *dir_pages)
+{
+	GraphPostings p;
+	double		best = -1;
+	double		best_values = 0;
+	int			c;
+
+	if (!segvec_filter_postings || seg->nfilters != nfilters ||
+		!GraphPostingsOpen(index, seg, dim, &p))
+		return false;
+	for (c = 0; c < nfilters; c++)
+	{
+		double		n;
+
+		if (colsel[c] < 0 || !GraphPostingsHasColumn(&p, c))
+			continue;
+		n = colsel[c] * seg->ndocs;
+		if (best < 0 || n < best)
+		{
+			best = n;
+			best_values = GraphPostingsValues(&p, c);
+		}
+	}
+	GraphPostingsClose(&p);
+	if (best < 0 ||
+		(best > (double) (seg->ndocs / SEGVEC_POSTINGS_LIST_DIV) &&
+		 !GraphFilterPrefersExact(seg, segvec_ef_search, (int64) ceil(best))))
+		return false;
+	*listed = best;
+	*dir_pages = Max(best_values * sizeof(SegvecPostingsEntry) /
+					 SEGVEC_SEGPAGE_USABLE, 1.0);
+	return true;
+}
+
 void
 segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 				   Cost *indexStartupCost, Cost *indexTotalCost,
@@ -151,6 +252,8 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		distances = 0;
 	double		pages = 0;
 	double		checks = 0;		/* filter entries checked */
+	double		words = 0;		/* bitmap words set up and scanned */
+	Selectivity *colsel = NULL; /* per filter column, or -1 */
 	double		rows_read = -1; /* rows a known LIMIT reads, or -1 */
 	double		first_distances = 0;	/* of those rows, past the startup */
 	double		first_pages = 0;
@@ -201,7 +304,11 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	info = palloc(sizeof(SegvecMetaInfo));
 	SegvecGetMetaInfo(indexRel, info);
 	nfilters = SegvecIndexFilterCount(indexRel);
-	index_close(indexRel, NoLock);
+	if (quals != NIL && nfilters > 0)
+	{
+		colsel = palloc(sizeof(Selectivity) * nfilters);
+		column_selectivities(root, path, nfilters, colsel);
+	}
 
 	runs = palloc0(sizeof(SegmentRun) * Max(info->nsegments, 1));
 	for (i = 0; i < info->nsegments; i++)
@@ -211,6 +318,8 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		double		live = seg->ndocs - seg->ntombstones;
 		double		r = (seg->quant != SEGVEC_QUANT_NONE ? 4 : 1);
 		double		visits;
+		double		listed;
+		double		dir_pages;
 
 		graph_docs += live;
 		run->node_pages = Min(1.0, (double) seg->node_size / BLCKSZ);
@@ -233,7 +342,69 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 			run->whole = live * r;
 			run->cap = live * 2.0 * seg->m;
 		}
-		if (quals != NIL)
+		if (colsel != NULL &&
+			segment_lists(indexRel, seg, info->dimensions, nfilters, colsel,
+						  &listed, &dir_pages))
+		{
+			/*
+			 * The passing docs from the postings, and nothing else of the
+			 * segment: the postings' first page, a binary search of the
+			 * column's directory, and, unless nothing passes, the list (4
+			 * bytes a node), the tombstones (read twice: for the list, and
+			 * by the segment's scan) and a word a 64 docs of the scan's
+			 * bitmaps; each listed node is checked (its tombstone bit, and
+			 * with other conditions its filter entry, on the pages of the
+			 * filter area it falls on); then the passing docs are scored
+			 * exactly.
+			 */
+			double		some = Min(listed, 1.0);
+			double		tomb_pages = ceil((double) seg->ndocs /
+										  SEGVEC_TOMB_PER_PAGE);
+			double		vec_pages = (double) info->dimensions *
+				sizeof(float4) / SEGVEC_SEGPAGE_USABLE;
+			int			pool = segvec_rerank > 0 ? segvec_rerank :
+				Max(segvec_ef_search, SEGVEC_MIN_QUANT_SEARCH_WIDTH);
+
+			pages += 1 + (1 + log2(dir_pages)) +
+				some * (1 + 2 * tomb_pages) +
+				listed * sizeof(uint32) / SEGVEC_SEGPAGE_USABLE;
+			words += some * seg->ndocs / 64.0;
+			checks += listed;
+			if (list_length(quals) > 1)
+				pages += Min(listed, (double) seg->ndocs *
+							 SEGVEC_FILTER_ENTRY_BYTES(nfilters) / BLCKSZ);
+			run->first = run->live;
+			if (seg->quant == SEGVEC_QUANT_SQ8 && run->live > 2.0 * pool)
+			{
+				/*
+				 * many: ranked by their codes (a node record each), then
+				 * through the rerank pool: its vectors at the start, one
+				 * a row after that (graph/graphsearch.c, start_exact)
+				 */
+				visits = run->live + pool;
+				pages += run->live * run->node_pages + pool * vec_pages;
+				run->first = pool;
+				run->per_row = 1;
+				run->switch_rows = -1;
+				run->cap = run->live - pool;
+				run->node_pages = vec_pages;
+			}
+			else
+			{
+				/*
+				 * each from its float4 vector: a node record of an
+				 * unquantized segment, the vector area of a quantized one
+				 */
+				visits = run->live;
+				pages += run->live * (seg->quant == SEGVEC_QUANT_NONE ?
+									  run->node_pages : vec_pages);
+			}
+			distances += visits;
+			run_distances += segment_run_distances(run, run->live);
+			run_pages += segment_run_distances(run, run->live) * run->node_pages;
+			continue;
+		}
+		else if (quals != NIL)
 		{
 			/*
 			 * the filter area, then the cheaper of a walk over a window of
@@ -278,6 +449,7 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		run_distances += segment_run_distances(run, run->live);
 		run_pages += segment_run_distances(run, run->live) * run->node_pages;
 	}
+	index_close(indexRel, NoLock);
 	mutable_docs = Max(ntuples - graph_docs, 0);
 	distances += mutable_docs * (quals != NIL ? sel : 1.0);
 	if (quals != NIL)
@@ -305,6 +477,7 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	startup = pages * spc_seq_page_cost +
 		distances * distance_cost +
 		checks * cpu_operator_cost * list_length(quals) +
+		words * cpu_operator_cost +
 		orderby_cost.startup;
 
 	*indexStartupCost = startup + first_pages * spc_seq_page_cost +

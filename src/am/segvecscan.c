@@ -436,14 +436,6 @@ uint32_cmp(const void *a, const void *b)
 	return x < y ? -1 : (x > y ? 1 : 0);
 }
 
-/*
- * A segment's passing docs, when no more than 1/POSTINGS_LIST_DIV of its
- * docs (or few enough that it will score them exactly), are read from its
- * postings' lists; more are only counted, and a walk checks the entries
- * of the nodes it meets (as without postings).
- */
-#define POSTINGS_LIST_DIV	16
-
 /* a run of node numbers of a segment's postings (GraphPostingsFind) */
 typedef struct PostingsRun
 {
@@ -839,7 +831,7 @@ segment_postings(IndexScanDesc scan, const SegvecSegment *seg, uint8 **fail,
 		bool		superset;
 
 		if (key->labels == NULL || !GraphPostingsHasBits(&p, key->col) ||
-			(best_total >= 0 && best_total <= seg->ndocs / POSTINGS_LIST_DIV))
+			(best_total >= 0 && best_total <= seg->ndocs / SEGVEC_POSTINGS_LIST_DIV))
 			continue;
 		some = label_nodes(&p, seg, key, &nsome, &superset);
 		if (some == NULL)
@@ -865,7 +857,7 @@ segment_postings(IndexScanDesc scan, const SegvecSegment *seg, uint8 **fail,
 		GraphPostingsClose(&p);
 		return best_total < 0 ? POSTINGS_NONE : POSTINGS_SKIP;
 	}
-	if (best_total > seg->ndocs / POSTINGS_LIST_DIV &&
+	if (best_total > seg->ndocs / SEGVEC_POSTINGS_LIST_DIV &&
 		!GraphFilterPrefersExact(seg, segvec_ef_search, best_total))
 	{
 		/*

@@ -161,6 +161,38 @@ is( $standby->safe_psql(
       IS DISTINCT FROM a.id}),
 	'0', 'the standby finds every row of the merged build by its own vector');
 
+# The same build with its merged segment left where the merge wrote it
+# (the move skipped by a test point: the path of a segment that finds no
+# room below): that copy is logged at the build's end, so the standby has
+# its pages too.
+$primary->safe_psql('postgres', q{
+SET maintenance_work_mem = '1MB';
+SET segvec.enable_test_hooks = on;
+SET segvec.test_point = 'build-move';
+SET segvec.test_point_action = 'skip';
+CREATE TABLE big2 (id int PRIMARY KEY, embedding real[]);
+INSERT INTO big2 SELECT g, vec(g, 64) FROM generate_series(1, 6000) g;
+CREATE INDEX big2_v ON big2 USING segvec (embedding);
+});
+is($primary->safe_psql('postgres', q{SELECT num_segments FROM ft.info('big2_v')}),
+	'1', 'the build without its move merged its pieces into one segment');
+# the pieces' space below the segment is free: the segment did not move
+is( $primary->safe_psql(
+		'postgres', q{SELECT count(*) > 0 FROM ft.storage_map('big2_v') f
+  WHERE f.kind = 'free' AND f.block < (SELECT block FROM ft.storage_map('big2_v')
+                                     WHERE kind = 'segment')}),
+	't', 'the merged segment stayed above the space its pieces left');
+$primary->wait_for_catchup($standby, 'replay');
+$nn =~ s/FROM big\b/FROM big2/;
+is($standby->safe_psql('postgres', $nn), $primary->safe_psql('postgres', $nn),
+	'the unmoved merged build answers on the standby as on the primary');
+is( $standby->safe_psql(
+		'postgres', q{SET enable_seqscan = off; SET segvec.ef_search = 100;
+  SELECT count(*) FROM big2 a WHERE a.id % 20 = 0 AND
+    (SELECT b.id FROM big2 b ORDER BY b.embedding <-> a.embedding LIMIT 1)
+      IS DISTINCT FROM a.id}),
+	'0', 'the standby finds every row of the unmoved build by its own vector');
+
 $standby->stop;
 $primary->stop;
 done_testing();
