@@ -164,8 +164,9 @@ report_late(SegvecScanOpaque so)
 }
 
 /*
- * The executor read the scan to its end: the query needed every row the
- * index holds (a filter that few rows pass, or no LIMIT).  Rows that
+ * The executor read the scan to its end (or to where
+ * segvec.max_scan_tuples stopped it): the query needed every row the index
+ * holds (a filter that few rows pass, or no LIMIT).  Rows that
  * strict order skipped as late finds are then missing from its answer,
  * not merely ranked out of the first k, so say so at NOTICE, as the scan
  * does when segvec.max_scan_tuples stops it.
@@ -180,6 +181,9 @@ report_skipped_at_end(SegvecScanOpaque so)
 	ereport(NOTICE,
 			(errmsg("segvec index scan skipped " INT64_FORMAT " rows found after a farther row had been returned",
 					late),
+			 so->budget.noticed ?
+			 errdetail("The scan returned " INT64_FORMAT " rows before segvec.max_scan_tuples stopped it; under segvec.scan_order = strict, rows that the graph search found out of distance order are skipped, so any of them that the query's conditions accept is missing from its result.",
+					   so->nreturned) :
 			 errdetail("The scan returned " INT64_FORMAT " rows and ran to its end; under segvec.scan_order = strict, rows that the graph search found out of distance order are skipped, so any of them that the query's conditions accept is missing from its result.",
 					   so->nreturned),
 			 errhint("Raise segvec.ef_search, or set segvec.scan_order = relaxed and sort the rows again in an outer query.")));
