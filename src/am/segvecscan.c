@@ -535,14 +535,6 @@ bits_nodes(GraphPostings *p, const SegvecPostingsEntry *dir, uint32 **cache,
 }
 
 /*
- * A label key reads at most 1/POSTINGS_READ_DIV of its segment's docs in
- * node numbers from bit lists: more (a key of many labels, or of common
- * ones) would cost more than the pass it spares, and would rarely leave
- * few enough nodes to list.
- */
-#define POSTINGS_READ_DIV	2
-
-/*
  * The nodes of segment seg whose signature in column key->col (which has
  * bit postings, p) may pass label key key, from the bits' lists,
  * ascending, palloc'd, their count in *n: exactly the nodes whose signature
@@ -550,7 +542,8 @@ bits_nodes(GraphPostings *p, const SegvecPostingsEntry *dir, uint32 **cache,
  * left out, or for =, which needs a signature equal to the argument's.
  * NULL when the lists do not bound them: <@, @> or = with no label, a
  * label whose bits all lack lists, or lists longer than
- * POSTINGS_READ_DIV allows.  A bit no node has empties its label's set.
+ * SEGVEC_POSTINGS_READ_DIV allows.  A bit no node has empties its
+ * label's set.
  */
 static uint32 *
 label_nodes(GraphPostings *p, const SegvecSegment *seg,
@@ -607,7 +600,7 @@ label_nodes(GraphPostings *p, const SegvecSegment *seg,
 		if ((toread & (UINT64CONST(1) << bit)) &&
 			dir[bit].list != SEGVEC_POSTINGS_NO_LIST)
 			cost += dir[bit].count;
-	if (cost > seg->ndocs / POSTINGS_READ_DIV)
+	if (cost > seg->ndocs / SEGVEC_POSTINGS_READ_DIV)
 		return NULL;
 	memset(cache, 0, sizeof(cache));
 
