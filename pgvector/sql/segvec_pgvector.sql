@@ -191,6 +191,26 @@ FROM ft.verify('pv_v_l2');
 SELECT heap_rows, indexed_docs, missing_docs, phantom_entries,
        checksum_mismatches, search_checked, search_misses
 FROM ft.verify('pv_h_ip');
+-- ft.similar orders a vector or halfvec column by pgvector's operator, so
+-- the index answers it rather than a sort of the table cast to real[]
+SET enable_seqscan = off;
+BEGIN;
+SELECT count(*) FROM ft.similar('pv_v_l2', '5', 3);
+SELECT count(*) FROM ft.similar('pv_h_cos', '5', 3);
+SELECT pg_stat_get_xact_numscans('pv_v_l2'::regclass) > 0 AS vector_index_used,
+       pg_stat_get_xact_numscans('pv_h_cos'::regclass) > 0 AS halfvec_index_used;
+COMMIT;
+RESET enable_seqscan;
+-- and it returns the exact neighbours of row 5, without row 5
+CREATE FUNCTION pv_similar_is_exact(idx regclass, col text, op text)
+RETURNS boolean LANGUAGE sql AS $$
+  SELECT (SELECT string_agg(id, ',') FROM ft.similar(idx, '5', 3)) =
+         (SELECT string_agg(x, ',' ORDER BY n) FROM (
+            SELECT x, n FROM unnest(string_to_array(pv_knn(col, op, 5, false), ','))
+              WITH ORDINALITY u(x, n) WHERE x <> '5' ORDER BY n LIMIT 3) s) $$;
+SELECT pv_similar_is_exact('pv_v_l2', 'v', '<->') AS vector_exact,
+       pv_similar_is_exact('pv_h_cos', 'h', '<=>') AS halfvec_exact;
+DROP FUNCTION pv_similar_is_exact(regclass, text, text);
 
 -- merge-insert into a vector column: ft.add / ft.del / ft.flush and
 -- ft.merge from a real[] source (assignment casts to vector)

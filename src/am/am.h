@@ -54,6 +54,22 @@ typedef enum SegvecScanOrder
 #define SEGVEC_LABELS_CONTAINED		3
 #define SEGVEC_LABELS_EQUAL			4
 
+/*
+ * A scan takes a segment's passing docs from its postings' lists when they
+ * are at most 1/SEGVEC_POSTINGS_LIST_DIV of its docs (or few enough that it
+ * will score them exactly); more are only counted (segvecscan.c; the cost
+ * estimate in segveccost.c follows it)
+ */
+#define SEGVEC_POSTINGS_LIST_DIV	16
+
+/*
+ * A label key reads at most 1/SEGVEC_POSTINGS_READ_DIV of its segment's
+ * docs in node numbers from bit lists: more (a key of many labels, or of
+ * common ones) would cost more than the pass it spares, and would rarely
+ * leave few enough nodes to list.
+ */
+#define SEGVEC_POSTINGS_READ_DIV	2
+
 /* A scan key on a filter column, as a comparison of stored values */
 typedef struct SegvecFilterKey
 {
@@ -133,6 +149,8 @@ extern double SegvecScanLastDistance(IndexScanDesc scan);
 
 /* segvecfilter.c */
 extern bool SegvecFilterTypeSupported(Oid typid);
+extern bool SegvecFilterTypeIsLabels(Oid typid);
+extern uint64 SegvecFilterLabels(Datum array, uint64 **each, int *neach);
 extern void SegvecFilterFormEntry(Relation index, const Datum *values,
 								  const bool *isnull, char *entry);
 extern void SegvecFilterCheckColumns(Relation index);

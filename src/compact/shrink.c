@@ -458,7 +458,7 @@ SegvecShrinkBuilt(Relation index)
 	SegvecMetaInfo *info;
 
 	/* one move normally; a few when several segments are left */
-	for (i = 0; i < 64; i++)
+	for (i = 0; i < 64 && !SegvecTestSkip("build-move"); i++)
 		if (move_tail_segment(index, 1) != MOVE_DONE)
 			break;
 

@@ -31,6 +31,7 @@ static const struct config_enum_entry test_point_actions[] = {
 	{"error", SEGVEC_TEST_ERROR, false},
 	{"panic", SEGVEC_TEST_PANIC, false},
 	{"wait", SEGVEC_TEST_WAIT, false},
+	{"skip", SEGVEC_TEST_SKIP, false},
 	{NULL, 0, false}
 };
 
@@ -54,7 +55,7 @@ SegvecTestHooksInit(void)
 							   PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	DefineCustomEnumVariable("segvec.test_point_action",
 							 "For tests only: what happens at segvec.test_point.",
-							 "error raises an error, panic crashes the server (after flushing WAL), wait waits until pg_advisory_lock(21334) is free.",
+							 "error raises an error, panic crashes the server (after flushing WAL), wait waits until pg_advisory_lock(21334) is free, skip leaves out the step at a skip point.",
 							 &segvec_test_point_action, SEGVEC_TEST_ERROR,
 							 test_point_actions,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
@@ -133,6 +134,9 @@ SegvecTestPoint(const char *name)
 			XLogFlush(GetXLogInsertRecPtr());
 			elog(PANIC, "segvec test point \"%s\" reached", name);
 			break;
+		case SEGVEC_TEST_SKIP:
+			/* only SegvecTestSkip's points honour it */
+			break;
 		case SEGVEC_TEST_WAIT:
 			SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0,
 								 SEGVEC_TEST_WAIT_KEY, 1);
@@ -144,6 +148,17 @@ SegvecTestPoint(const char *name)
 					(errcode(ERRCODE_INTERNAL_ERROR),
 					 errmsg("segvec test point \"%s\" reached", name)));
 	}
+}
+
+/*
+ * SegvecTestSkip: see testhooks.h.
+ */
+bool
+SegvecTestSkip(const char *name)
+{
+	return segvec_enable_test_hooks && segvec_test_point != NULL &&
+		segvec_test_point_action == SEGVEC_TEST_SKIP &&
+		strcmp(segvec_test_point, name) == 0;
 }
 
 /*

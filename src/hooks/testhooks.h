@@ -76,10 +76,21 @@ extern PGDLLIMPORT int segvec_test_point_action;
 #define SEGVEC_TEST_ERROR		0
 #define SEGVEC_TEST_PANIC		1
 #define SEGVEC_TEST_WAIT		2
+#define SEGVEC_TEST_SKIP		3
 
 #define SEGVEC_TEST_WAIT_KEY	21334
 
 extern void SegvecTestPoint(const char *name);
+
+/*
+ * SegvecTestSkip: true at the named *skip point* when segvec.test_point is
+ * that name and segvec.test_point_action is skip: the caller then leaves
+ * out an optional step, so that a test reaches the path taken when the
+ * step cannot be done.  Skip points: "build-move" (the end of a build does
+ * not move its merged segment down, which is then logged where it was
+ * written).
+ */
+extern bool SegvecTestSkip(const char *name);
 
 /*
  * SegvecCheckTestHooks: error unless segvec.enable_test_hooks is on; what
@@ -96,6 +107,7 @@ extern void SegvecCheckTestHooks(const char *what);
 #define SegvecInBackgroundJob()		false
 #define SegvecDelayPoint()			((void) 0)
 #define SegvecTestPoint(name)		((void) 0)
+#define SegvecTestSkip(name)		false
 #define SegvecCheckTestHooks(what) \
 	ereport(ERROR, \
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED), \

@@ -81,6 +81,7 @@ DECLARE
 	idcol name;
 	veccol name;
 	op text;
+	optype regtype;
 BEGIN
 	-- ft.get checks SELECT and row-level security: a row the caller may
 	-- not see has no neighbours
@@ -88,28 +89,36 @@ BEGIN
 	IF v IS NULL THEN
 		RETURN;
 	END IF;
-	-- the index's ordering operator, schema-qualified
+	-- the index's ordering operator for the column's type, schema-qualified:
+	-- on a vector or halfvec column pgvector's (segvec_pgvector adds it to
+	-- the family), which the index answers, else segvec's real[] one; the
+	-- query vector is cast to the operator's type
 	SELECT i.indrelid::regclass,
 		   (SELECT a.attname FROM pg_attribute a
 			 WHERE a.attrelid = i.indrelid AND a.attnum = i.indkey[i.indnkeyatts]),
-		   (SELECT a.attname FROM pg_attribute a
-			 WHERE a.attrelid = i.indrelid AND a.attnum = i.indkey[0]),
-		   format('OPERATOR(%I.%s)', n.nspname, o.oprname)
-	  INTO tbl, idcol, veccol, op
+		   va.attname,
+		   format('OPERATOR(%I.%s)', n.nspname, o.oprname),
+		   ao.amoplefttype
+	  INTO tbl, idcol, veccol, op, optype
 	  FROM pg_index i
+		   LEFT JOIN pg_attribute va
+				ON va.attrelid = i.indrelid AND va.attnum = i.indkey[0]
 		   JOIN pg_opclass c ON c.oid = i.indclass[0]
 		   JOIN pg_amop ao ON ao.amopfamily = c.opcfamily
 				AND ao.amopstrategy = 1 AND ao.amoppurpose = 'o'
 		   JOIN pg_operator o ON o.oid = ao.amopopr
 		   JOIN pg_namespace n ON n.oid = o.oprnamespace
-	 WHERE i.indexrelid = index;
+	 WHERE i.indexrelid = index
+	 ORDER BY ao.amoplefttype = va.atttypid DESC NULLS LAST,
+			  ao.amoplefttype = 'pg_catalog.float4[]'::regtype DESC
+	 LIMIT 1;
 	RETURN QUERY EXECUTE format(
 		'SELECT CAST(t.%1$I AS pg_catalog.text), '
-		'CAST(t.%2$I %3$s $1 AS pg_catalog.float4) FROM %4$s t '
+		'CAST(t.%2$I %3$s CAST($1 AS %5$s) AS pg_catalog.float4) FROM %4$s t '
 		'WHERE CAST(t.%1$I AS pg_catalog.text) IS DISTINCT FROM $2 '
 		'AND t.%2$I IS NOT NULL '
-		'ORDER BY t.%2$I %3$s $1 LIMIT $3',
-		idcol, veccol, op, tbl)
+		'ORDER BY t.%2$I %3$s CAST($1 AS %5$s) LIMIT $3',
+		idcol, veccol, op, tbl, optype)
 		USING v, canon, k;
 END
 $$;
