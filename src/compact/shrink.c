@@ -483,9 +483,10 @@ SegvecShrinkBuilt(Relation index)
  * and with transactions held across its rounds a move put the big segment
  * where the next output could not follow, test/t/087_free_reuse.pl.)
  * Returns true when it moved a segment (or keymap run) and could not give
- * its old extent back yet: that extent is reusable only once the xid that
- * was next at the move's install is older than every snapshot (the caller
- * may take one and shrink again after its commit, jobs/jobrun.c); and
+ * its old extent back yet (the truncation, if any, stopped at it): that
+ * extent is reusable only once the xid that was next at the move's
+ * install is older than every snapshot (the caller may take one and
+ * shrink again after its commit, jobs/jobrun.c); and
  * when it waited in vain for an extent freed after the last xid was taken
  * (SegvecFreeAwaitsXid: a VACUUM's merge on a server that then went
  * quiet), which only a new xid makes reusable.  The xid the caller takes
@@ -543,7 +544,8 @@ SegvecShrink(Relation index, int timeout_ms)
 										   Max(timeout_ms - waited,
 											   SEGVEC_TRUNCATE_NAP_MS)) !=
 		InvalidBlockNumber;
-	if (moved && !truncated)
-		return true;
+	/* a move's old extent waits for an xid after the move's install */
+	if (moved)
+		return !truncated || SegvecFreeAwaitsXid(index);
 	return (blocked || !truncated) && SegvecFreeAwaitsXid(index);
 }
