@@ -29,7 +29,8 @@
  * below was reusable yet goes after the big segment, and, an old keymap
  * run never being rewritten, would keep the free space above the big
  * segment inside the index for good.  It is moved down likewise (a run by
- * KeymapMoveRun, keymap/keymaprun.c, under the compaction lock).
+ * KeymapMoveRun, keymap/keymaprun.c, under the compaction lock; an empty
+ * mutable segment's page by SegvecMutableRelocate, compact.c).
  *
  * The copy is a segment like any other: same number, docs, graph, stamp
  * (a hash of its doc ids and size, not of its place), areas at the same
@@ -243,12 +244,13 @@ typedef enum TailPin
 {
 	PIN_NONE,					/* nothing worth moving */
 	PIN_RUN,					/* a keymap run: *run */
-	PIN_SEGMENT					/* a segment under min_pages: *seg */
+	PIN_SEGMENT,				/* a segment under min_pages: *seg */
+	PIN_MUTABLE					/* the mutable segment, one empty page */
 } TailPin;
 
 /*
- * tail_pin: the keymap run or small segment (under min_pages blocks) that
- * ends the used part of the index, if moving it down would let the free
+ * tail_pin: the keymap run, small segment (under min_pages blocks) or
+ * one-page mutable segment that ends the used part of the index, if moving it down would let the free
  * tail be given back: the free blocks right below it, its own and the
  * free tail hold at least min_pages more than the slack a truncation
  * keeps, or a segment of at least min_pages ends where it starts (which
@@ -285,6 +287,13 @@ tail_pin(Relation index, BlockNumber min_pages, SegvecSegment *seg,
 			start = r->start;
 			pin = PIN_RUN;
 		}
+	}
+	if (pin == PIN_NONE && info->mutable_head == info->mutable_tail &&
+		info->mutable_head != InvalidBlockNumber &&
+		(uint64) info->mutable_head + 1 == end)
+	{
+		start = info->mutable_head;
+		pin = PIN_MUTABLE;
 	}
 	for (i = 0; i < (int) info->nsegments; i++)
 	{
@@ -323,9 +332,10 @@ tail_pin(Relation index, BlockNumber min_pages, SegvecSegment *seg,
 }
 
 /*
- * unpin_tail: move the keymap runs and small segments that end the used
- * part of the index down into the lowest reusable free runs that hold
- * them, while moving them lets the free tail be given back (tail_pin).
+ * unpin_tail: move the keymap runs, small segments and one-page mutable
+ * segment that end the used part of the index down into the lowest
+ * reusable free runs that hold them, while moving them lets the free tail
+ * be given back (tail_pin).
  * They are placed low when written (store/extent.c), but one written when
  * no hole below was reusable yet goes after the big segment, and would
  * keep the free space above the big segment from being truncated, and the
@@ -361,6 +371,8 @@ unpin_tail(Relation index, BlockNumber min_pages)
 		}
 		else if (pin == PIN_SEGMENT)
 			done = move_tail_segment(index, 1) == MOVE_DONE;
+		else if (pin == PIN_MUTABLE)
+			done = SegvecMutableRelocate(index);
 		if (!done)
 			break;
 		moved = true;
@@ -371,9 +383,11 @@ unpin_tail(Relation index, BlockNumber min_pages)
 /*
  * pack_below: when the segment that ends the index (tail_segment) cannot
  * be moved for want of room, but the free blocks below it, counted down
- * from it across keymap runs only, would hold it if those runs were out
- * of the way, move the runs down (each into the lowest reusable free run
- * below it, first fit), so that the free blocks join into one hole the
+ * from it across keymap runs (and the mutable segment, when it is one
+ * page) only, would hold it if those were out of the way, move them down
+ * (each into the lowest reusable free run below it, first fit; the
+ * mutable page by SegvecMutableRelocate), so that the free blocks join
+ * into one hole the
  * segment is moved into at the next shrink, once what the moves freed is
  * reusable.  Not when the runs are more than a quarter of the segment
  * (the copies would cost more than they bring).  Returns whether it moved
@@ -391,6 +405,7 @@ pack_below(Relation index, BlockNumber min_pages)
 				nrun_pages = 0;
 	bool		found = false;
 	bool		moved = false;
+	bool		mutable_in = false;
 	int			i;
 
 	if (!tail_segment(index, min_pages, &seg))
@@ -421,6 +436,16 @@ pack_below(Relation index, BlockNumber min_pages)
 				b = info->keymap_runs[i].start;
 				step = true;
 			}
+		/* the mutable segment, when it is one page (see SegvecMutableRelocate) */
+		if (!step && !mutable_in &&
+			info->mutable_head == info->mutable_tail &&
+			info->mutable_head != InvalidBlockNumber &&
+			(uint64) info->mutable_head + 1 == b)
+		{
+			mutable_in = true;
+			b = info->mutable_head;
+			step = true;
+		}
 		if (!step)
 			break;
 		found = nfree >= seg.npages;
@@ -437,6 +462,8 @@ pack_below(Relation index, BlockNumber min_pages)
 								   runs[i].start);
 		UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
 	}
+	if (found && mutable_in)
+		moved |= SegvecMutableRelocate(index);
 	pfree(runs);
 	return moved;
 }
@@ -482,11 +509,12 @@ SegvecShrinkBuilt(Relation index)
  * truncation.  (VACUUM does not move: it does not wait for reusability,
  * and with transactions held across its rounds a move put the big segment
  * where the next output could not follow, test/t/087_free_reuse.pl.)
- * Returns true when it moved a segment (or keymap run) and could not give
- * its old extent back yet (the truncation, if any, stopped at it): that
- * extent is reusable only once the xid that was next at the move's
- * install is older than every snapshot (the caller may take one and
- * shrink again after its commit, jobs/jobrun.c); and
+ * Returns true when it moved a segment (or keymap run, or the mutable
+ * segment's page): the old extent is reusable, and given back or used by
+ * the next move, only once the xid that was next at the move's install is
+ * older than every snapshot (the caller may take one and shrink again
+ * after its commit, jobs/jobrun.c; each move takes a structure lower, so
+ * this ends); and
  * when it waited in vain for an extent freed after the last xid was taken
  * (SegvecFreeAwaitsXid: a VACUUM's merge on a server that then went
  * quiet), which only a new xid makes reusable.  The xid the caller takes
@@ -501,6 +529,7 @@ SegvecShrink(Relation index, int timeout_ms)
 	int			waited = 0;
 	bool		moved = false;
 	bool		blocked = false;
+	bool		awaits;
 	bool		truncated;
 
 	if (IsInParallelMode() || RecoveryInProgress() ||
@@ -540,12 +569,14 @@ SegvecShrink(Relation index, int timeout_ms)
 		waited += SEGVEC_TRUNCATE_NAP_MS;
 		CHECK_FOR_INTERRUPTS();
 	}
+	/* before the truncation, whose lock takes an xid */
+	awaits = SegvecFreeAwaitsXid(index);
 	truncated = SegvecTruncateFreeTailWait(index,
 										   Max(timeout_ms - waited,
 											   SEGVEC_TRUNCATE_NAP_MS)) !=
 		InvalidBlockNumber;
 	/* a move's old extent waits for an xid after the move's install */
 	if (moved)
-		return !truncated || SegvecFreeAwaitsXid(index);
-	return (blocked || !truncated) && SegvecFreeAwaitsXid(index);
+		return true;
+	return (blocked || !truncated) && awaits;
 }

@@ -167,9 +167,10 @@ SELECT not_own_nearest('s')}),
 #   free space above the segment from being truncated for good: 2.2 to
 #   3.1 times a fresh build (median 2.7, one run); and the space a
 #   VACUUM's merge freed stayed unusable on the quiet server.  With small
-#   extents placed first fit, the runs that end the index moved down
-#   (compact/shrink.c) and an xid taken for that space: 1.3 to 2.2,
-#   median 1.4 (one run).  The median of
+#   extents placed first fit, the keymap runs and the empty mutable page
+#   that end the index or split the free space below the big segment
+#   moved down (compact/shrink.c) and an xid taken for that space: 1.1 to
+#   2.2, median 1.3 (one run).  The median of
 #   the six checkpoints is bounded at 1.8; every map is printed
 #   (ft.storage_map: what splits the free space).
 set_conf('segvec.settle_ratio', '1024');
