@@ -62,6 +62,14 @@ typedef enum SegvecScanOrder
  */
 #define SEGVEC_POSTINGS_LIST_DIV	16
 
+/*
+ * A label key reads at most 1/SEGVEC_POSTINGS_READ_DIV of its segment's
+ * docs in node numbers from bit lists: more (a key of many labels, or of
+ * common ones) would cost more than the pass it spares, and would rarely
+ * leave few enough nodes to list.
+ */
+#define SEGVEC_POSTINGS_READ_DIV	2
+
 /* A scan key on a filter column, as a comparison of stored values */
 typedef struct SegvecFilterKey
 {
@@ -141,6 +149,8 @@ extern double SegvecScanLastDistance(IndexScanDesc scan);
 
 /* segvecfilter.c */
 extern bool SegvecFilterTypeSupported(Oid typid);
+extern bool SegvecFilterTypeIsLabels(Oid typid);
+extern uint64 SegvecFilterLabels(Datum array, uint64 **each, int *neach);
 extern void SegvecFilterFormEntry(Relation index, const Datum *values,
 								  const bool *isnull, char *entry);
 extern void SegvecFilterCheckColumns(Relation index);

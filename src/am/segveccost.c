@@ -53,6 +53,23 @@
  * index with the filter column wins when more rows pass than the LIMIT
  * takes, and the btree for a single row.
  *
+ * A label array condition (&&, @>, =) passes the docs whose signature has
+ * its labels' bits, more than have the labels, and the executor fetches
+ * and rechecks each row the scan returns.  With a constant argument, a
+ * segment with bit postings tells how many: the bits' counts in its
+ * directory (each bit taken as independent of the others: on Fashion-MNIST
+ * 60,000 with three labels a row, 2,197 estimated for label 1017's 1,586
+ * signature matches, 263 for label 300's 266).  The scan returns those
+ * rows, so they are scored, and the index selectivity counts them: the
+ * heap fetches and rechecks that cost_index charges, of which a LIMIT k
+ * plan pays k / rows.  A rare label whose bits are common labels' bits
+ * then costs a fetch for each of its many signature matches, and a GIN
+ * index on the column with a sort wins.  The scan takes a segment's
+ * signature matches from the bits' lists (label_nodes) when the value
+ * postings leave more than 1/16 of it, the lists are short enough to read
+ * and name at most 1/16 of it; they are charged as a value list is, plus
+ * the lists' node numbers read and intersected.
+ *
  * Pages are charged at seq_page_cost, in proportion to the bytes read (a
  * node record, a vector, a list), as for the graph walk: the pages of an
  * index that serves queries stay cached, and those of one segment are read
@@ -77,6 +94,7 @@
 
 #include "access/genam.h"
 #include "access/relation.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 #include "am/am.h"
@@ -186,24 +204,200 @@ column_selectivities(PlannerInfo *root, IndexPath *path, int nfilters,
 	}
 }
 
+/* A condition of the path on a label array filter column */
+typedef struct LabelCond
+{
+	int			col;			/* filter column, 0-based */
+	int			strategy;		/* SEGVEC_LABELS_* */
+	uint64		sig;			/* the bits of all its labels */
+	uint64	   *labels;			/* each label's bits */
+	int			nlabels;
+	Selectivity sel;			/* the planner's, of the condition */
+} LabelCond;
+
 /*
- * Does the scan take seg's passing docs from its postings (segment_postings
- * in am/segvecscan.c)?  It does when a filter column with conditions has
- * value postings in seg and the column of those that the fewest nodes pass
- * leaves at most 1/16 of the segment's nodes, or few enough that it scores
- * them exactly.  Then *listed is that column's estimated count of nodes
- * (tombstoned ones included, as the postings count them), and *dir_pages
- * the pages of its directory.  Reads the postings area's first page.
+ * The path's conditions on label array columns whose argument is a
+ * constant (a generic plan's parameter has no labels to look up), with
+ * their labels' signature bits as a scan key takes them.
+ */
+static List *
+label_conditions(PlannerInfo *root, IndexPath *path, Relation index,
+				 int nfilters)
+{
+	IndexOptInfo *info = path->indexinfo;
+	List	   *conds = NIL;
+	ListCell   *lc;
+
+	foreach(lc, path->indexclauses)
+	{
+		IndexClause *iclause = lfirst_node(IndexClause, lc);
+		int			c = iclause->indexcol - 1;
+		ListCell   *lc2;
+
+		if (c < 0 || c >= nfilters ||
+			!SegvecFilterTypeIsLabels(TupleDescAttr(RelationGetDescr(index),
+													c + 1)->atttypid))
+			continue;
+		foreach(lc2, iclause->indexquals)
+		{
+			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
+			OpExpr	   *op = (OpExpr *) rinfo->clause;
+			Const	   *arg;
+			LabelCond  *cond;
+
+			if (!IsA(op, OpExpr) || list_length(op->args) != 2 ||
+				!IsA(lsecond(op->args), Const))
+				continue;
+			arg = lsecond_node(Const, op->args);
+			if (arg->constisnull)
+				continue;
+			cond = palloc0(sizeof(LabelCond));
+			cond->col = c;
+			cond->strategy = get_op_opfamily_strategy(op->opno,
+													  info->opfamily[iclause->indexcol]);
+			cond->sig = SegvecFilterLabels(arg->constvalue, &cond->labels,
+										   &cond->nlabels);
+			cond->sel = clauselist_selectivity(root, list_make1(rinfo),
+											   info->rel->relid,
+											   JOIN_INNER, NULL);
+			conds = lappend(conds, cond);
+		}
+	}
+	return conds;
+}
+
+/*
+ * The share of seg's nodes whose signature has every bit of bits, from its
+ * bit postings' directory dir (each bit taken as set independently of the
+ * others, at its count's rate).
+ */
+static double
+bits_rate(const SegvecSegment *seg, const SegvecPostingsEntry *dir,
+		  uint64 bits)
+{
+	double		rate = 1;
+	int			bit;
+
+	for (bit = 0; bit < 64; bit++)
+		if (bits & (UINT64CONST(1) << bit))
+			rate *= (double) dir[bit].count / Max(seg->ndocs, 1);
+	return rate;
+}
+
+/*
+ * The nodes of seg whose signature passes label condition lc (at least
+ * those whose labels do), estimated from its bit postings' directory dir;
+ * into *read the node numbers that the scan reads from the bits' lists to
+ * name them (label_nodes in am/segvecscan.c), or -1 when the lists do not
+ * bound them, and into *superset whether the lists name more, which the
+ * scan then checks on their filter entries.
+ */
+static double
+label_matches(const SegvecSegment *seg, const SegvecPostingsEntry *dir,
+			  const LabelCond *lc, double *read, bool *superset)
+{
+	uint64		present = 0;
+	uint64		toread = 0;
+	uint64		considered = 0;
+	double		matches = 0;
+	double		nread = 0;
+	bool		bounded = true;
+	int			bit;
+	int			j;
+
+	*read = -1;
+	*superset = (lc->strategy == SEGVEC_LABELS_EQUAL);
+	for (bit = 0; bit < 64; bit++)
+		if (dir[bit].count > 0)
+			present |= UINT64CONST(1) << bit;
+	if (lc->strategy == SEGVEC_LABELS_CONTAINED ||
+		(lc->strategy != SEGVEC_LABELS_OVERLAP && lc->sig == 0))
+		return lc->sel * seg->ndocs;
+	if (lc->strategy != SEGVEC_LABELS_OVERLAP)
+	{
+		/* @> and =: every bit of the argument */
+		if ((lc->sig & ~present) != 0)
+		{
+			*read = 0;
+			return 0;
+		}
+		toread = considered = lc->sig;
+		matches = bits_rate(seg, dir, lc->sig) * seg->ndocs;
+	}
+	else
+	{
+		/* &&: a label's bits, each label's nodes united */
+		for (j = 0; j < lc->nlabels; j++)
+		{
+			uint64		b = lc->labels[j];
+			uint64		listed = 0;
+
+			if ((b & ~present) != 0)
+				continue;
+			for (bit = 0; bit < 64; bit++)
+				if ((b & (UINT64CONST(1) << bit)) &&
+					dir[bit].list != SEGVEC_POSTINGS_NO_LIST)
+					listed |= UINT64CONST(1) << bit;
+			if (listed == 0)
+				bounded = false;
+			toread |= listed;
+			considered |= b;
+			matches += bits_rate(seg, dir, b) * seg->ndocs;
+		}
+	}
+	for (bit = 0; bit < 64; bit++)
+	{
+		if (!(considered & (UINT64CONST(1) << bit)))
+			continue;
+		if (dir[bit].list == SEGVEC_POSTINGS_NO_LIST)
+			*superset = true;
+		else if (toread & (UINT64CONST(1) << bit))
+			nread += dir[bit].count;
+	}
+	if (bounded && nread <= seg->ndocs / SEGVEC_POSTINGS_READ_DIV)
+		*read = nread;
+	return Min(Max(matches, lc->sel * seg->ndocs), (double) seg->ndocs);
+}
+
+/* What a graph segment's postings tell the estimate (segment_postings_info) */
+typedef struct PostingsInfo
+{
+	bool		lists;			/* the scan takes the passing docs from them */
+	double		listed;			/* node numbers it then checks */
+	double		read;			/* and reads: the lists' */
+	double		dir_pages;		/* directory pages it searches */
+	bool		entries;		/* are the listed nodes' filter entries read? */
+	double		sig_ratio;		/* docs whose signatures pass the label
+								 * conditions over those whose labels do */
+} PostingsInfo;
+
+/*
+ * What seg's postings tell of the path's filter (as segment_postings in
+ * am/segvecscan.c uses them), into *pi: the scan takes the passing docs
+ * from the lists when a filter column with conditions has value postings
+ * in seg and the one of those that the fewest nodes pass (by the
+ * planner's selectivity of its conditions, colsel) leaves at most 1/16 of
+ * the segment's nodes, or few enough to score them exactly; or, failing
+ * that, when a label condition on a column with bit postings does, by the
+ * bits' counts.  And with bit postings, how many more docs pass the label
+ * conditions' signatures than their labels: the rows the scan returns and
+ * the executor rechecks.  Reads the postings area's first page (and the
+ * bit directories).  False when seg has no postings.
  */
 static bool
-segment_lists(Relation index, const SegvecSegment *seg, int dim, int nfilters,
-			  const Selectivity *colsel, double *listed, double *dir_pages)
+segment_postings_info(Relation index, const SegvecSegment *seg, int dim,
+					  int nfilters, const Selectivity *colsel, List *labelconds,
+					  int nkeys, PostingsInfo *pi)
 {
 	GraphPostings p;
 	double		best = -1;
 	double		best_values = 0;
+	bool		best_label = false;
 	int			c;
+	ListCell   *lc;
 
+	memset(pi, 0, sizeof(PostingsInfo));
+	pi->sig_ratio = 1;
 	if (!segvec_filter_postings || seg->nfilters != nfilters ||
 		!GraphPostingsOpen(index, seg, dim, &p))
 		return false;
@@ -220,14 +414,44 @@ segment_lists(Relation index, const SegvecSegment *seg, int dim, int nfilters,
 			best_values = GraphPostingsValues(&p, c);
 		}
 	}
+	pi->read = best;
+	pi->dir_pages = Max(best_values * sizeof(SegvecPostingsEntry) /
+						SEGVEC_SEGPAGE_USABLE, 1.0);
+	foreach(lc, labelconds)
+	{
+		LabelCond  *cond = (LabelCond *) lfirst(lc);
+		SegvecPostingsEntry dir[64];
+		double		matches;
+		double		read;
+		bool		superset;
+
+		if (!GraphPostingsHasBits(&p, cond->col))
+			continue;
+		GraphPostingsBits(&p, cond->col, dir);
+		matches = label_matches(seg, dir, cond, &read, &superset);
+		pi->sig_ratio *= matches / Max(cond->sel * seg->ndocs, 1e-10);
+		if (read >= 0 &&
+			(best < 0 || best > seg->ndocs / SEGVEC_POSTINGS_LIST_DIV) &&
+			(best < 0 || matches < best))
+		{
+			best = matches;
+			pi->read = read;
+			pi->dir_pages = 1;
+			pi->entries = superset;
+			best_label = true;
+		}
+	}
 	GraphPostingsClose(&p);
+	pi->sig_ratio = Max(pi->sig_ratio, 1.0);
 	if (best < 0 ||
 		(best > (double) (seg->ndocs / SEGVEC_POSTINGS_LIST_DIV) &&
 		 !GraphFilterPrefersExact(seg, segvec_ef_search, (int64) ceil(best))))
-		return false;
-	*listed = best;
-	*dir_pages = Max(best_values * sizeof(SegvecPostingsEntry) /
-					 SEGVEC_SEGPAGE_USABLE, 1.0);
+		return true;
+	pi->lists = true;
+	pi->listed = best;
+	if (!best_label)
+		pi->read = best;
+	pi->entries = pi->entries || nkeys > 1;
 	return true;
 }
 
@@ -248,12 +472,15 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	SegmentRun *runs;
 	double		graph_docs = 0;
 	double		scan_docs;		/* docs the scan can return */
+	double		false_matches = 0;	/* docs whose label signatures pass
+										 * and labels do not */
 	double		mutable_docs;
 	double		distances = 0;
 	double		pages = 0;
 	double		checks = 0;		/* filter entries checked */
 	double		words = 0;		/* bitmap words set up and scanned */
 	Selectivity *colsel = NULL; /* per filter column, or -1 */
+	List	   *labelconds = NIL;	/* LabelCond */
 	double		rows_read = -1; /* rows a known LIMIT reads, or -1 */
 	double		first_distances = 0;	/* of those rows, past the startup */
 	double		first_pages = 0;
@@ -308,6 +535,7 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	{
 		colsel = palloc(sizeof(Selectivity) * nfilters);
 		column_selectivities(root, path, nfilters, colsel);
+		labelconds = label_conditions(root, path, indexRel, nfilters);
 	}
 
 	runs = palloc0(sizeof(SegmentRun) * Max(info->nsegments, 1));
@@ -318,12 +546,24 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		double		live = seg->ndocs - seg->ntombstones;
 		double		r = (seg->quant != SEGVEC_QUANT_NONE ? 4 : 1);
 		double		visits;
-		double		listed;
-		double		dir_pages;
+		double		seg_sel;	/* of its docs, those the scan returns */
+		PostingsInfo pi;
+		bool		postings;
 
 		graph_docs += live;
 		run->node_pages = Min(1.0, (double) seg->node_size / BLCKSZ);
-		run->live = live * sel;
+
+		/*
+		 * what its postings tell: whether the scan lists the passing docs,
+		 * and how many more pass the label conditions' signatures than
+		 * their labels (the executor rechecks their rows)
+		 */
+		postings = colsel != NULL &&
+			segment_postings_info(indexRel, seg, info->dimensions, nfilters,
+								  colsel, labelconds, list_length(quals), &pi);
+		seg_sel = postings ? Min(sel * pi.sig_ratio, 1.0) : sel;
+		run->live = live * seg_sel;
+		false_matches += live * (seg_sel - sel);
 		if (seg->ndocs <= (double) segvec_ef_search * SEGVEC_EXACT_FACTOR)
 		{
 			/* scored whole at the start */
@@ -342,22 +582,22 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 			run->whole = live * r;
 			run->cap = live * 2.0 * seg->m;
 		}
-		if (colsel != NULL &&
-			segment_lists(indexRel, seg, info->dimensions, nfilters, colsel,
-						  &listed, &dir_pages))
+		if (postings && pi.lists)
 		{
 			/*
 			 * The passing docs from the postings, and nothing else of the
 			 * segment: the postings' first page, a binary search of the
-			 * column's directory, and, unless nothing passes, the list (4
-			 * bytes a node), the tombstones (read twice: for the list, and
-			 * by the segment's scan) and a word a 64 docs of the scan's
-			 * bitmaps; each listed node is checked (its tombstone bit, and
-			 * with other conditions its filter entry, on the pages of the
-			 * filter area it falls on); then the passing docs are scored
-			 * exactly.
+			 * column's directory (a label condition's: its 64 bits), and,
+			 * unless nothing passes, the lists (4 bytes a node), the
+			 * tombstones (read twice: for the lists, and by the segment's
+			 * scan) and a word a 64 docs of the scan's bitmaps; each node
+			 * read is checked (its tombstone bit, or a bit list's
+			 * intersection), and those listed with other conditions (or
+			 * a label condition's lists that name more) their filter
+			 * entries, on the pages of the filter area they fall on; then
+			 * the passing docs (signatures passing) are scored exactly.
 			 */
-			double		some = Min(listed, 1.0);
+			double		some = Min(pi.listed, 1.0);
 			double		tomb_pages = ceil((double) seg->ndocs /
 										  SEGVEC_TOMB_PER_PAGE);
 			double		vec_pages = (double) info->dimensions *
@@ -365,13 +605,13 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 			int			pool = segvec_rerank > 0 ? segvec_rerank :
 				Max(segvec_ef_search, SEGVEC_MIN_QUANT_SEARCH_WIDTH);
 
-			pages += 1 + (1 + log2(dir_pages)) +
+			pages += 1 + (1 + log2(pi.dir_pages)) +
 				some * (1 + 2 * tomb_pages) +
-				listed * sizeof(uint32) / SEGVEC_SEGPAGE_USABLE;
+				pi.read * sizeof(uint32) / SEGVEC_SEGPAGE_USABLE;
 			words += some * seg->ndocs / 64.0;
-			checks += listed;
-			if (list_length(quals) > 1)
-				pages += Min(listed, (double) seg->ndocs *
+			checks += pi.read;
+			if (pi.entries)
+				pages += Min(pi.listed, (double) seg->ndocs *
 							 SEGVEC_FILTER_ENTRY_BYTES(nfilters) / BLCKSZ);
 			run->first = run->live;
 			if (seg->quant == SEGVEC_QUANT_SQ8 && run->live > 2.0 * pool)
@@ -411,10 +651,11 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 			 * ef * s passing nodes and the passing docs exactly (as
 			 * graph/graphsearch.c chooses)
 			 */
-			double		width = Max(segvec_ef_search * sel,
+			double		width = Max(segvec_ef_search * seg_sel,
 									(double) SEGVEC_MIN_SEARCH_WIDTH);
-			double		walk = Min(width / sel * seg->m, (double) seg->ndocs);
-			double		exact = sel * live * r;
+			double		walk = Min(width / seg_sel * seg->m,
+								   (double) seg->ndocs);
+			double		exact = seg_sel * live * r;
 			double		area = (double) seg->ndocs *
 				SEGVEC_FILTER_ENTRY_BYTES(nfilters) / BLCKSZ;
 
@@ -438,7 +679,7 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 				checks += visits;
 				pages += Min(area, 8.0) + visits * Min(1.0, area / seg->ndocs);
 				run->first = width;
-				run->per_row = seg->m / sel;
+				run->per_row = seg->m / seg_sel;
 				run->switch_rows = -1;
 				run->cap = exact;
 				run->node_pages += Min(1.0, area / seg->ndocs);
@@ -458,7 +699,11 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		pages += mutable_docs * (info->dimensions * sizeof(float4) + 32 +
 								 SEGVEC_FILTER_ENTRY_BYTES(nfilters)) / BLCKSZ;
 
-	/* a known LIMIT's rows: each segment gives its share */
+	/*
+	 * a known LIMIT's rows, each segment giving its share (with label
+	 * conditions the false matches among them: a segment's rows are in
+	 * proportion to its docs that pass)
+	 */
 	scan_docs = Max(ntuples * sel, 1.0);
 	if (rows_read > 0)
 	{
@@ -484,8 +729,16 @@ segveccostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		first_distances * distance_cost;
 	*indexTotalCost = startup + run_pages * spc_seq_page_cost +
 		run_distances * distance_cost +
-		ntuples * sel * cpu_operator_cost;
-	*indexSelectivity = sel;
+		(ntuples * sel + false_matches) * cpu_operator_cost;
+
+	/*
+	 * The rows the scan returns: those that pass, and with label conditions
+	 * those whose signatures pass although their labels do not, which the
+	 * executor fetches and rechecks (cost_index charges their heap fetches,
+	 * and a LIMIT k plan k / rows of them, rows being the rows that pass)
+	 */
+	*indexSelectivity = false_matches > 0 ?
+		Min((ntuples * sel + false_matches) / ntuples, 1.0) : sel;
 	*indexCorrelation = 0;
 	*indexPages = index->pages;
 }

@@ -140,6 +140,28 @@ label_signature(Datum value, uint64 **each, int *neach)
 }
 
 /*
+ * SegvecFilterTypeIsLabels: is a filter column of type typid a label array
+ * (its entries keep a signature)?
+ */
+bool
+SegvecFilterTypeIsLabels(Oid typid)
+{
+	return filter_kind(typid) == FILTER_LABELS;
+}
+
+/*
+ * SegvecFilterLabels: the signature bits of a label array (an int4[] or
+ * text[] datum), as a scan key on a label column takes them: their union,
+ * and each label's bits into a palloc'd *each of *neach (NULL elements left
+ * out).
+ */
+uint64
+SegvecFilterLabels(Datum array, uint64 **each, int *neach)
+{
+	return label_signature(array, each, neach);
+}
+
+/*
  * SegvecFilterTypeSupported: can a column of type typid be a filter column?
  */
 bool

@@ -164,8 +164,9 @@ report_late(SegvecScanOpaque so)
 }
 
 /*
- * The executor read the scan to its end: the query needed every row the
- * index holds (a filter that few rows pass, or no LIMIT).  Rows that
+ * The executor read the scan to its end (or to where
+ * segvec.max_scan_tuples stopped it): the query needed every row the index
+ * holds (a filter that few rows pass, or no LIMIT).  Rows that
  * strict order skipped as late finds are then missing from its answer,
  * not merely ranked out of the first k, so say so at NOTICE, as the scan
  * does when segvec.max_scan_tuples stops it.
@@ -180,6 +181,9 @@ report_skipped_at_end(SegvecScanOpaque so)
 	ereport(NOTICE,
 			(errmsg("segvec index scan skipped " INT64_FORMAT " rows found after a farther row had been returned",
 					late),
+			 so->budget.noticed ?
+			 errdetail("The scan returned " INT64_FORMAT " rows before segvec.max_scan_tuples stopped it; under segvec.scan_order = strict, rows that the graph search found out of distance order are skipped, so any of them that the query's conditions accept is missing from its result.",
+					   so->nreturned) :
 			 errdetail("The scan returned " INT64_FORMAT " rows and ran to its end; under segvec.scan_order = strict, rows that the graph search found out of distance order are skipped, so any of them that the query's conditions accept is missing from its result.",
 					   so->nreturned),
 			 errhint("Raise segvec.ef_search, or set segvec.scan_order = relaxed and sort the rows again in an outer query.")));
@@ -531,14 +535,6 @@ bits_nodes(GraphPostings *p, const SegvecPostingsEntry *dir, uint32 **cache,
 }
 
 /*
- * A label key reads at most 1/POSTINGS_READ_DIV of its segment's docs in
- * node numbers from bit lists: more (a key of many labels, or of common
- * ones) would cost more than the pass it spares, and would rarely leave
- * few enough nodes to list.
- */
-#define POSTINGS_READ_DIV	2
-
-/*
  * The nodes of segment seg whose signature in column key->col (which has
  * bit postings, p) may pass label key key, from the bits' lists,
  * ascending, palloc'd, their count in *n: exactly the nodes whose signature
@@ -546,7 +542,8 @@ bits_nodes(GraphPostings *p, const SegvecPostingsEntry *dir, uint32 **cache,
  * left out, or for =, which needs a signature equal to the argument's.
  * NULL when the lists do not bound them: <@, @> or = with no label, a
  * label whose bits all lack lists, or lists longer than
- * POSTINGS_READ_DIV allows.  A bit no node has empties its label's set.
+ * SEGVEC_POSTINGS_READ_DIV allows.  A bit no node has empties its
+ * label's set.
  */
 static uint32 *
 label_nodes(GraphPostings *p, const SegvecSegment *seg,
@@ -603,7 +600,7 @@ label_nodes(GraphPostings *p, const SegvecSegment *seg,
 		if ((toread & (UINT64CONST(1) << bit)) &&
 			dir[bit].list != SEGVEC_POSTINGS_NO_LIST)
 			cost += dir[bit].count;
-	if (cost > seg->ndocs / POSTINGS_READ_DIV)
+	if (cost > seg->ndocs / SEGVEC_POSTINGS_READ_DIV)
 		return NULL;
 	memset(cache, 0, sizeof(cache));
 

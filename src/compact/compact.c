@@ -91,7 +91,8 @@ int			segvec_merge_ratio = 16;
 int			segvec_merge_deletes_pct = 20;
 int			segvec_settle_ratio = 1024;
 
-static void compact_mutable(Relation index, SegvecCompactStats *stats);
+static void compact_mutable(Relation index, SegvecCompactStats *stats,
+							bool relocate);
 static void install_ext(Relation index, SegvecSegment *add, int nadd,
 						uint32 *drop, int ndrop, BlockNumber new_head,
 						uint64 new_head_seqno, bool moved);
@@ -1192,7 +1193,7 @@ merge_segments(Relation index, SegvecMetaInfo *info, uint32 *drop, int ndrop,
 		tombs[j] = GraphGetTombstones(index, &inputs[j]);
 	}
 	if (aliases_target_dropped(index, inputs, tombs, ndrop))
-		compact_mutable(index, stats);
+		compact_mutable(index, stats, false);
 	SegvecGetFrozenOptions(index, &opts);
 	segno = reserve_segno(index);
 
@@ -1594,7 +1595,7 @@ SegvecMergeSegments(Relation index, SegvecCompactStats *stats)
  * other compaction or VACUUM of the index).  Adds to *stats if not NULL.
  */
 static void
-compact_mutable(Relation index, SegvecCompactStats *stats)
+compact_mutable(Relation index, SegvecCompactStats *stats, bool relocate)
 {
 	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
 	MemoryContext ctx,
@@ -1620,10 +1621,13 @@ compact_mutable(Relation index, SegvecCompactStats *stats)
 	/* 1. freeze: a fresh tail page; everything before it is frozen */
 	buf = SegvecMutableLockTail(index);
 	SegvecGetMetaInfo(index, info);
-	if (info->mutable_head == BufferGetBlockNumber(buf) &&
-		PageGetMaxOffsetNumber(BufferGetPage(buf)) == 0)
+	if ((info->mutable_head == BufferGetBlockNumber(buf) &&
+		 PageGetMaxOffsetNumber(BufferGetPage(buf)) == 0) != relocate)
 	{
-		/* nothing in the mutable segment */
+		/*
+		 * Nothing in the mutable segment; or, relocating, something (the
+		 * next compaction moves it anyway)
+		 */
 		UnlockReleaseBuffer(buf);
 		frozen_stop = InvalidBlockNumber;
 	}
@@ -1669,6 +1673,45 @@ compact_mutable(Relation index, SegvecCompactStats *stats)
 }
 
 /*
+ * SegvecMutableRelocate: when the mutable segment is one empty page and a
+ * reusable free block lies below it, move it there: a compaction of
+ * nothing (a fresh tail page, taken at the lowest reusable block, then
+ * the install that makes it the head and frees the old page), so an
+ * insert that waits for the old page's lock follows its link to the new
+ * one, as after any compaction.  For compact/shrink.c: a page that never
+ * moves would keep the free tail from being given back, or split the free
+ * space below the big segment, until the next compaction.  Returns whether
+ * the page went lower.  Takes the compaction lock.
+ */
+bool
+SegvecMutableRelocate(Relation index)
+{
+	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	BlockNumber old;
+	bool		lower = false;
+	uint32		k;
+
+	SegvecGetMetaInfo(index, info);
+	old = info->mutable_head;
+	if (old == info->mutable_tail && old != InvalidBlockNumber)
+		for (k = 0; k < info->nfree && !lower; k++)
+			lower = info->free[k].start < old &&
+				(uint64) info->free[k].start + info->free[k].npages != nblocks &&
+				SegvecFreeExtentReusable(&info->free[k]);
+	SegvecFreeMetaInfo(info);
+	if (lower)
+	{
+		compact_mutable(index, NULL, true);
+		SegvecGetMetaInfo(index, info);
+		lower = info->mutable_head < old;
+		SegvecFreeMetaInfo(info);
+	}
+	pfree(info);
+	return lower;
+}
+
+/*
  * SegvecCompact: compact the index (see the file header), then merge
  * segments (SegvecMergeSegments).  Waits for any other compaction or
  * VACUUM of the index to finish first.  Fills *stats if not NULL.
@@ -1679,7 +1722,7 @@ SegvecCompact(Relation index, SegvecCompactStats *stats)
 	if (stats)
 		memset(stats, 0, sizeof(SegvecCompactStats));
 
-	compact_mutable(index, stats);
+	compact_mutable(index, stats, false);
 
 	/* 5. merges, without the compaction lock */
 	merge_loop(index, stats, false, false);
@@ -1698,7 +1741,7 @@ SegvecCompactDrain(Relation index, SegvecCompactStats *stats)
 	if (stats)
 		memset(stats, 0, sizeof(SegvecCompactStats));
 
-	compact_mutable(index, stats);
+	compact_mutable(index, stats, false);
 	merge_loop(index, stats, true, false);
 }
 
@@ -1786,6 +1829,6 @@ SegvecSettle(Relation index, SegvecCompactStats *stats)
 		memset(stats, 0, sizeof(SegvecCompactStats));
 
 	if (SegvecMutableCountDocs(index, 1) > 0)
-		compact_mutable(index, stats);
+		compact_mutable(index, stats, false);
 	merge_loop(index, stats, false, true);
 }

@@ -71,6 +71,7 @@ extern void SegvecSettle(Relation index, SegvecCompactStats *stats);
 
 /* shrink.c */
 extern bool SegvecShrink(Relation index, int timeout_ms);
+extern bool SegvecMutableRelocate(Relation index);
 extern void SegvecShrinkBuilt(Relation index);
 
 /*

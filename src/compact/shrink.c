@@ -24,6 +24,14 @@
  * the size of its pages in use after one rewrite of the big segment in two,
  * and twice that after the other.
  *
+ * When no segment at the end can be moved, a keymap run or a small segment
+ * may be what ends the used part (unpin_tail): one written when no hole
+ * below was reusable yet goes after the big segment, and, an old keymap
+ * run never being rewritten, would keep the free space above the big
+ * segment inside the index for good.  It is moved down likewise (a run by
+ * KeymapMoveRun, keymap/keymaprun.c, under the compaction lock; an empty
+ * mutable segment's page by SegvecMutableRelocate, compact.c).
+ *
  * The copy is a segment like any other: same number, docs, graph, stamp
  * (a hash of its doc ids and size, not of its place), areas at the same
  * offsets from its first block; no page of a segment holds a block number.
@@ -59,6 +67,7 @@
 #include "compact/compact_int.h"
 #include "graph/graph.h"
 #include "hooks/testhooks.h"
+#include "keymap/keymap.h"
 
 /* What move_tail_segment did */
 typedef enum MoveOutcome
@@ -228,6 +237,238 @@ move_tail_segment(Relation index, BlockNumber min_pages)
 }
 
 /*
+ * What ends the used part of the index, under the free entries at its end
+ * (tail_pin)
+ */
+typedef enum TailPin
+{
+	PIN_NONE,					/* nothing worth moving */
+	PIN_RUN,					/* a keymap run: *run */
+	PIN_SEGMENT,				/* a segment under min_pages: *seg */
+	PIN_MUTABLE					/* the mutable segment, one empty page */
+} TailPin;
+
+/*
+ * tail_pin: the keymap run, small segment (under min_pages blocks) or
+ * one-page mutable segment that ends the used part of the index, if moving it down would let the free
+ * tail be given back: the free blocks right below it, its own and the
+ * free tail hold at least min_pages more than the slack a truncation
+ * keeps, or a segment of at least min_pages ends where it starts (which
+ * move_tail_segment can then move).  Reads the metapage (share lock).
+ */
+static TailPin
+tail_pin(Relation index, BlockNumber min_pages, SegvecSegment *seg,
+		 SegvecKeymapRun *run)
+{
+	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	BlockNumber end = nblocks;
+	BlockNumber start = InvalidBlockNumber;
+	BlockNumber below;
+	bool		big_below = false;
+	TailPin		pin = PIN_NONE;
+	int			i;
+	int			k;
+
+	SegvecGetMetaInfo(index, info);
+	for (k = (int) info->nfree - 1; k >= 0; k--)
+	{
+		if ((uint64) info->free[k].start + info->free[k].npages != end)
+			break;
+		end = info->free[k].start;
+	}
+	for (i = 0; i < (int) info->keymap_nruns; i++)
+	{
+		const SegvecKeymapRun *r = &info->keymap_runs[i];
+
+		if (r->npages > 0 && (uint64) r->start + r->npages == end)
+		{
+			*run = *r;
+			start = r->start;
+			pin = PIN_RUN;
+		}
+	}
+	if (pin == PIN_NONE && info->mutable_head == info->mutable_tail &&
+		info->mutable_head != InvalidBlockNumber &&
+		(uint64) info->mutable_head + 1 == end)
+	{
+		start = info->mutable_head;
+		pin = PIN_MUTABLE;
+	}
+	for (i = 0; i < (int) info->nsegments; i++)
+	{
+		const SegvecSegment *sg = &info->segments[i];
+
+		if (pin == PIN_NONE && sg->npages < min_pages &&
+			(uint64) sg->start + sg->npages == end)
+		{
+			*seg = *sg;
+			start = sg->start;
+			pin = PIN_SEGMENT;
+		}
+	}
+	if (pin != PIN_NONE)
+	{
+		/* the free blocks right below it */
+		below = start;
+		for (; k >= 0; k--)
+		{
+			if ((uint64) info->free[k].start + info->free[k].npages != below)
+				break;
+			below = info->free[k].start;
+		}
+		for (i = 0; i < (int) info->nsegments; i++)
+			if (info->segments[i].npages >= min_pages &&
+				(uint64) info->segments[i].start + info->segments[i].npages == start)
+				big_below = true;
+		if (!big_below &&
+			(uint64) nblocks - below <
+			(uint64) min_pages + below / SEGVEC_TAIL_SLACK_FRACTION)
+			pin = PIN_NONE;
+	}
+	SegvecFreeMetaInfo(info);
+	pfree(info);
+	return pin;
+}
+
+/*
+ * unpin_tail: move the keymap runs, small segments and one-page mutable
+ * segment that end the used part of the index down into the lowest
+ * reusable free runs that hold them, while moving them lets the free tail
+ * be given back (tail_pin).
+ * They are placed low when written (store/extent.c), but one written when
+ * no hole below was reusable yet goes after the big segment, and would
+ * keep the free space above the big segment from being truncated, and the
+ * big segment from being moved, for as long as it lives (an old keymap
+ * run: for good).  Returns whether it moved anything.  Caller holds no
+ * compaction or merge lock.
+ */
+static bool
+unpin_tail(Relation index, BlockNumber min_pages)
+{
+	bool		moved = false;
+	int			i;
+
+	for (i = 0; i < SEGVEC_KEYMAP_MAX_RUNS; i++)
+	{
+		SegvecSegment seg;
+		SegvecKeymapRun run;
+		TailPin		pin;
+		bool		done = false;
+
+		memset(&seg, 0, sizeof(seg));
+		memset(&run, 0, sizeof(run));
+		pin = tail_pin(index, min_pages, &seg, &run);
+
+		if (pin == PIN_RUN)
+		{
+			/* only the compaction lock's holder installs runs */
+			if (!ConditionalLockPage(index, SEGVEC_METAPAGE_BLKNO,
+									 ExclusiveLock))
+				break;
+			done = KeymapMoveRun(index, run.runno, run.start, run.start);
+			UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+		}
+		else if (pin == PIN_SEGMENT)
+			done = move_tail_segment(index, 1) == MOVE_DONE;
+		else if (pin == PIN_MUTABLE)
+			done = SegvecMutableRelocate(index);
+		if (!done)
+			break;
+		moved = true;
+	}
+	return moved;
+}
+
+/*
+ * pack_below: when the segment that ends the index (tail_segment) cannot
+ * be moved for want of room, but the free blocks below it, counted down
+ * from it across keymap runs (and the mutable segment, when it is one
+ * page) only, would hold it if those were out of the way, move them down
+ * (each into the lowest reusable free run below it, first fit; the
+ * mutable page by SegvecMutableRelocate), so that the free blocks join
+ * into one hole the
+ * segment is moved into at the next shrink, once what the moves freed is
+ * reusable.  Not when the runs are more than a quarter of the segment
+ * (the copies would cost more than they bring).  Returns whether it moved
+ * anything.  Caller holds no compaction or merge lock.
+ */
+static bool
+pack_below(Relation index, BlockNumber min_pages)
+{
+	SegvecMetaInfo *info;
+	SegvecSegment seg;
+	SegvecKeymapRun *runs;
+	int			nruns = 0;
+	BlockNumber b;
+	uint64		nfree = 0,
+				nrun_pages = 0;
+	bool		found = false;
+	bool		moved = false;
+	bool		mutable_in = false;
+	int			i;
+
+	if (!tail_segment(index, min_pages, &seg))
+		return false;
+	info = palloc(sizeof(SegvecMetaInfo));
+	SegvecGetMetaInfo(index, info);
+	runs = palloc(sizeof(SegvecKeymapRun) * SEGVEC_KEYMAP_MAX_RUNS);
+	b = seg.start;
+	while (!found)
+	{
+		bool		step = false;
+
+		for (i = 0; !step && i < (int) info->nfree; i++)
+			if (info->free[i].npages > 0 &&
+				(uint64) info->free[i].start + info->free[i].npages == b)
+			{
+				nfree += info->free[i].npages;
+				b = info->free[i].start;
+				step = true;
+			}
+		for (i = 0; !step && i < (int) info->keymap_nruns; i++)
+			if (info->keymap_runs[i].npages > 0 &&
+				(uint64) info->keymap_runs[i].start +
+				info->keymap_runs[i].npages == b)
+			{
+				runs[nruns++] = info->keymap_runs[i];
+				nrun_pages += info->keymap_runs[i].npages;
+				b = info->keymap_runs[i].start;
+				step = true;
+			}
+		/* the mutable segment, when it is one page (see SegvecMutableRelocate) */
+		if (!step && !mutable_in &&
+			info->mutable_head == info->mutable_tail &&
+			info->mutable_head != InvalidBlockNumber &&
+			(uint64) info->mutable_head + 1 == b)
+		{
+			mutable_in = true;
+			b = info->mutable_head;
+			step = true;
+		}
+		if (!step)
+			break;
+		found = nfree >= seg.npages;
+	}
+	SegvecFreeMetaInfo(info);
+	pfree(info);
+
+	if (found && nruns > 0 && nrun_pages <= seg.npages / 4 &&
+		ConditionalLockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock))
+	{
+		/* the lowest first: each goes as low as it fits */
+		for (i = nruns - 1; i >= 0; i--)
+			moved |= KeymapMoveRun(index, runs[i].runno, runs[i].start,
+								   runs[i].start);
+		UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+	}
+	if (found && mutable_in)
+		moved |= SegvecMutableRelocate(index);
+	pfree(runs);
+	return moved;
+}
+
+/*
  * SegvecShrinkBuilt: at the end of a CREATE INDEX (or REINDEX) whose
  * pieces were merged, move the merged segment down into the space the
  * pieces left below it, and give the free tail back: a build would
@@ -268,10 +509,17 @@ SegvecShrinkBuilt(Relation index)
  * truncation.  (VACUUM does not move: it does not wait for reusability,
  * and with transactions held across its rounds a move put the big segment
  * where the next output could not follow, test/t/087_free_reuse.pl.)
- * Returns true when it moved a segment and could not give its old extent
- * back yet: that extent is reusable only once the xid that was next at
- * the move's install is older than every snapshot (the caller may take
- * one and shrink again after its commit, jobs/jobrun.c).
+ * Returns true when it moved a segment (or keymap run, or the mutable
+ * segment's page): the old extent is reusable, and given back or used by
+ * the next move, only once the xid that was next at the move's install is
+ * older than every snapshot (the caller may take one and shrink again
+ * after its commit, jobs/jobrun.c; each move takes a structure lower, so
+ * this ends); and
+ * when it waited in vain for an extent freed after the last xid was taken
+ * (SegvecFreeAwaitsXid: a VACUUM's merge on a server that then went
+ * quiet), which only a new xid makes reusable.  The xid the caller takes
+ * then is that very xid, so the next shrink cannot ask again for the
+ * same extents: this ends.
  * Caller holds no compaction or merge lock, and a lock on the index.
  */
 bool
@@ -280,6 +528,9 @@ SegvecShrink(Relation index, int timeout_ms)
 	BlockNumber min_pages;
 	int			waited = 0;
 	bool		moved = false;
+	bool		blocked = false;
+	bool		awaits;
+	bool		truncated;
 
 	if (IsInParallelMode() || RecoveryInProgress() ||
 		!SegvecMayTruncate(index))
@@ -300,6 +551,16 @@ SegvecShrink(Relation index, int timeout_ms)
 		mv = move_tail_segment(index, min_pages);
 		moved |= (mv == MOVE_DONE);
 
+		/* what keeps the free tail, or the big segment, where they are */
+		if (mv != MOVE_DONE && unpin_tail(index, min_pages))
+		{
+			moved = true;
+			continue;
+		}
+		/* what splits the free space below the big segment */
+		if (mv == MOVE_NONE && pack_below(index, min_pages))
+			moved = true;
+		blocked = mv == MOVE_WAIT;
 		if (mv != MOVE_WAIT || waited >= timeout_ms)
 			break;
 		/* not the latch: a wake-up for the worker's loop must stay set */
@@ -308,9 +569,14 @@ SegvecShrink(Relation index, int timeout_ms)
 		waited += SEGVEC_TRUNCATE_NAP_MS;
 		CHECK_FOR_INTERRUPTS();
 	}
-	if (SegvecTruncateFreeTailWait(index, Max(timeout_ms - waited,
-											  SEGVEC_TRUNCATE_NAP_MS)) !=
-		InvalidBlockNumber)
-		return false;
-	return moved;
+	/* before the truncation, whose lock takes an xid */
+	awaits = SegvecFreeAwaitsXid(index);
+	truncated = SegvecTruncateFreeTailWait(index,
+										   Max(timeout_ms - waited,
+											   SEGVEC_TRUNCATE_NAP_MS)) !=
+		InvalidBlockNumber;
+	/* a move's old extent waits for an xid after the move's install */
+	if (moved)
+		return true;
+	return (blocked || !truncated) && awaits;
 }

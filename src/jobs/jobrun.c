@@ -168,7 +168,9 @@ take_xid_after_installs(void)
  * old copy's space below it, until the next write.  So take an xid that
  * follows them and ask for one more settle, which, after this transaction
  * has committed, finds nothing to settle and shrinks (run_settle).  A
- * shrink only asks again after a move, so this ends.
+ * shrink asks again only after a move (each takes a structure lower), or
+ * when it waited for space freed after the last xid was taken (which the
+ * xid taken here follows), so this ends.
  */
 static void
 shrink_after_commit(Relation index)
@@ -178,7 +180,10 @@ shrink_after_commit(Relation index)
 		take_xid_after_installs();
 }
 
-/* SegvecShrink, and once more after the commit if a move freed space */
+/*
+ * SegvecShrink, and once more after the commit if a move freed space, or
+ * if it waited for space that only a new xid makes reusable
+ */
 static void
 shrink(Relation index, int timeout_ms)
 {

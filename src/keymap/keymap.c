@@ -36,7 +36,7 @@
  *	   drops each frozen head's lock, so appends that began before the
  *	   freeze have finished;
  *	2. folds the frozen changes (the last change of each doc id) into one
- *	   sorted run, written to a new extent (best fit from the free-extent
+ *	   sorted run, written to a new extent (first fit from the free-extent
  *	   list; full-page WAL images): its cost follows the number of changes,
  *	   not the size of the keymap;
  *	3. installs, in one metapage record, the new run at the newest end of

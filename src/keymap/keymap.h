@@ -74,6 +74,8 @@ extern void KeymapBucketStats(Relation index, KeymapBucketStat *stats,
 							  uint32 *epoch, bool count_entries);
 extern uint32 KeymapRunStamp(const SegvecKeymapRun *run);
 extern int	KeymapRunTier(const SegvecKeymapRun *run);
+extern bool KeymapMoveRun(Relation index, uint32 runno, BlockNumber from,
+						  BlockNumber limit);
 
 /* snapshots */
 extern void SegvecKeymapSnapshot(Relation index);

@@ -275,7 +275,7 @@ fill_run_page(Page page, uint32 k, void *arg)
 /*
  * Write a run of nentries entries (nremoves of them removes) numbered
  * runno, from mem or from a merge (begun; it is ended here), into a new
- * extent (SegvecAllocExtent: best fit from the free-extent list); fills
+ * extent (SegvecAllocExtent: first fit from the free-extent list); fills
  * *run.  Nothing points at it until its install.
  */
 static void
@@ -415,6 +415,76 @@ install_runs(Relation index, int first, int nreplace,
 	pfree(oldfrozen);
 	if (chainpages)
 		pfree(chainpages);
+}
+
+/* SegvecFillExtent's callback for KeymapMoveRun: page k of the run */
+typedef struct RunCopy
+{
+	Relation	index;
+	const SegvecKeymapRun *run;
+} RunCopy;
+
+static void
+copy_run_page(Page page, uint32 k, void *arg)
+{
+	RunCopy    *c = (RunCopy *) arg;
+	BlockNumber blkno = c->run->start + k;
+	Buffer		buf = ReadBuffer(c->index, blkno);
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	KmCheckRunPage(c->index, c->run, BufferGetPage(buf), blkno);
+	memcpy(page, BufferGetPage(buf), BLCKSZ);
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * KeymapMoveRun: move the keymap run numbered runno, if the directory
+ * still has it at block from, into the lowest reusable free run that ends
+ * at or below limit, at most from (compact/shrink.c: a run that keeps the
+ * free tail from being given back, or splits the free space a segment
+ * could be moved into).  The copy is the same run (number, stamp, entries;
+ * no page of a run holds a block number), written as full page images;
+ * one install record replaces its descriptor and frees the old extent,
+ * which a scan that read the old directory goes on reading, kept as it
+ * was by the free-extent list's reuse rule.  A crash before the install
+ * leaves the copy unreachable, recycled like a crashed snapshot's run.
+ * Returns whether it moved the run.  Caller holds the compaction lock
+ * (only its holder installs runs).
+ */
+bool
+KeymapMoveRun(Relation index, uint32 runno, BlockNumber from,
+			  BlockNumber limit)
+{
+	KeymapDir  *dir = palloc(sizeof(KeymapDir));
+	SegvecKeymapRun copy;
+	RunCopy		c;
+	int			i;
+	bool		moved = false;
+
+	KmReadDir(index, dir);
+	for (i = 0; i < (int) dir->nruns; i++)
+		if (dir->runs[i].runno == runno && dir->runs[i].start == from)
+			break;
+	if (i < (int) dir->nruns && dir->runs[i].npages > 0)
+	{
+		copy = dir->runs[i];
+		copy.start = SegvecExtentTakeBelow(index, copy.npages,
+										   Min(from, limit), NULL);
+		if (copy.start != InvalidBlockNumber)
+		{
+			c.index = index;
+			c.run = &dir->runs[i];
+			SegvecFillExtent(index, copy.start, copy.npages, copy_run_page, &c);
+			install_runs(index, i, 1, &copy, NULL, false, false);
+			moved = true;
+			ereport(DEBUG1,
+					(errmsg_internal("segvec moved keymap run %u of index \"%s\" (%u pages) from block %u to %u",
+									 runno, RelationGetRelationName(index),
+									 copy.npages, from, copy.start)));
+		}
+	}
+	pfree(dir);
+	return moved;
 }
 
 /* Tier of a run: floor(log4(pages)), pages counted from 1 */

@@ -3,8 +3,8 @@
  * extent.c
  *	  The free-extent list of a segvec index: contiguous runs of blocks that
  *	  an install freed (a dropped segment, a replaced keymap run, a replaced
- *	  manifest overflow chain), reused best fit for new extents once no
- *	  scan can still read them.
+ *	  manifest overflow chain), reused for new extents (big ones best fit,
+ *	  small ones first fit) once no scan can still read them.
  *
  * The list lives in the metapage (SegvecMetaPageData.free), sorted by start
  * block, disjoint.  Adjacent entries are merged when they were freed at
@@ -92,6 +92,31 @@ SegvecFreeExtentReusable(const SegvecFreeExtent *f)
 {
 	SegvecRefreshHorizon();
 	return extent_reusable(f);
+}
+
+/*
+ * SegvecFreeAwaitsXid: is an extent on the free-extent list stamped with
+ * the xid that is next now, so that no transaction took an xid since it
+ * was freed?  On a quiet server it then never becomes reusable (a snapshot
+ * taken now has that xid as its xmin) until someone takes one
+ * (jobs/jobrun.c takes it after a shrink that waited for such an extent).
+ */
+bool
+SegvecFreeAwaitsXid(Relation index)
+{
+	Buffer		metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	SegvecMetaPage meta;
+	uint64		next;
+	bool		awaits = false;
+	uint32		k;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	meta = SegvecPageGetMeta(BufferGetPage(metabuf));
+	next = U64FromFullTransactionId(ReadNextFullTransactionId());
+	for (k = 0; k < meta->nfree && !awaits; k++)
+		awaits = meta->free[k].xid >= next;
+	UnlockReleaseBuffer(metabuf);
+	return awaits;
 }
 
 /*
@@ -221,6 +246,9 @@ join_entries(SegvecMetaPage meta, uint32 first, uint32 count)
 	meta->nfree -= count - 1;
 }
 
+static bool small_extent(Relation index, uint32 npages);
+static BlockNumber extent_take(Relation index, uint32 npages,
+							   BlockNumber limit, bool lowest, bool *wait);
 static bool best_run_below(const SegvecFreeExtent *free, uint32 nfree,
 						   uint64 npages, BlockNumber nblocks,
 						   BlockNumber limit, bool reusable, bool lowest,
@@ -409,9 +437,13 @@ SegvecFreeExtentAdd(SegvecMetaPage meta, BlockNumber start, uint32 npages,
 
 /*
  * SegvecExtentTake: take npages contiguous free blocks from the free-extent
- * list, best fit among the runs of blocks no scan can read any more (the
- * smallest that holds them, the lowest of equals; its first blocks), so
- * that the big extents a big merge needs stay whole; returns the first
+ * list, among the runs of blocks no scan can read any more: for a big
+ * extent (a rewrite of the big segment) best fit (the smallest run that
+ * holds them, the lowest of equals), so that the big extents a big merge
+ * needs stay whole; for a small one (small_extent) first fit (the lowest
+ * run that holds them), so that small structures gather low and leave
+ * the holes above them whole (src/README.md, "Free extents").  Either
+ * takes its run's first blocks, or the free tail's last; returns the first
  * block, or InvalidBlockNumber if none fits (the caller extends the
  * relation).  The run's entries become one.  One WAL record on the
  * metapage, under its exclusive lock, so concurrent takers get different
@@ -421,7 +453,8 @@ SegvecFreeExtentAdd(SegvecMetaPage meta, BlockNumber start, uint32 npages,
 BlockNumber
 SegvecExtentTake(Relation index, uint32 npages)
 {
-	return SegvecExtentTakeBelow(index, npages, InvalidBlockNumber, NULL);
+	return extent_take(index, npages, InvalidBlockNumber,
+					   small_extent(index, npages), NULL);
 }
 
 /*
@@ -435,6 +468,30 @@ SegvecExtentTake(Relation index, uint32 npages)
 BlockNumber
 SegvecExtentTakeBelow(Relation index, uint32 npages, BlockNumber limit,
 					  bool *wait)
+{
+	return extent_take(index, npages, limit, true, wait);
+}
+
+/*
+ * Is an extent of npages blocks small: below what a move would bring down
+ * (SEGVEC_TRUNCATE_FRACTION of the index, compact/shrink.c)?  Small
+ * extents are never moved, so they are placed as low as they fit.
+ */
+static bool
+small_extent(Relation index, uint32 npages)
+{
+	return npages < RelationGetNumberOfBlocks(index) / SEGVEC_TRUNCATE_FRACTION;
+}
+
+/*
+ * extent_take: take npages blocks from the runs that end at or below limit
+ * (InvalidBlockNumber: anywhere); with lowest, from the lowest run that
+ * holds them (first fit), else from the smallest (best fit).  See
+ * SegvecExtentTakeBelow for wait.
+ */
+static BlockNumber
+extent_take(Relation index, uint32 npages, BlockNumber limit, bool lowest,
+			bool *wait)
 {
 	Buffer		metabuf;
 	SegvecMetaPage meta;
@@ -457,7 +514,7 @@ SegvecExtentTakeBelow(Relation index, uint32 npages, BlockNumber limit,
 	nblocks = placing_for_moves(index) ? RelationGetNumberOfBlocks(index) :
 		InvalidBlockNumber;
 	if (best_run_below(meta->free, meta->nfree, npages, nblocks, limit, true,
-					   limit != InvalidBlockNumber, &first, &count))
+					   lowest, &first, &count))
 	{
 		SegvecFreeExtent *f;
 
@@ -990,7 +1047,8 @@ extend_from_free_tail(Relation index, uint32 npages)
 
 /*
  * SegvecAllocExtent: npages contiguous blocks for a new extent, nothing in
- * them reachable: best fit from the free-extent list (SegvecExtentTake),
+ * them reachable: from the free-extent list (SegvecExtentTake: best fit,
+ * or first fit for a small extent),
  * else added at the end of the relation.  Returns the first block.  The
  * caller fills them and WAL-logs them as full page images before anything
  * points at them (SegvecFillExtent; a merge fills and changes them over the

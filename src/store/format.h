@@ -254,7 +254,7 @@ typedef struct SegvecKeymapRun
 /*
  * A free extent: blocks [start, start + npages) that no live structure
  * uses, freed by the install whose FullTransactionId is xid.  They are
- * reused for new extents (best fit) once xid is older than every
+ * reused for new extents once xid is older than every
  * snapshot: no scan can then still hold a manifest or keymap directory
  * that points into them (src/README.md, "Free extents").
  */

@@ -203,6 +203,7 @@ typedef struct SegvecDocAppend
 extern void SegvecInitPage(Page page, uint16 flags);
 extern void SegvecRefreshHorizon(void);
 extern bool SegvecFreeExtentReusable(const SegvecFreeExtent *f);
+extern bool SegvecFreeAwaitsXid(Relation index);
 extern void SegvecSetBuilding(Oid indexid);
 extern bool SegvecBuildSkipWAL(Relation index, BlockNumber start,
 							   BlockNumber npages);

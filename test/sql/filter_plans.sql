@@ -11,7 +11,10 @@
 -- rows the LIMIT takes; the btree and a sort fetch every passing row.  So
 -- with a btree on the column too, the index with the filter column wins
 -- at 1%, and at 0.1% when more rows pass than the LIMIT takes, but not for
--- a single row.
+-- a single row.  A label array's postings name the docs whose signature
+-- has a label's bits; the executor rechecks their rows, so a rare label
+-- whose bits are common labels' bits (many signature matches) goes through
+-- a GIN index and a sort, one with bits of its own through the index.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS segvec;
 RESET client_min_messages;
@@ -30,16 +33,23 @@ SET maintenance_work_mem = '32MB';
 -- every tenth row of each cluster (10%, independent of the vector); grp:
 -- 1%; rid: one row each; shard: 1,000 values of 6 rows (0.1%); lot: rows 1
 -- to 1,000 one value each, the others 0 (shard and lot have at most 1,024
--- distinct values, so the segment has postings of them; rid has too many)
+-- distinct values, so the segment has postings of them; rid has too many);
+-- tags: label 50 on every fifth row, 64 on every sixth, 101 (0.1%, 6 rows)
+-- and 102 (1%); 101's two signature bits are one of 50's and one of 64's,
+-- so the 200 rows with both labels pass its signature; 102's are its own
 CREATE TABLE fp_far AS
     SELECT k, row_number() OVER (ORDER BY l2_distance(
         pg_temp.point(k, 0), pg_temp.point(0, 0)) DESC, k) AS rank
     FROM generate_series(0, 19) k;
 CREATE TABLE fp_docs (id int PRIMARY KEY, embedding real[], far10 int,
-    tenant int, grp int, rid int, shard int, lot int);
+    tenant int, grp int, rid int, shard int, lot int, tags int4[]);
 INSERT INTO fp_docs
     SELECT i, pg_temp.point(i % 20, i), (f.rank <= 2)::int, (i / 20) % 10,
-           (i / 20) % 100, i, i % 1000, CASE WHEN i <= 1000 THEN i ELSE 0 END
+           (i / 20) % 100, i, i % 1000, CASE WHEN i <= 1000 THEN i ELSE 0 END,
+           array_remove(ARRAY[CASE WHEN i % 5 = 0 THEN 50 END,
+                              CASE WHEN i % 6 = 0 THEN 64 END,
+                              CASE WHEN i % 1000 = 7 THEN 101 END,
+                              CASE WHEN i % 100 = 3 THEN 102 END], NULL)
     FROM generate_series(1, 6000) i JOIN fp_far f ON f.k = i % 20;
 CREATE TABLE fp_q (n int, v real[]);
 INSERT INTO fp_q VALUES (1, pg_temp.point(0, 100001));
@@ -48,12 +58,13 @@ INSERT INTO fp_q VALUES (1, pg_temp.point(0, 100001));
 CREATE INDEX fp_plain ON fp_docs USING segvec (embedding)
     WITH (compact_threshold = 0);
 CREATE INDEX fp_filter ON fp_docs USING segvec
-    (embedding, far10, tenant, grp, rid, shard, lot)
+    (embedding, far10, tenant, grp, rid, shard, lot, tags)
     WITH (compact_threshold = 0);
 CREATE INDEX fp_rid ON fp_docs (rid);
 CREATE INDEX fp_grp ON fp_docs (grp);
 CREATE INDEX fp_shard ON fp_docs (shard);
 CREATE INDEX fp_lot ON fp_docs (lot);
+CREATE INDEX fp_tags ON fp_docs USING gin (tags);
 ANALYZE fp_docs;
 
 -- 10% far from the query, 10% independent of it, 1% (with a btree on
@@ -79,6 +90,14 @@ SELECT * FROM pg_temp.plan($$
 SELECT * FROM pg_temp.plan($$
     SELECT id FROM fp_docs WHERE lot = 123
     ORDER BY embedding <-> (SELECT v FROM fp_q WHERE n = 1) LIMIT 10$$);
+-- label 102 (60 rows, as many signature matches) through the index with
+-- the filter column; 101 (6 rows, 206 signature matches) through the GIN
+SELECT * FROM pg_temp.plan($$
+    SELECT id FROM fp_docs WHERE tags && '{102}'
+    ORDER BY embedding <-> (SELECT v FROM fp_q WHERE n = 1) LIMIT 10$$);
+SELECT * FROM pg_temp.plan($$
+    SELECT id FROM fp_docs WHERE tags && '{101}'
+    ORDER BY embedding <-> (SELECT v FROM fp_q WHERE n = 1) LIMIT 10$$);
 -- the same answers as without any index
 CREATE FUNCTION pg_temp.ids(cond text, exact bool) RETURNS int[]
 LANGUAGE plpgsql AS $$
@@ -100,6 +119,7 @@ $$;
 SELECT c, cardinality(pg_temp.ids(c, false)) AS rows,
        pg_temp.ids(c, false) = pg_temp.ids(c, true) AS exact
 FROM unnest(ARRAY['far10 = 1', 'tenant = 3', 'grp = 42', 'rid = 1234',
-                  'shard = 7', 'lot = 123']) c;
+                  'shard = 7', 'lot = 123', 'tags && ''{102}''',
+                  'tags && ''{101}''']) c;
 
 DROP TABLE fp_docs, fp_q, fp_far;

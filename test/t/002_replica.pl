@@ -138,60 +138,53 @@ compare('after a second delete/VACUUM/insert cycle');
 
 # A build bigger than maintenance_work_mem merges its pieces into one
 # segment and moves it down into their space; the merge's output is logged
-# only if it stays where it was written, the moved copy always: the
-# standby answers as the primary, and finds every row by its own vector
-$primary->safe_psql('postgres', q{
+# only if it stays where it was written, the moved copy always.  Builds
+# table $tbl that way (after the settings in $set) and checks that the
+# standby answers as the primary and finds every row by its own vector.
+sub build_merged
+{
+	my ($tbl, $set, $what) = @_;
+
+	$primary->safe_psql('postgres', qq{
 SET maintenance_work_mem = '1MB';
-CREATE TABLE big (id int PRIMARY KEY, embedding real[]);
-INSERT INTO big SELECT g, vec(g, 64) FROM generate_series(1, 6000) g;
-CREATE INDEX big_v ON big USING segvec (embedding);
+$set
+CREATE TABLE $tbl (id int PRIMARY KEY, embedding real[]);
+INSERT INTO $tbl SELECT g, vec(g, 64) FROM generate_series(1, 6000) g;
+CREATE INDEX ${tbl}_v ON $tbl USING segvec (embedding);
 });
-is($primary->safe_psql('postgres', q{SELECT num_segments FROM ft.info('big_v')}),
-	'1', 'the build merged its pieces into one segment');
-$primary->wait_for_catchup($standby, 'replay');
-my $nn = q{SET enable_seqscan = off; SET segvec.ef_search = 100;
-  SELECT string_agg(id::text, ',') FROM (SELECT id FROM big
+	is($primary->safe_psql('postgres', qq{SELECT num_segments FROM ft.info('${tbl}_v')}),
+		'1', "the $what merged its pieces into one segment");
+	$primary->wait_for_catchup($standby, 'replay');
+	my $nn = qq{SET enable_seqscan = off; SET segvec.ef_search = 100;
+  SELECT string_agg(id::text, ',') FROM (SELECT id FROM $tbl
     ORDER BY embedding <-> vec(7, 64) LIMIT 10) s};
-is($standby->safe_psql('postgres', $nn), $primary->safe_psql('postgres', $nn),
-	'the merged build answers on the standby as on the primary');
-is( $standby->safe_psql(
-		'postgres', q{SET enable_seqscan = off; SET segvec.ef_search = 100;
-  SELECT count(*) FROM big a WHERE a.id % 20 = 0 AND
-    (SELECT b.id FROM big b ORDER BY b.embedding <-> a.embedding LIMIT 1)
+	is($standby->safe_psql('postgres', $nn), $primary->safe_psql('postgres', $nn),
+		"the $what answers on the standby as on the primary");
+	is( $standby->safe_psql(
+			'postgres', qq{SET enable_seqscan = off; SET segvec.ef_search = 100;
+  SELECT count(*) FROM $tbl a WHERE a.id % 20 = 0 AND
+    (SELECT b.id FROM $tbl b ORDER BY b.embedding <-> a.embedding LIMIT 1)
       IS DISTINCT FROM a.id}),
-	'0', 'the standby finds every row of the merged build by its own vector');
+		'0', "the standby finds every row of the $what by its own vector");
+}
+
+build_merged('big', '', 'merged build');
 
 # The same build with its merged segment left where the merge wrote it
 # (the move skipped by a test point: the path of a segment that finds no
 # room below): that copy is logged at the build's end, so the standby has
 # its pages too.
-$primary->safe_psql('postgres', q{
-SET maintenance_work_mem = '1MB';
+build_merged('big2', q{
 SET segvec.enable_test_hooks = on;
 SET segvec.test_point = 'build-move';
 SET segvec.test_point_action = 'skip';
-CREATE TABLE big2 (id int PRIMARY KEY, embedding real[]);
-INSERT INTO big2 SELECT g, vec(g, 64) FROM generate_series(1, 6000) g;
-CREATE INDEX big2_v ON big2 USING segvec (embedding);
-});
-is($primary->safe_psql('postgres', q{SELECT num_segments FROM ft.info('big2_v')}),
-	'1', 'the build without its move merged its pieces into one segment');
+}, 'unmoved build');
 # the pieces' space below the segment is free: the segment did not move
 is( $primary->safe_psql(
 		'postgres', q{SELECT count(*) > 0 FROM ft.storage_map('big2_v') f
   WHERE f.kind = 'free' AND f.block < (SELECT block FROM ft.storage_map('big2_v')
                                      WHERE kind = 'segment')}),
 	't', 'the merged segment stayed above the space its pieces left');
-$primary->wait_for_catchup($standby, 'replay');
-$nn =~ s/FROM big\b/FROM big2/;
-is($standby->safe_psql('postgres', $nn), $primary->safe_psql('postgres', $nn),
-	'the unmoved merged build answers on the standby as on the primary');
-is( $standby->safe_psql(
-		'postgres', q{SET enable_seqscan = off; SET segvec.ef_search = 100;
-  SELECT count(*) FROM big2 a WHERE a.id % 20 = 0 AND
-    (SELECT b.id FROM big2 b ORDER BY b.embedding <-> a.embedding LIMIT 1)
-      IS DISTINCT FROM a.id}),
-	'0', 'the standby finds every row of the unmoved build by its own vector');
 
 $standby->stop;
 $primary->stop;
