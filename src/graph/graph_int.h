@@ -70,6 +70,10 @@ struct HnswBuilder
 								 * vector, or -1 */
 	uint8	   *seeded;			/* bitmap: node already in the graph (a
 								 * merge's seed), or NULL */
+	uint32	   *order;			/* the nodes to insert that are not
+								 * duplicates, in a random order
+								 * (GraphShuffleInsertion) */
+	int			norder;
 
 	int			entry;			/* entry point, -1 while empty */
 	int			maxlevel;
@@ -167,6 +171,7 @@ extern void GraphInsertNode(HnswBuilder *b, uint32 q, GraphCand *eps);
 extern void GraphRelinkUpper(HnswBuilder *b, uint32 q, GraphCand *eps);
 extern void GraphInsertDuplicate(HnswBuilder *b, uint32 q, uint32 f);
 extern void GraphPrepareInsert(HnswBuilder *b);
+extern void GraphShuffleInsertion(HnswBuilder *b);
 extern void GraphInitScratch(HnswBuilder *b);
 extern void GraphAdviseHugePages(void *p, Size len);
 
@@ -179,6 +184,7 @@ typedef struct GraphParallelShared
 	int			m;
 	int			ef_construction;
 	int			n;
+	int			norder;			/* nodes to insert (the leader's order) */
 	Size		upper_size;		/* uint32 entries of flat_upper */
 	int			tranche;		/* LWLock tranche of the node locks */
 	/* offsets of the arrays from the start of this struct */
@@ -187,6 +193,7 @@ typedef struct GraphParallelShared
 	Size		off_levels;		/* n uint8 */
 	Size		off_upper_off;	/* n uint32 */
 	Size		off_dupof;		/* n int32 */
+	Size		off_order;		/* norder uint32 */
 	Size		off_flat_upper; /* upper_size uint32 */
 	Size		off_nbr0;		/* n * m0 uint32 */
 	Size		off_nnbr0;		/* n uint16 */
@@ -194,7 +201,7 @@ typedef struct GraphParallelShared
 	Size		off_locks;		/* n LWLock */
 	Size		total;
 
-	pg_atomic_uint32 next;		/* next node to claim */
+	pg_atomic_uint32 next;		/* next position of the order to claim */
 	pg_atomic_uint32 ndone;		/* nodes inserted */
 
 	/* entry point and top level, under entry_lock */

@@ -10,9 +10,16 @@
  * connections, without extending the candidates).  Level assignment uses
  * mL = 1 / ln(M).  Layer 0 keeps up to 2*M neighbours, the others M.
  *
+ * Nodes are inserted in a random order (GraphShuffleInsertion), not in doc
+ * id order: the docs come in the table's physical order, which is often
+ * grouped (rows loaded cluster by cluster, tenant by tenant), and a graph
+ * built one cluster after another reaches some clusters only from a few
+ * nodes of others, so the greedy descent of a search misses them (see
+ * "Connectivity" in src/README.md).
+ *
  * Three additions keep the graph connected on data full of near-identical
  * and identical vectors, where the plain algorithm leaves nodes that no
- * search can reach (see "Connectivity" in src/README.md):
+ * search can reach (ibid.):
  *	- exact duplicates are not inserted as nodes of their own: each joins a
  *	  ring through the first node with that vector, taking one slot of that
  *	  node's list (instead of one slot of every neighbour's list each);
@@ -714,6 +721,7 @@ HnswBuilderNodeBytes(int dim, int m)
 		sizeof(uint32) +		/* visited */
 		sizeof(uint32) + sizeof(int32) + 1 +	/* indeg0, dupof, reach */
 		sizeof(uint32) +		/* queue */
+		sizeof(uint32) +		/* insertion order */
 		sizeof(uint32) * SEGVEC_UPPER_LIST_SIZE(m) / 4 + 8;
 }
 
@@ -1551,9 +1559,10 @@ GraphRepairConnectivity(HnswBuilder *b, GraphCand *eps)
 }
 
 /*
- * HnswBuilderFinish: build the graph over every stored doc, in the order
- * they were added.  progress, if not NULL, is called every 1,000 docs with
- * the number inserted so far.
+ * HnswBuilderFinish: build the graph over every stored doc, inserted in a
+ * random order (GraphShuffleInsertion), exact duplicates last.  progress,
+ * if not NULL, is called every 1,000 docs with the number inserted so far,
+ * and once at the end.
  */
 void
 HnswBuilderFinish(HnswBuilder *b, void (*progress) (int done))
@@ -1563,22 +1572,81 @@ HnswBuilderFinish(HnswBuilder *b, void (*progress) (int done))
 	int			i;
 
 	GraphPrepareInsert(b);
-	for (i = 0; i < b->n; i++)
+	for (i = 0; i < b->norder; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		GraphInsertNode(b, i, eps);
+		GraphInsertNode(b, b->order[i], eps);
 		if (progress && (i + 1) % 1000 == 0)
 			progress(i + 1);
 	}
+	pfree(b->order);
+	b->order = NULL;
+
+	/* the duplicates, in order, each from its first node's list */
+	for (i = 0; i < b->n; i++)
+	{
+		if (b->dupof[i] >= 0)
+		{
+			CHECK_FOR_INTERRUPTS();
+			GraphInsertDuplicate(b, i, (uint32) b->dupof[i]);
+		}
+	}
+	if (progress)
+		progress(b->n);
 	GraphRepairConnectivity(b, eps);
 	pfree(eps);
 	MemoryContextSwitchTo(oldctx);
 }
 
 /*
+ * GraphShuffleInsertion: b->order (allocated in the current memory context)
+ * and b->norder: the nodes that are neither in the graph already (a merge's
+ * seed) nor duplicates of an earlier node, in a random order drawn from
+ * b->rng (Fisher-Yates).  The caller inserts them in that order and the
+ * duplicates afterwards (each copies its first node's list).
+ *
+ * Doc id order is the table's physical order, often grouped by cluster
+ * (rows loaded one source, tenant or topic after another): inserted so,
+ * each cluster is built before the next exists, its nodes link only among
+ * themselves and to the few nodes of earlier clusters that the descent of
+ * its first inserts happened to reach, and on the upper layers a cluster
+ * without a node of the top layers is reached from a handful of links or
+ * none.  The search's greedy descent then lands in another cluster, which
+ * layer 0 at the usual ef_search does not leave.  A random order gives
+ * every cluster links from the others as the graph grows (the analysis of
+ * HNSW assumes one).
+ */
+void
+GraphShuffleInsertion(HnswBuilder *b)
+{
+	int			i;
+	int			n = 0;
+
+	b->order = MemoryContextAllocHuge(CurrentMemoryContext,
+									  mul_size(Max(b->n, 1), sizeof(uint32)));
+	for (i = 0; i < b->n; i++)
+	{
+		if (b->dupof[i] >= 0 ||
+			(b->seeded && ((b->seeded[i >> 3] >> (i & 7)) & 1)))
+			continue;
+		b->order[n++] = (uint32) i;
+	}
+	for (i = n - 1; i > 0; i--)
+	{
+		int			j = (int) pg_prng_uint64_range(&b->rng, 0, (uint64) i);
+		uint32		t = b->order[i];
+
+		b->order[i] = b->order[j];
+		b->order[j] = t;
+	}
+	b->norder = n;
+}
+
+/*
  * GraphPrepareInsert: what comes before the insertions of an in-memory
  * builder's docs (in b->ctx): docs in doc id order, ip's extra coordinate,
- * duplicates found, every node's level and its empty lists.
+ * duplicates found, every node's level and its empty lists, and the
+ * insertion order (GraphShuffleInsertion).
  */
 void
 GraphPrepareInsert(HnswBuilder *b)
@@ -1614,6 +1682,7 @@ GraphPrepareInsert(HnswBuilder *b)
 										   mul_size(Max(upper, 1),
 													sizeof(uint32)));
 	memset(b->flat_upper, 0, sizeof(uint32) * upper);
+	GraphShuffleInsertion(b);
 }
 
 /*

@@ -32,7 +32,8 @@
  *	   a new list chosen by the heuristic from what it kept and the live
  *	   neighbours of the neighbours it lost (the local repair of deletions
  *	   in FreshDiskANN, Singh et al., 2021).
- *	4. Insert every other node (INSERT, algorithm 1, graphbuild.c), then
+ *	4. Insert every other node (INSERT, algorithm 1, graphbuild.c), in a
+ *	   random order (GraphShuffleInsertion; exact duplicates last), then
  *	   run the connectivity repair over the whole graph.
  *	5. Write the upper-layer pages from memory and WAL-log every page of the
  *	   extent as a full image.  The caller installs the segment.
@@ -396,7 +397,8 @@ write_vector(PageFiller *f, uint32 o, const float *vec, int dim)
  * (46 for ip) in the plan step — level 1, upper-layer offset 4, in-degree
  * 4, duplicate link 4, checksum 8, duplicate table at most 16, seed map 4,
  * bitmaps 1/4 — and later 27 (31) with the search stamps (4) and the
- * connectivity repair's queue and marks (5); plus 4 bytes per upper-layer
+ * insertion order (4) or, once it is freed, the connectivity repair's
+ * queue and marks (5); plus 4 bytes per upper-layer
  * entry, plus a constant for the inputs' readers, the candidate heaps and
  * the repair's candidate lists and an insertion's back links (which do
  * not grow with n), and the
@@ -1138,12 +1140,22 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 		stats->upper_relinked++;
 	}
 	pfree(udamaged);
+	GraphShuffleInsertion(b);
+	GraphNotePeak(b);
+	for (o = 0; o < (uint32) b->norder; o++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		GraphInsertNode(b, b->order[o], eps);
+	}
+	pfree(b->order);
+	b->order = NULL;
+	/* the duplicates, in order, each from its first node's list */
 	for (o = 0; o < n; o++)
 	{
-		if (BIT_IS_SET(b->seeded, o))
+		if (BIT_IS_SET(b->seeded, o) || b->dupof[o] < 0)
 			continue;
 		CHECK_FOR_INTERRUPTS();
-		GraphInsertNode(b, o, eps);
+		GraphInsertDuplicate(b, o, (uint32) b->dupof[o]);
 	}
 	GraphNotePeak(b);
 	GraphRepairConnectivity(b, eps);

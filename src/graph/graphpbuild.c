@@ -6,11 +6,12 @@
  * The leader has collected a segment's docs in an in-memory builder (the
  * heap scan stays serial: it is a few percent of a build).  It prepares
  * the insertion as the serial build does (doc id order, duplicates, every
- * node's level, drawn from the same generator), copies what the insertions
- * read and write into a DSM segment of a ParallelContext (vectors, levels,
- * upper-layer offsets, duplicates, the lists of every layer, in-degrees, a
- * lock per node) and then it and the workers insert the nodes, each
- * claiming the next node of the insertion order from a shared counter.
+ * node's level and the random insertion order, drawn from the same
+ * generator), copies what the insertions read and write into a DSM segment
+ * of a ParallelContext (vectors, levels, upper-layer offsets, duplicates,
+ * the insertion order, the lists of every layer, in-degrees, a lock per
+ * node) and then it and the workers insert the nodes, each claiming the
+ * next node of the insertion order from a shared counter.
  * Exact duplicates are left to the leader, after the workers are done (a
  * duplicate copies its first node's finished list); so is the
  * connectivity repair, and the writing of the segment (graphwrite.c), from
@@ -85,6 +86,7 @@ plan_shared(GraphParallelShared *sh)
 	PLACE(off_levels, n);
 	PLACE(off_upper_off, mul_size(n, sizeof(uint32)));
 	PLACE(off_dupof, mul_size(n, sizeof(int32)));
+	PLACE(off_order, mul_size(Max(sh->norder, 1), sizeof(uint32)));
 	PLACE(off_flat_upper, mul_size(Max(sh->upper_size, 1), sizeof(uint32)));
 	PLACE(off_nbr0, mul_size(mul_size(n, 2 * sh->m), sizeof(uint32)));
 	PLACE(off_nnbr0, mul_size(n, sizeof(uint16)));
@@ -138,29 +140,29 @@ attach_view(HnswBuilder *v, GraphParallelShared *sh)
 }
 
 /*
- * Insert nodes until none is left to claim (duplicates are skipped: the
- * leader inserts them afterwards).  progress, if not NULL, gets the
- * number of nodes inserted by all participants now and then.
+ * Insert the nodes of the insertion order until none is left to claim (it
+ * holds no duplicates: the leader inserts them afterwards).  progress, if
+ * not NULL, gets the number of nodes inserted by all participants now and
+ * then.
  */
 static void
 participate(GraphParallelShared *sh, void (*progress) (int done))
 {
 	HnswBuilder v;
 	GraphCand  *eps;
+	const uint32 *order = SHARED_ARRAY(sh, uint32, off_order);
 	int			mine = 0;
 
 	attach_view(&v, sh);
 	eps = palloc(sizeof(GraphCand) * (Max(v.ef_construction, v.m0) + 2));
 	for (;;)
 	{
-		uint32		q = pg_atomic_fetch_add_u32(&sh->next, 1);
+		uint32		k = pg_atomic_fetch_add_u32(&sh->next, 1);
 
-		if (q >= (uint32) sh->n)
+		if (k >= (uint32) sh->norder)
 			break;
 		CHECK_FOR_INTERRUPTS();
-		if (v.dupof[q] >= 0)
-			continue;
-		GraphInsertNode(&v, q, eps);
+		GraphInsertNode(&v, order[k], eps);
 		pg_atomic_fetch_add_u32(&sh->ndone, 1);
 		if (progress && (++mine % 256) == 0)
 			progress((int) pg_atomic_read_u32(&sh->ndone));
@@ -247,6 +249,7 @@ HnswBuilderFinishParallel(HnswBuilder *b, int nworkers,
 	plan.m = b->m;
 	plan.ef_construction = b->ef_construction;
 	plan.n = b->n;
+	plan.norder = b->norder;
 	plan.upper_size = b->upper_size;
 	plan.tranche = build_tranche();
 	plan_shared(&plan);
@@ -277,6 +280,8 @@ HnswBuilderFinishParallel(HnswBuilder *b, int nworkers,
 	memcpy(SHARED_ARRAY(sh, uint32, off_upper_off), b->upper_off,
 		   sizeof(uint32) * b->n);
 	memcpy(SHARED_ARRAY(sh, int32, off_dupof), b->dupof, sizeof(int32) * b->n);
+	memcpy(SHARED_ARRAY(sh, uint32, off_order), b->order,
+		   sizeof(uint32) * b->norder);
 	memset(SHARED_ARRAY(sh, uint32, off_flat_upper), 0,
 		   sizeof(uint32) * b->upper_size);
 	memset(SHARED_ARRAY(sh, uint16, off_nnbr0), 0, sizeof(uint16) * b->n);
@@ -289,9 +294,10 @@ HnswBuilderFinishParallel(HnswBuilder *b, int nworkers,
 	}
 	LWLockInitialize(&sh->entry_lock, plan.tranche);
 
-	/* node 0 (never a duplicate) is the first entry point */
-	sh->entry = 0;
-	sh->maxlevel = b->levels[0];
+	/* the first node of the order is the first entry point */
+	Assert(b->norder > 0);
+	sh->entry = (int) b->order[0];
+	sh->maxlevel = b->levels[b->order[0]];
 	pg_atomic_init_u32(&sh->next, 1);
 	pg_atomic_init_u32(&sh->ndone, 1);
 	shm_toc_insert(pcxt->toc, GRAPH_PARALLEL_KEY_SHARED, sh);
@@ -301,6 +307,8 @@ HnswBuilderFinishParallel(HnswBuilder *b, int nworkers,
 	b->vectors = NULL;
 	pfree(b->nbr0);
 	b->nbr0 = NULL;
+	pfree(b->order);
+	b->order = NULL;
 
 	LaunchParallelWorkers(pcxt);
 	nlaunched = pcxt->nworkers_launched;
