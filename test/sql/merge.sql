@@ -76,9 +76,14 @@ SELECT category, count(*), min(embedding::text), max(embedding::text)
 	GROUP BY category ORDER BY category;
 SELECT count(*) FROM merge_items;
 
--- through the segvec index: the new rows are found
+-- through the segvec index: the new rows are found (54 rows lie at
+-- distance 0, the 50 new ones among them: which come first is a tie, so
+-- the 60 nearest hold every one of them)
 SET enable_seqscan = off;
-SELECT id FROM merge_items ORDER BY embedding <-> '{2,2}' LIMIT 3;
+SELECT count(*) FILTER (WHERE id > 30000) AS new_rows,
+       count(*) FILTER (WHERE d = 0) AS at_zero
+FROM (SELECT id, embedding <-> '{2,2}' AS d FROM merge_items
+      ORDER BY embedding <-> '{2,2}' LIMIT 60) s;
 RESET enable_seqscan;
 
 DROP TABLE merge_batch;
