@@ -217,6 +217,8 @@ extern uint32 *GraphGetList(HnswBuilder *b, uint32 id, int *count, int slot);
 extern void GraphStoreList(HnswBuilder *b, uint32 id, const uint32 *list,
 						   int count);
 extern void GraphRepairConnectivity(HnswBuilder *b, GraphCand *eps);
+extern void GraphFinishInsert(HnswBuilder *b, GraphCand *eps,
+							  void (*progress) (int done));
 extern void GraphComputeExtra(HnswBuilder *b);
 extern void GraphNotePeak(HnswBuilder *b);
 

@@ -1582,7 +1582,21 @@ HnswBuilderFinish(HnswBuilder *b, void (*progress) (int done))
 	pfree(b->order);
 	b->order = NULL;
 
-	/* the duplicates, in order, each from its first node's list */
+	GraphFinishInsert(b, eps, progress);
+	pfree(eps);
+	MemoryContextSwitchTo(oldctx);
+}
+
+/*
+ * GraphFinishInsert: after the nodes of the insertion order, the
+ * duplicates, in order, each from its first node's list; then the
+ * connectivity repair (serial and parallel builds).
+ */
+void
+GraphFinishInsert(HnswBuilder *b, GraphCand *eps, void (*progress) (int done))
+{
+	int			i;
+
 	for (i = 0; i < b->n; i++)
 	{
 		if (b->dupof[i] >= 0)
@@ -1594,8 +1608,6 @@ HnswBuilderFinish(HnswBuilder *b, void (*progress) (int done))
 	if (progress)
 		progress(b->n);
 	GraphRepairConnectivity(b, eps);
-	pfree(eps);
-	MemoryContextSwitchTo(oldctx);
 }
 
 /*

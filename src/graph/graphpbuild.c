@@ -341,18 +341,7 @@ HnswBuilderFinishParallel(HnswBuilder *b, int nworkers,
 	elog(DEBUG1, "segvec parallel graph build: %d docs, %d of %d workers launched, %zu bytes of shared memory",
 		 b->n, nlaunched, nworkers, plan.total);
 
-	/* the duplicates, in order, each from its first node's list */
-	for (i = 0; i < b->n; i++)
-	{
-		if (b->dupof[i] >= 0)
-		{
-			CHECK_FOR_INTERRUPTS();
-			GraphInsertDuplicate(b, i, (uint32) b->dupof[i]);
-		}
-	}
-	if (progress)
-		progress(b->n);
-	GraphRepairConnectivity(b, eps);
+	GraphFinishInsert(b, eps, progress);
 	pfree(eps);
 	MemoryContextSwitchTo(oldctx);
 }
