@@ -583,14 +583,34 @@ label_value_nodes(GraphPostings *p, const SegvecSegment *seg,
 		int64		total = 0;
 		uint32		node;
 
+		int			only = -1;	/* the one label on some node; -2: more */
+
 		/* &&: the union of the labels' lists */
 		for (j = 0; j < key->nlabels; j++)
+		{
 			cost += count[j];
+			if (count[j] > 0)
+				only = (only == -1 || (only >= 0 && first[only] == first[j])) ?
+					j : -2;
+		}
 		if (cost > budget)
 		{
 			pfree(first);
 			pfree(count);
 			return NULL;
+		}
+		if (only != -2)
+		{
+			/* one label on some node (or none): its list, as it is */
+			ids = palloc(sizeof(uint32) * (only >= 0 ? count[only] : 1));
+			if (only >= 0)
+			{
+				GraphPostingsReadIds(p, first[only], count[only], ids);
+				*n = count[only];
+			}
+			pfree(first);
+			pfree(count);
+			return ids;
 		}
 		map = palloc0((seg->ndocs + 7) / 8 + 1);
 		ids = palloc(sizeof(uint32) * Max(cost, 1));

@@ -19,7 +19,8 @@
  * block truncated away: no snapshot sees it, and VACUUM removes the doc)
  * gets no labels: no label filter returns it, as none may.  When a row is
  * there but no version of it gives the doc's signature (which no known
- * path produces), the segment's columns get bit postings instead: the
+ * path produces), or keeps a label array out of line (TOAST, see
+ * add_if_same), the segment's columns get bit postings instead: the
  * labels are not known.
  *
  * src/graph/labels.c
@@ -123,7 +124,12 @@ form_values(GraphLabelReader *r, Datum *values, bool *isnull)
 
 /*
  * Do values/isnull give filter entry filters in every label column?  If
- * so, add each column's labels to builder's last doc.
+ * so, add each column's labels to builder's last doc.  A label array
+ * stored out of line (TOAST) is not read: a compaction job has no
+ * snapshot to read it with, and the TOAST rows of a row version dead to
+ * every snapshot may be gone before the version itself; such a doc makes
+ * its segment's labels unknown (bit postings), as a row that gives
+ * another signature does.
  */
 static bool
 add_if_same(GraphLabelReader *r, HnswBuilder *builder, const char *filters,
@@ -147,6 +153,8 @@ add_if_same(GraphLabelReader *r, HnswBuilder *builder, const char *filters,
 			return false;
 		if (isnull[c + 1])
 			continue;
+		if (VARATT_IS_EXTERNAL(DatumGetPointer(values[c + 1])))
+			return false;		/* toasted out of line: see above */
 		memcpy(&sig, filters + sizeof(uint64) * (c + 1), sizeof(uint64));
 		if (SegvecLabelHashes(values[c + 1], &hashes[c], &nhashes[c]) != sig)
 			return false;
