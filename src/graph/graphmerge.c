@@ -543,6 +543,97 @@ repair_seed_node(HnswBuilder *b, SegReader *seed, const uint32 *seedmap,
 }
 
 /*
+ * Can the output of a merge of inputs have label postings?  When some
+ * column may (postable, SegvecIndexFilterPostable) and every input has
+ * label postings in it: then a map per input from its nodes to the
+ * output's (PG_UINT32_MAX: dropped, as all are until the plan pass sets
+ * them), palloc'd; else NULL.
+ */
+static uint32 **
+merge_label_maps(Relation index, const SegvecSegment *inputs, int ninputs,
+				 int dim, int nfilters, const uint32 *postable)
+{
+	bool		some = false;
+	uint32	  **maps;
+	int			c;
+	int			i;
+
+	for (c = 0; c < nfilters; c++)
+	{
+		bool		all = true;
+
+		if (postable[c] != SEGVEC_POSTINGS_COLUMN_BITS)
+			continue;
+		for (i = 0; i < ninputs && all; i++)
+		{
+			GraphPostings p;
+
+			if (inputs[i].nfilters != nfilters ||
+				!GraphPostingsOpen(index, &inputs[i], dim, &p))
+			{
+				all = false;
+				break;
+			}
+			all = GraphPostingsHasLabels(&p, c);
+			GraphPostingsClose(&p);
+		}
+		some = some || all;
+	}
+	if (!some)
+		return NULL;
+	maps = palloc(sizeof(uint32 *) * ninputs);
+	for (i = 0; i < ninputs; i++)
+	{
+		maps[i] = MemoryContextAllocHuge(CurrentMemoryContext,
+										 mul_size(Max(inputs[i].ndocs, 1),
+												  sizeof(uint32)));
+		memset(maps[i], 0xFF, sizeof(uint32) * (Size) inputs[i].ndocs);
+	}
+	return maps;
+}
+
+/*
+ * The labels of the output's nodes in the label array columns where every
+ * input has label postings: their pairs, renumbered by maps (from
+ * merge_label_maps, after the plan pass), rather than read again; the
+ * other columns' labels not known.  Frees maps.
+ */
+static GraphLabels *
+merge_labels(Relation index, const SegvecSegment *inputs, int ninputs,
+			 int dim, int nfilters, const uint32 *postable, uint32 **maps)
+{
+	GraphLabels *labels = palloc0(sizeof(GraphLabels) * nfilters);
+	int			c;
+	int			i;
+
+	for (c = 0; c < nfilters; c++)
+	{
+		if (postable[c] != SEGVEC_POSTINGS_COLUMN_BITS)
+			continue;
+		labels[c].known = true;
+		for (i = 0; i < ninputs && labels[c].known; i++)
+		{
+			GraphPostings p;
+
+			if (!GraphPostingsOpen(index, &inputs[i], dim, &p))
+			{
+				GraphLabelsForget(&labels[c]);
+				break;
+			}
+			if (GraphPostingsHasLabels(&p, c))
+				GraphPostingsLabelPairs(&p, c, maps[i], &labels[c]);
+			else
+				GraphLabelsForget(&labels[c]);
+			GraphPostingsClose(&p);
+		}
+	}
+	for (i = 0; i < ninputs; i++)
+		pfree(maps[i]);
+	pfree(maps);
+	return labels;
+}
+
+/*
  * GraphMergeSegments: merge the live docs of inputs[0 .. ninputs) (those
  * not set in tombstones[i], which may be NULL) into one new segment
  * numbered segno, written to a new extent and WAL-logged, described in
@@ -590,6 +681,8 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	char	   *entries = NULL;
 	char	   *postings = NULL;
 	Size		postings_len = 0;
+	uint32	   *postable = NULL;
+	uint32	  **nodemap = NULL;
 
 	memset(stats, 0, sizeof(GraphMergeStats));
 	stats->codes_from = -1;
@@ -661,7 +754,13 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	nfilters = SegvecIndexFilterCount(index);
 	fbytes = SEGVEC_FILTER_ENTRY_BYTES(nfilters);
 	if (nfilters > 0)
+	{
 		entries = MemoryContextAllocHuge(ctx, mul_size(n, fbytes));
+		postable = palloc(sizeof(uint32) * nfilters);
+		SegvecIndexFilterPostable(index, postable);
+		nodemap = merge_label_maps(index, inputs, ninputs, dim, nfilters,
+								   postable);
+	}
 	cursors_start(cs, ninputs);
 	o = 0;
 	while ((i = cursors_next(cs, ninputs)) >= 0)
@@ -681,6 +780,8 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 			else
 				memset(entries + (Size) o * fbytes, 0, fbytes);
 		}
+		if (nodemap)
+			nodemap[i][j] = o;
 		if (i == seed)
 		{
 			seedmap[j] = o;
@@ -697,11 +798,22 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	Assert(o == n);
 	if (entries)
 	{
-		uint32	   *postable = palloc(sizeof(uint32) * nfilters);
+		GraphLabels *labels = NULL;
 
-		SegvecIndexFilterPostable(index, postable);
+		if (nodemap)
+			labels = merge_labels(index, inputs, ninputs, dim, nfilters,
+								  postable, nodemap);
 		postings = GraphPostingsBuild(entries, (uint32) n, nfilters, postable,
-									  &postings_len);
+									  labels, &postings_len);
+		if (labels)
+		{
+			int			c;
+
+			for (c = 0; c < nfilters; c++)
+				if (labels[c].pairs)
+					pfree(labels[c].pairs);
+			pfree(labels);
+		}
 		pfree(postable);
 		pfree(entries);
 	}
