@@ -12,7 +12,7 @@
 #                             rounds (SEED=S repeats a run)
 #   make demo                 (as root) load Fashion-MNIST, build an index,
 #                             run a few queries and print the figures
-#   make demo KEEP=1          the same in a cluster that stays (15/segvec_demo)
+#   make demo KEEP=1          the same in a cluster that stays (N/segvec_demo)
 #   SEGVEC_PG_PREFIX=DIR make test (or make demo)  the same against a
 #                             private copy of the PostgreSQL installation
 #                             made in DIR (test/pg-prefix.sh)

@@ -13,7 +13,8 @@
 #
 # DEMO_ROWS (default 60000) and DEMO_QUERIES (default 5, at most 10) make it
 # smaller or larger.  KEEP=1 (make demo KEEP=1) runs it in a cluster that
-# stays, "15/segvec_demo" (pg_createcluster), and ends by printing how to
+# stays, "N/segvec_demo" (pg_createcluster; N the version that
+# test/setup.sh installs, the one pg_config names), and ends by printing how to
 # connect to it and how to drop it.  If that cluster exists already it is
 # left alone and the demo stops, unless REPLACE=1 says to drop it first.
 #
@@ -173,10 +174,11 @@ export LANG=C.UTF-8 LC_ALL=C.UTF-8
 # An existing kept demo cluster may hold the user's work: leave it alone
 # (before building anything), say how to connect, and succeed.
 if [ "${KEEP:-}" = 1 ] && [ "${REPLACE:-}" != 1 ] && command -v pg_lsclusters >/dev/null &&
-	pg_lsclusters -h | awk '{ print $1 "/" $2 }' | grep -qx "15/segvec_demo"; then
-	port=$(pg_lsclusters -h | awk '$1 == 15 && $2 == "segvec_demo" { print $3 }')
+	pg_lsclusters -h | awk '$2 == "segvec_demo"' | grep -q .; then
+	read -r kept port <<<"$(pg_lsclusters -h |
+		awk '$2 == "segvec_demo" { print $1 "/" $2, $3; exit }')"
 	cat <<EOF
-demo: the cluster 15/segvec_demo of an earlier "make demo KEEP=1" exists
+demo: the cluster $kept of an earlier "make demo KEEP=1" exists
 (port $port) and may hold your work, so it is left alone.  Connect with
     runuser -u postgres -- psql -p $port
 or replace it with a fresh demo:  make demo KEEP=1 REPLACE=1
@@ -189,6 +191,7 @@ bash test/setup.sh
 . test/pg-prefix.sh
 make -j"$(nproc)"
 make install
+pgver=$("${PG_CONFIG:-pg_config}" --version | sed -n 's/^PostgreSQL \([0-9][0-9]*\).*/\1/p')
 
 # The postgres user may not be able to enter the checkout: run from a copy.
 work=$(mktemp -d /tmp/segvec-demo.XXXXXX)
@@ -207,19 +210,19 @@ cd "$work"
 
 if [ "${KEEP:-}" = 1 ]; then
 	cluster=segvec_demo
-	if pg_lsclusters -h | awk '{ print $1 "/" $2 }' | grep -qx "15/$cluster"; then
-		pg_dropcluster --stop 15 "$cluster"
-	fi
-	pg_createcluster 15 "$cluster" >/dev/null
-	pg_conftool 15 "$cluster" set shared_preload_libraries segvec
-	pg_conftool 15 "$cluster" set shared_buffers 1GB
-	pg_ctlcluster 15 "$cluster" start
-	port=$(pg_lsclusters -h | awk -v c="$cluster" '$1 == 15 && $2 == c { print $3 }')
-	DEMO_ROWS=$rows DEMO_QUERIES=$nq PGCLUSTER=15/$cluster runuser -u postgres -- \
+	# a kept cluster of another version (REPLACE=1) goes too
+	pg_lsclusters -h | awk -v c="$cluster" '$2 == c { print $1 }' |
+		while read -r old; do pg_dropcluster --stop "$old" "$cluster"; done
+	pg_createcluster "$pgver" "$cluster" >/dev/null
+	pg_conftool "$pgver" "$cluster" set shared_preload_libraries segvec
+	pg_conftool "$pgver" "$cluster" set shared_buffers 1GB
+	pg_ctlcluster "$pgver" "$cluster" start
+	port=$(pg_lsclusters -h | awk -v v="$pgver" -v c="$cluster" '$1 == v && $2 == c { print $3 }')
+	DEMO_ROWS=$rows DEMO_QUERIES=$nq PGCLUSTER=$pgver/$cluster runuser -u postgres -- \
 		bash "$work/demo.sh" --inside
 	cat <<EOF
 
-The cluster stays (15/$cluster, port $port), with the table fmnist
+The cluster stays ($pgver/$cluster, port $port), with the table fmnist
 ($rows rows of real[784]), its index fmnist_embedding_idx and the test
 images in the table queries.  Connect with
 
@@ -234,7 +237,7 @@ and try, for example:
     SELECT * FROM ft.get('fmnist_embedding_idx', '42');
     SELECT * FROM ft.similar('fmnist_embedding_idx', '42', 5);
 
-Drop it with:  pg_dropcluster --stop 15 $cluster
+Drop it with:  pg_dropcluster --stop $pgver $cluster
 EOF
 elif [ -n "$pg_prefix" ]; then
 	runuser -u postgres -- "$pg_bindir/initdb" -A trust -D "$work/data" >/dev/null
@@ -249,7 +252,7 @@ elif [ -n "$pg_prefix" ]; then
 		bash "$work/demo.sh" --inside
 else
 	DEMO_ROWS=$rows DEMO_QUERIES=$nq runuser -u postgres -- \
-		pg_virtualenv -v 15 -o shared_preload_libraries=segvec \
+		pg_virtualenv -v "$pgver" -o shared_preload_libraries=segvec \
 		-o shared_buffers=1GB \
 		bash "$work/demo.sh" --inside
 fi

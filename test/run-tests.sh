@@ -20,6 +20,7 @@
 #                                   segvec_pgvector is the companion's)
 #   SEGVEC_TAP="test/t/011_jobs_compact.pl"   only these TAP files ("" for none)
 #   SEGVEC_KERNELS="avx2"           only these kernel paths for pg_regress
+#                                   ("best": the widest this CPU has)
 #   SEGVEC_PG_PREFIX=/tmp/pg-mine   build, install and test against a private
 #                                   copy of the PostgreSQL installation made
 #                                   there (once), not the system one, so that
@@ -191,7 +192,9 @@ fi
 
 # The distance kernels: the suites run once per path this CPU has, as every
 # path must give the same results (src/kernels/distance.c).
-if [ -n "${SEGVEC_KERNELS+set}" ]; then
+# SEGVEC_KERNELS=best: only the widest path this CPU has (what the server
+# picks by default).
+if [ -n "${SEGVEC_KERNELS+set}" ] && [ "$SEGVEC_KERNELS" != best ]; then
 	kernels=($SEGVEC_KERNELS)
 else
 	kernels=(scalar)
@@ -200,6 +203,9 @@ else
 	fi
 	if grep -qw avx512f /proc/cpuinfo; then
 		kernels+=(avx512)
+	fi
+	if [ "${SEGVEC_KERNELS:-}" = best ]; then
+		kernels=("${kernels[-1]}")
 	fi
 fi
 

@@ -54,6 +54,8 @@ struct HnswBuilder
 	SegvecDocInfo *docs;
 	int			nfilters;		/* filter columns (HnswBuilderSetFilters) */
 	char	   *filters;		/* maxn filter entries, or NULL */
+	GraphLabels *labels;		/* nfilters of them, or NULL: the label
+								 * columns' labels (HnswBuilderKeepLabels) */
 	char	   *postings;		/* the postings area HnswBuilderWrite
 								 * writes, or NULL */
 	Size		postings_len;
@@ -237,7 +239,8 @@ extern void GraphPlanLayout(SegvecSegment *seg, int n, const uint8 *levels,
 							uint64 max_docid, uint32 *upper_off);
 extern void GraphPlanFilterLayout(SegvecSegment *seg, int n, int nfilters);
 extern char *GraphPostingsBuild(const char *entries, uint32 n, int nfilters,
-								const uint32 *postable, Size *len);
+								const uint32 *postable,
+								const GraphLabels *labels, Size *len);
 extern void GraphPostingsFillPage(char *data, const char *image, Size len,
 								  uint32 k);
 extern void GraphPlanPostingsLayout(SegvecSegment *seg, Size len);

@@ -916,6 +916,53 @@ HnswBuilderAddFiltered(HnswBuilder *b, const SegvecDocInfo *doc,
 	return true;
 }
 
+/*
+ * HnswBuilderKeepLabels: the caller gives the labels of each doc it adds
+ * in filter column col, a label array (HnswBuilderAddLabels right after
+ * each HnswBuilderAddFiltered, none for a doc without labels), so that
+ * the segment can have label postings (format.h).  Call after
+ * HnswBuilderSetFilters, before the first doc.
+ */
+void
+HnswBuilderKeepLabels(HnswBuilder *b, int col)
+{
+	Assert(b->n == 0 && col >= 0 && col < b->nfilters);
+	if (b->labels == NULL)
+		b->labels = MemoryContextAllocZero(b->ctx,
+										   sizeof(GraphLabels) * b->nfilters);
+	b->labels[col].known = true;
+}
+
+/*
+ * HnswBuilderAddLabels: the last doc added has the n labels of hashes
+ * hashes (SegvecLabelHash) in column col
+ */
+void
+HnswBuilderAddLabels(HnswBuilder *b, int col, const uint64 *hashes, int n)
+{
+	MemoryContext oldctx;
+	int			i;
+
+	Assert(b->n > 0);
+	if (b->labels == NULL || !b->labels[col].known)
+		return;
+	oldctx = MemoryContextSwitchTo(b->ctx);
+	for (i = 0; i < n; i++)
+		GraphLabelsAdd(&b->labels[col], hashes[i], (uint32) (b->n - 1));
+	MemoryContextSwitchTo(oldctx);
+}
+
+/*
+ * HnswBuilderForgetLabels: the labels of a doc in column col cannot be
+ * known; the segment gets bit postings for it
+ */
+void
+HnswBuilderForgetLabels(HnswBuilder *b, int col)
+{
+	if (b->labels != NULL)
+		GraphLabelsForget(&b->labels[col]);
+}
+
 /* HnswBuilderGetFilters: doc i's filter entry, or NULL without filters */
 const char *
 HnswBuilderGetFilters(HnswBuilder *b, int i)
@@ -1305,6 +1352,25 @@ sort_by_docid(HnswBuilder *b)
 				   b->filters + (Size) from[i] * fbytes, fbytes);
 		memcpy(b->filters, fsorted, fbytes * b->n);
 		pfree(fsorted);
+	}
+
+	/* labels: the doc at from[i] is node i */
+	if (b->labels != NULL)
+	{
+		uint32	   *to = MemoryContextAllocHuge(b->ctx,
+												mul_size(b->n, sizeof(uint32)));
+		int			c;
+
+		for (i = 0; i < b->n; i++)
+			to[from[i]] = i;
+		for (c = 0; c < b->nfilters; c++)
+		{
+			uint32		j;
+
+			for (j = 0; j < b->labels[c].npairs; j++)
+				b->labels[c].pairs[j].node = to[b->labels[c].pairs[j].node];
+		}
+		pfree(to);
 	}
 
 	/* vectors: position i must receive the vector now at from[i] */

@@ -548,6 +548,81 @@ repair_seed_node(HnswBuilder *b, SegReader *seed, const uint32 *seedmap,
 }
 
 /*
+ * Can the output of a merge of inputs have label postings?  Yes when some
+ * column may (postable, SegvecIndexFilterPostable) and every input has
+ * label postings in it.
+ */
+static bool
+merge_has_labels(Relation index, const SegvecSegment *inputs, int ninputs,
+				 int dim, int nfilters, const uint32 *postable)
+{
+	bool		some = false;
+	int			c;
+	int			i;
+
+	for (c = 0; c < nfilters; c++)
+	{
+		bool		all = true;
+
+		if (postable[c] != SEGVEC_POSTINGS_COLUMN_BITS)
+			continue;
+		for (i = 0; i < ninputs && all; i++)
+		{
+			GraphPostings p;
+
+			if (inputs[i].nfilters != nfilters ||
+				!GraphPostingsOpen(index, &inputs[i], dim, &p))
+			{
+				all = false;
+				break;
+			}
+			all = GraphPostingsHasLabels(&p, c);
+			GraphPostingsClose(&p);
+		}
+		some = some || all;
+	}
+	return some;
+}
+
+/*
+ * The labels of the output's nodes in the label array columns where every
+ * input has label postings: their pairs, renumbered by maps (per input,
+ * its nodes' numbers in the output, NO_NODE for those dropped), rather
+ * than read again; the other columns' labels not known.
+ */
+static GraphLabels *
+merge_labels(Relation index, const SegvecSegment *inputs, int ninputs,
+			 int dim, int nfilters, const uint32 *postable, uint32 **maps)
+{
+	GraphLabels *labels = palloc0(sizeof(GraphLabels) * nfilters);
+	int			c;
+	int			i;
+
+	for (c = 0; c < nfilters; c++)
+	{
+		if (postable[c] != SEGVEC_POSTINGS_COLUMN_BITS)
+			continue;
+		labels[c].known = true;
+		for (i = 0; i < ninputs && labels[c].known; i++)
+		{
+			GraphPostings p;
+
+			if (!GraphPostingsOpen(index, &inputs[i], dim, &p))
+			{
+				GraphLabelsForget(&labels[c]);
+				break;
+			}
+			if (GraphPostingsHasLabels(&p, c))
+				GraphPostingsLabelPairs(&p, c, maps[i], &labels[c]);
+			else
+				GraphLabelsForget(&labels[c]);
+			GraphPostingsClose(&p);
+		}
+	}
+	return labels;
+}
+
+/*
  * Set b->hints for the insertion of the doc that is node j of the input
  * read by r (map: that input's nodes to the output's): its neighbours in
  * the input's graph that are in the output's graph already (set in
@@ -629,6 +704,8 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	char	   *entries = NULL;
 	char	   *postings = NULL;
 	Size		postings_len = 0;
+	uint32	   *postable = NULL;
+	uint32	  **nodemap = NULL;
 
 	memset(stats, 0, sizeof(GraphMergeStats));
 	stats->codes_from = -1;
@@ -705,7 +782,13 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	nfilters = SegvecIndexFilterCount(index);
 	fbytes = SEGVEC_FILTER_ENTRY_BYTES(nfilters);
 	if (nfilters > 0)
+	{
 		entries = MemoryContextAllocHuge(ctx, mul_size(n, fbytes));
+		postable = palloc(sizeof(uint32) * nfilters);
+		SegvecIndexFilterPostable(index, postable);
+		if (merge_has_labels(index, inputs, ninputs, dim, nfilters, postable))
+			nodemap = inmap;
+	}
 	cursors_start(cs, ninputs);
 	o = 0;
 	while ((i = cursors_next(cs, ninputs)) >= 0)
@@ -741,11 +824,22 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	Assert(o == n);
 	if (entries)
 	{
-		uint32	   *postable = palloc(sizeof(uint32) * nfilters);
+		GraphLabels *labels = NULL;
 
-		SegvecIndexFilterPostable(index, postable);
+		if (nodemap)
+			labels = merge_labels(index, inputs, ninputs, dim, nfilters,
+								  postable, nodemap);
 		postings = GraphPostingsBuild(entries, (uint32) n, nfilters, postable,
-									  &postings_len);
+									  labels, &postings_len);
+		if (labels)
+		{
+			int			c;
+
+			for (c = 0; c < nfilters; c++)
+				if (labels[c].pairs)
+					pfree(labels[c].pairs);
+			pfree(labels);
+		}
 		pfree(postable);
 		pfree(entries);
 	}
