@@ -79,6 +79,7 @@ typedef struct SegvecFilterKey
 	uint64		value;			/* the argument, kept as the column is (a
 								 * label array: its signature) */
 	uint64	   *labels;			/* a label array: each label's bits */
+	uint64	   *hashes;			/* and its hash (SegvecLabelHash) */
 	int			nlabels;
 	uint64	   *set;			/* = ANY (array): the array's values, kept
 								 * as the column is, sorted and distinct */
@@ -150,7 +151,8 @@ extern double SegvecScanLastDistance(IndexScanDesc scan);
 /* segvecfilter.c */
 extern bool SegvecFilterTypeSupported(Oid typid);
 extern bool SegvecFilterTypeIsLabels(Oid typid);
-extern uint64 SegvecFilterLabels(Datum array, uint64 **each, int *neach);
+extern uint64 SegvecFilterLabels(Datum array, uint64 **each,
+								 uint64 **hashes, int *neach);
 extern void SegvecFilterFormEntry(Relation index, const Datum *values,
 								  const bool *isnull, char *entry);
 extern void SegvecFilterCheckColumns(Relation index);

@@ -50,6 +50,7 @@ typedef struct SegvecBuildState
 	int			nsegs;
 	bool		haskey;
 	int			nfilters;		/* filter columns (keys after the vector) */
+	uint32		postable[SEGVEC_MAX_FILTERS];	/* their postings (format.h) */
 	KeymapEntry *entries;		/* keymap of the docs so far */
 	int64		nentries;
 	int64		maxentries;
@@ -231,6 +232,27 @@ init_index_fork(Relation index, ForkNumber fork)
 }
 
 /*
+ * A builder for the docs that follow, of dim dimensions; it keeps the
+ * labels of label array columns, for their label postings.
+ */
+static HnswBuilder *
+new_builder(SegvecBuildState *buildstate, int dim)
+{
+	HnswBuilder *b;
+	int			c;
+
+	b = HnswBuilderCreate(buildstate->metric, dim, buildstate->opts.m,
+						  buildstate->opts.ef_construction,
+						  buildstate->maxdocs);
+	HnswBuilderSetQuantization(b, buildstate->opts.quantization);
+	HnswBuilderSetFilters(b, buildstate->nfilters);
+	for (c = 0; c < buildstate->nfilters; c++)
+		if (buildstate->postable[c] == SEGVEC_POSTINGS_COLUMN_BITS)
+			HnswBuilderKeepLabels(b, c);
+	return b;
+}
+
+/*
  * Per heap row callback of table_index_build_scan.
  */
 static void
@@ -244,6 +266,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values,
 	SegvecDocInfo doc;
 	char		filters[SEGVEC_FILTER_MAX_BYTES];
 	int			keycol = buildstate->nfilters + 1;
+	int			c;
 
 	/* NULL vectors are not indexed */
 	if (isnull[0])
@@ -269,25 +292,28 @@ build_callback(Relation index, ItemPointer tid, Datum *values,
 	if (buildstate->builder == NULL)
 	{
 		buildstate->maxdocs = SegvecMaxBuildDocs(dim, buildstate->opts.m);
-		buildstate->builder = HnswBuilderCreate(buildstate->metric, dim,
-												buildstate->opts.m,
-												buildstate->opts.ef_construction,
-												buildstate->maxdocs);
-		HnswBuilderSetQuantization(buildstate->builder,
-								   buildstate->opts.quantization);
-		HnswBuilderSetFilters(buildstate->builder, buildstate->nfilters);
+		buildstate->builder = new_builder(buildstate, dim);
 	}
 	if (!HnswBuilderAddFiltered(buildstate->builder, &doc, vector, filters))
 	{
 		flush_segment(buildstate);
-		buildstate->builder = HnswBuilderCreate(buildstate->metric, dim,
-												buildstate->opts.m,
-												buildstate->opts.ef_construction,
-												buildstate->maxdocs);
-		HnswBuilderSetQuantization(buildstate->builder,
-								   buildstate->opts.quantization);
-		HnswBuilderSetFilters(buildstate->builder, buildstate->nfilters);
+		buildstate->builder = new_builder(buildstate, dim);
 		HnswBuilderAddFiltered(buildstate->builder, &doc, vector, filters);
+	}
+
+	/* the labels of label array columns, for the segment's label postings */
+	for (c = 0; c < buildstate->nfilters; c++)
+	{
+		uint64	   *hashes;
+		int			n;
+
+		if (buildstate->postable[c] != SEGVEC_POSTINGS_COLUMN_BITS ||
+			isnull[c + 1])
+			continue;
+		oldCtx = MemoryContextSwitchTo(buildstate->tmpCtx);
+		SegvecLabelHashes(values[c + 1], &hashes, &n);
+		MemoryContextSwitchTo(oldCtx);
+		HnswBuilderAddLabels(buildstate->builder, c, hashes, n);
 	}
 	buildstate->indtuples += 1;
 	MemoryContextReset(buildstate->tmpCtx);
@@ -337,6 +363,7 @@ segvecbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	buildstate.metric = SegvecGetMetric(index);
 	buildstate.haskey = SegvecIndexHasKey(index);
 	buildstate.nfilters = SegvecIndexFilterCount(index);
+	SegvecIndexFilterPostable(index, buildstate.postable);
 	frozen_options(index, &buildstate.opts);
 	buildstate.tmpCtx = AllocSetContextCreate(CurrentMemoryContext,
 											  "segvec build temporary context",

@@ -211,6 +211,7 @@ typedef struct LabelCond
 	int			strategy;		/* SEGVEC_LABELS_* */
 	uint64		sig;			/* the bits of all its labels */
 	uint64	   *labels;			/* each label's bits */
+	uint64	   *hashes;			/* and hash */
 	int			nlabels;
 	Selectivity sel;			/* the planner's, of the condition */
 } LabelCond;
@@ -256,7 +257,7 @@ label_conditions(PlannerInfo *root, IndexPath *path, Relation index,
 			cond->strategy = get_op_opfamily_strategy(op->opno,
 													  info->opfamily[iclause->indexcol]);
 			cond->sig = SegvecFilterLabels(arg->constvalue, &cond->labels,
-										   &cond->nlabels);
+										   &cond->hashes, &cond->nlabels);
 			cond->sel = clauselist_selectivity(root, list_make1(rinfo),
 											   info->rel->relid,
 											   JOIN_INNER, NULL);
@@ -359,6 +360,79 @@ label_matches(const SegvecSegment *seg, const SegvecPostingsEntry *dir,
 	return Min(Max(matches, lc->sel * seg->ndocs), (double) seg->ndocs);
 }
 
+/*
+ * The nodes of seg that pass label condition lc on a column with label
+ * postings (p), counted from its directory: for && the labels' counts
+ * summed (a node with two of them counted twice), for @> and = the least
+ * of them; into *read the node numbers the scan reads from the lists
+ * (label_value_nodes in am/segvecscan.c), or -1 when it does not take them
+ * from the lists, and into *superset whether the lists name more, which
+ * the scan then checks on their filter entries.
+ */
+static double
+label_value_matches(GraphPostings *p, const SegvecSegment *seg,
+					const LabelCond *lc, double *read, bool *superset)
+{
+	double		budget = seg->ndocs / SEGVEC_POSTINGS_READ_DIV;
+	double		matches = 0;
+	double		nread = 0;
+	uint32	   *counts;
+	int			j;
+
+	*read = -1;
+	*superset = (lc->strategy == SEGVEC_LABELS_EQUAL);
+	if (lc->strategy == SEGVEC_LABELS_CONTAINED ||
+		(lc->strategy != SEGVEC_LABELS_OVERLAP && lc->nlabels == 0))
+		return lc->sel * seg->ndocs;
+	counts = palloc(sizeof(uint32) * Max(lc->nlabels, 1));
+	for (j = 0; j < lc->nlabels; j++)
+	{
+		uint32		first;
+
+		GraphPostingsLabel(p, lc->col, lc->hashes[j], &first, &counts[j]);
+	}
+	if (lc->strategy == SEGVEC_LABELS_OVERLAP)
+	{
+		for (j = 0; j < lc->nlabels; j++)
+			matches += counts[j];
+		if (matches <= budget)
+			*read = matches;
+	}
+	else
+	{
+		uint32		least = PG_UINT32_MAX;
+
+		for (j = 0; j < lc->nlabels; j++)
+			least = Min(least, counts[j]);
+		matches = least;
+		if (least <= budget)
+		{
+			/* the lists that fit, the shortest first */
+			for (j = 1; j < lc->nlabels; j++)
+			{
+				uint32		c = counts[j];
+				int			k = j;
+
+				for (; k > 0 && counts[k - 1] > c; k--)
+					counts[k] = counts[k - 1];
+				counts[k] = c;
+			}
+			for (j = 0; j < lc->nlabels; j++)
+			{
+				if (nread + counts[j] > budget)
+				{
+					*superset = true;
+					break;
+				}
+				nread += counts[j];
+			}
+			*read = nread;
+		}
+	}
+	pfree(counts);
+	return Min(matches, (double) seg->ndocs);
+}
+
 /* What a graph segment's postings tell the estimate (segment_postings_info) */
 typedef struct PostingsInfo
 {
@@ -425,10 +499,15 @@ segment_postings_info(Relation index, const SegvecSegment *seg, int dim,
 		double		read;
 		bool		superset;
 
-		if (!GraphPostingsHasBits(&p, cond->col))
+		if (GraphPostingsHasLabels(&p, cond->col))
+			matches = label_value_matches(&p, seg, cond, &read, &superset);
+		else if (GraphPostingsHasBits(&p, cond->col))
+		{
+			GraphPostingsBits(&p, cond->col, dir);
+			matches = label_matches(seg, dir, cond, &read, &superset);
+		}
+		else
 			continue;
-		GraphPostingsBits(&p, cond->col, dir);
-		matches = label_matches(seg, dir, cond, &read, &superset);
 		pi->sig_ratio *= matches / Max(cond->sel * seg->ndocs, 1e-10);
 		if (read >= 0 &&
 			(best < 0 || best > seg->ndocs / SEGVEC_POSTINGS_LIST_DIV) &&

@@ -73,69 +73,30 @@ filter_kind(Oid typid)
 	}
 }
 
-/* The two signature bits of one label (an element of a label array) */
-static uint64
-label_bits(Oid elemtype, Datum elem)
-{
-	uint64		h;
-
-	if (elemtype == INT4OID)
-	{
-		int32		v = DatumGetInt32(elem);
-
-		h = hash_bytes_extended((const unsigned char *) &v, sizeof(v), 0);
-	}
-	else
-	{
-		text	   *t = DatumGetTextPP(elem);
-
-		h = hash_bytes_extended((const unsigned char *) VARDATA_ANY(t),
-								VARSIZE_ANY_EXHDR(t), 0);
-	}
-	return (UINT64CONST(1) << (h & 63)) | (UINT64CONST(1) << ((h >> 6) & 63));
-}
-
 /*
  * The labels of a label array: their signature bits (the union), and, if
- * each is not NULL, every label's bits into a palloc'd array *each with
- * its length *neach (NULL elements left out).
+ * each is not NULL, every label's bits into a palloc'd array *each and
+ * its hash (SegvecLabelHash) into a palloc'd *hashes, both of length
+ * *neach (NULL elements left out).
  */
 static uint64
-label_signature(Datum value, uint64 **each, int *neach)
+label_signature(Datum value, uint64 **each, uint64 **hashes, int *neach)
 {
-	ArrayType  *arr = DatumGetArrayTypeP(value);
-	Oid			elemtype = ARR_ELEMTYPE(arr);
-	int16		elmlen;
-	bool		elmbyval;
-	char		elmalign;
-	Datum	   *elems;
-	bool	   *nulls;
-	int			nelems;
+	uint64	   *h;
+	int			n;
 	int			i;
-	uint64		sig = 0;
+	uint64		sig = SegvecLabelHashes(value, &h, &n);
 
-	if (elemtype != INT4OID && elemtype != TEXTOID)
-		elog(ERROR, "segvec label arrays hold int4 or text, not type %u",
-			 elemtype);
-	get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
-	deconstruct_array(arr, elemtype, elmlen, elmbyval, elmalign,
-					  &elems, &nulls, &nelems);
 	if (each)
 	{
-		*each = palloc(sizeof(uint64) * Max(nelems, 1));
-		*neach = 0;
+		*each = palloc(sizeof(uint64) * Max(n, 1));
+		for (i = 0; i < n; i++)
+			(*each)[i] = SEGVEC_LABEL_BITS(h[i]);
+		*hashes = h;
+		*neach = n;
 	}
-	for (i = 0; i < nelems; i++)
-	{
-		uint64		bits;
-
-		if (nulls[i])
-			continue;
-		bits = label_bits(elemtype, elems[i]);
-		sig |= bits;
-		if (each)
-			(*each)[(*neach)++] = bits;
-	}
+	else
+		pfree(h);
 	return sig;
 }
 
@@ -152,13 +113,13 @@ SegvecFilterTypeIsLabels(Oid typid)
 /*
  * SegvecFilterLabels: the signature bits of a label array (an int4[] or
  * text[] datum), as a scan key on a label column takes them: their union,
- * and each label's bits into a palloc'd *each of *neach (NULL elements left
- * out).
+ * and each label's bits into a palloc'd *each and its hash into a
+ * palloc'd *hashes, both of *neach (NULL elements left out).
  */
 uint64
-SegvecFilterLabels(Datum array, uint64 **each, int *neach)
+SegvecFilterLabels(Datum array, uint64 **each, uint64 **hashes, int *neach)
 {
-	return label_signature(array, each, neach);
+	return label_signature(array, each, hashes, neach);
 }
 
 /*
@@ -208,7 +169,7 @@ encode_value(Oid typid, Datum value)
 									   UUID_LEN, 0);
 		case INT4ARRAYOID:
 		case TEXTARRAYOID:
-			return label_signature(value, NULL, NULL);
+			return label_signature(value, NULL, NULL, NULL);
 	}
 	elog(ERROR, "type %u cannot be a segvec filter column", typid);
 	return 0;					/* keep compiler quiet */
@@ -388,6 +349,7 @@ SegvecFilterPrepare(IndexScanDesc scan, SegvecFilter *f)
 		k->col = sk->sk_attno - 2;
 		k->strategy = sk->sk_strategy;
 		k->labels = NULL;
+		k->hashes = NULL;
 		k->nlabels = 0;
 		k->set = NULL;
 		k->nset = 0;
@@ -417,7 +379,7 @@ SegvecFilterPrepare(IndexScanDesc scan, SegvecFilter *f)
 				elog(ERROR, "unknown segvec label filter strategy %d",
 					 k->strategy);
 			k->value = label_signature(sk->sk_argument, &k->labels,
-									   &k->nlabels);
+									   &k->hashes, &k->nlabels);
 			f->recheck = true;
 			f->nkeys++;
 			continue;

@@ -535,6 +535,171 @@ bits_nodes(GraphPostings *p, const SegvecPostingsEntry *dir, uint32 **cache,
 }
 
 /*
+ * The nodes of segment seg that have the labels of label key key in
+ * column key->col, which has label postings (p), from the labels' lists,
+ * ascending, palloc'd, their count in *n: exactly the nodes that pass
+ * (&&: one of the labels; @>: all of them), or (*superset set) more, for
+ * = (the nodes with all of the argument's labels, some with others too),
+ * or for @> when a list was too long to read (the nodes of the labels
+ * read).  NULL when the lists do not bound them: <@, @> or = with no
+ * label, or lists longer than SEGVEC_POSTINGS_READ_DIV allows.  A label
+ * on no node has no node.
+ */
+static uint32 *
+label_value_nodes(GraphPostings *p, const SegvecSegment *seg,
+				  const SegvecFilterKey *key, int64 *n, bool *superset)
+{
+	uint32	   *first = palloc(sizeof(uint32) * Max(key->nlabels, 1));
+	uint32	   *count = palloc(sizeof(uint32) * Max(key->nlabels, 1));
+	uint32	   *ids = NULL;
+	int64		budget = seg->ndocs / SEGVEC_POSTINGS_READ_DIV;
+	int64		cost = 0;
+	int			j;
+
+	*n = 0;
+	*superset = (key->strategy == SEGVEC_LABELS_EQUAL);
+	if (key->strategy == SEGVEC_LABELS_CONTAINED ||
+		(key->strategy != SEGVEC_LABELS_OVERLAP && key->nlabels == 0))
+	{
+		pfree(first);
+		pfree(count);
+		return NULL;
+	}
+	for (j = 0; j < key->nlabels; j++)
+	{
+		GraphPostingsLabel(p, key->col, key->hashes[j], &first[j], &count[j]);
+		if (count[j] == 0 && key->strategy != SEGVEC_LABELS_OVERLAP)
+		{
+			/* @> or =: a label on no node, so no node passes */
+			pfree(first);
+			pfree(count);
+			return palloc(sizeof(uint32));
+		}
+	}
+
+	if (key->strategy == SEGVEC_LABELS_OVERLAP)
+	{
+		uint8	   *map;
+		int64		total = 0;
+		uint32		node;
+
+		int			only = -1;	/* the one label on some node; -2: more */
+
+		/* &&: the union of the labels' lists */
+		for (j = 0; j < key->nlabels; j++)
+		{
+			cost += count[j];
+			if (count[j] > 0)
+				only = (only == -1 || (only >= 0 && first[only] == first[j])) ?
+					j : -2;
+		}
+		if (cost > budget)
+		{
+			pfree(first);
+			pfree(count);
+			return NULL;
+		}
+		if (only != -2)
+		{
+			/* one label on some node (or none): its list, as it is */
+			ids = palloc(sizeof(uint32) * (only >= 0 ? count[only] : 1));
+			if (only >= 0)
+			{
+				GraphPostingsReadIds(p, first[only], count[only], ids);
+				*n = count[only];
+			}
+			pfree(first);
+			pfree(count);
+			return ids;
+		}
+		map = palloc0((seg->ndocs + 7) / 8 + 1);
+		ids = palloc(sizeof(uint32) * Max(cost, 1));
+		for (j = 0; j < key->nlabels; j++)
+		{
+			int64		i;
+
+			if (count[j] == 0 || (j > 0 && first[j] == first[j - 1]))
+				continue;
+			GraphPostingsReadIds(p, first[j], count[j], ids);
+			for (i = 0; i < count[j]; i++)
+			{
+				if (ids[i] >= seg->ndocs)
+					ereport(ERROR,
+							(errcode(ERRCODE_INDEX_CORRUPTED),
+							 errmsg("postings of segment %u of index \"%s\" name node %u of %u",
+									seg->segno, RelationGetRelationName(p->index),
+									ids[i], seg->ndocs)));
+				if (!(map[ids[i] >> 3] & (1 << (ids[i] & 7))))
+				{
+					map[ids[i] >> 3] |= (uint8) (1 << (ids[i] & 7));
+					total++;
+				}
+			}
+		}
+		for (node = 0; node < seg->ndocs; node++)
+		{
+			if (map[node >> 3] == 0)
+			{
+				node |= 7;		/* the byte's other nodes too */
+				continue;
+			}
+			if (map[node >> 3] & (1 << (node & 7)))
+				ids[(*n)++] = node;
+		}
+		Assert(*n == total);
+		pfree(map);
+	}
+	else
+	{
+		bool	   *done = palloc0(sizeof(bool) * key->nlabels);
+		uint32	   *some = NULL;
+
+		/* @> and =: the intersection, the shortest lists first */
+		for (;;)
+		{
+			int			next = -1;
+
+			for (j = 0; j < key->nlabels; j++)
+				if (!done[j] && (next < 0 || count[j] < count[next]))
+					next = j;
+			if (next < 0)
+				break;
+			done[next] = true;
+			if (ids != NULL && cost + count[next] > budget)
+			{
+				*superset = true;	/* the rest: on their entries */
+				break;
+			}
+			cost += count[next];
+			if (cost > budget)
+				break;			/* even the shortest list: NULL */
+			if (ids == NULL)
+			{
+				ids = palloc(sizeof(uint32) * count[next]);
+				GraphPostingsReadIds(p, first[next], count[next], ids);
+				*n = count[next];
+			}
+			else
+			{
+				some = some == NULL ?
+					palloc(sizeof(uint32) * count[next]) :
+					repalloc(some, sizeof(uint32) * count[next]);
+				GraphPostingsReadIds(p, first[next], count[next], some);
+				*n = intersect_ids(ids, *n, some, count[next]);
+			}
+			if (*n == 0)
+				break;
+		}
+		if (some)
+			pfree(some);
+		pfree(done);
+	}
+	pfree(first);
+	pfree(count);
+	return ids;
+}
+
+/*
  * The nodes of segment seg whose signature in column key->col (which has
  * bit postings, p) may pass label key key, from the bits' lists,
  * ascending, palloc'd, their count in *n: exactly the nodes whose signature
@@ -558,6 +723,8 @@ label_nodes(GraphPostings *p, const SegvecSegment *seg,
 	int			bit;
 	int			j;
 
+	if (GraphPostingsHasLabels(p, key->col))
+		return label_value_nodes(p, seg, key, n, superset);
 	*n = 0;
 	*superset = false;
 	if (key->strategy == SEGVEC_LABELS_CONTAINED ||
@@ -827,7 +994,9 @@ segment_postings(IndexScanDesc scan, const SegvecSegment *seg, uint8 **fail,
 		int64		nsome;
 		bool		superset;
 
-		if (key->labels == NULL || !GraphPostingsHasBits(&p, key->col) ||
+		if (key->labels == NULL ||
+			!(GraphPostingsHasBits(&p, key->col) ||
+			  GraphPostingsHasLabels(&p, key->col)) ||
 			(best_total >= 0 && best_total <= seg->ndocs / SEGVEC_POSTINGS_LIST_DIV))
 			continue;
 		some = label_nodes(&p, seg, key, &nsome, &superset);

@@ -641,6 +641,7 @@ typedef struct SegmentWriter
 	int			maxdocs;
 	uint32		next_segno;		/* number of the next segment written */
 	HnswBuilder *builder;
+	GraphLabelReader *labels;	/* the docs' labels, or NULL: none */
 	SegvecSegment *segs;		/* written, not installed */
 	int			nsegs;
 	int64		ndocs;
@@ -664,6 +665,17 @@ writer_flush(SegmentWriter *w)
 	w->builder = NULL;
 }
 
+/* a new builder for the docs that follow; it keeps their labels */
+static void
+writer_new_builder(SegmentWriter *w)
+{
+	w->builder = HnswBuilderCreate(w->metric, w->dim, w->m,
+								   w->ef_construction, w->maxdocs);
+	HnswBuilderSetQuantization(w->builder, w->quant);
+	HnswBuilderSetFilters(w->builder, w->nfilters);
+	GraphLabelReaderKeep(w->labels, w->builder);
+}
+
 /* SegvecDocCallback: add a doc to the current builder */
 static void
 writer_add(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
@@ -675,21 +687,14 @@ writer_add(const SegvecDocInfo *doc, const float *vector, int dim, void *arg)
 		SegvecDocFilterEntry(vector, dim) : NULL;
 
 	if (w->builder == NULL)
-	{
-		w->builder = HnswBuilderCreate(w->metric, w->dim, w->m,
-									   w->ef_construction, w->maxdocs);
-		HnswBuilderSetQuantization(w->builder, w->quant);
-		HnswBuilderSetFilters(w->builder, w->nfilters);
-	}
+		writer_new_builder(w);
 	if (!HnswBuilderAddFiltered(w->builder, doc, vector, filters))
 	{
 		writer_flush(w);
-		w->builder = HnswBuilderCreate(w->metric, w->dim, w->m,
-									   w->ef_construction, w->maxdocs);
-		HnswBuilderSetQuantization(w->builder, w->quant);
-		HnswBuilderSetFilters(w->builder, w->nfilters);
+		writer_new_builder(w);
 		HnswBuilderAddFiltered(w->builder, doc, vector, filters);
 	}
+	GraphLabelReaderAdd(w->labels, w->builder, doc, filters);
 	w->ndocs++;
 }
 
@@ -740,6 +745,7 @@ writer_init(SegmentWriter *w, Relation index, int dim)
 	w->nfilters = SegvecIndexFilterCount(index);
 	w->maxdocs = SegvecMaxBuildDocs(dim, opts.m);
 	w->next_segno = SegvecNextSegno(index);
+	w->labels = GraphLabelReaderBegin(index);
 }
 
 static int64
@@ -1650,6 +1656,7 @@ compact_mutable(Relation index, SegvecCompactStats *stats, bool relocate)
 								   info->dimensions, freeze_add, freeze_gone,
 								   &w);
 		writer_flush(&w);
+		GraphLabelReaderEnd(w.labels);
 
 		/* test-only pause of a background job (segvec.job_delay_ms) */
 		SegvecDelayPoint();

@@ -137,6 +137,85 @@ tail_segment(Relation index, BlockNumber min_pages, SegvecSegment *seg)
 }
 
 /*
+ * find_segment: the manifest's descriptor of segment segno, in *seg, if
+ * the manifest lists it.  Reads the metapage (share lock).
+ */
+static bool
+find_segment(Relation index, uint32 segno, SegvecSegment *seg)
+{
+	SegvecMetaInfo *info = palloc(sizeof(SegvecMetaInfo));
+	bool		found = false;
+	int			i;
+
+	SegvecGetMetaInfo(index, info);
+	for (i = 0; i < info->nsegments; i++)
+		if (info->segments[i].segno == segno)
+		{
+			*seg = info->segments[i];
+			found = true;
+		}
+	SegvecFreeMetaInfo(info);
+	pfree(info);
+	return found;
+}
+
+/*
+ * move_segment: copy segment seg into the lowest reusable free run below
+ * it that holds it, and install the copy in its place.  MOVE_NONE if no
+ * run holds it, MOVE_WAIT if one would once what was freed last is
+ * reusable.  Caller holds the merge lock and the segment's claim, and no
+ * compaction lock.
+ */
+static MoveOutcome
+move_segment(Relation index, const SegvecSegment *seg)
+{
+	SegvecSegment now;
+	CopyState	c;
+	BlockNumber start;
+	BlockNumber ntomb;
+	int64		delta;
+	bool		wait;
+
+	start = SegvecExtentTakeBelow(index, seg->npages, seg->start, &wait);
+	if (start == InvalidBlockNumber)
+		return wait ? MOVE_WAIT : MOVE_NONE;
+
+	/* everything but the tombstone pages, which may change meanwhile */
+	ntomb = seg->doc_start - seg->start;
+	c.index = index;
+	c.seg = seg;
+	c.from = seg->start + ntomb;
+	SegvecFillExtent(index, start + ntomb, seg->npages - ntomb, copy_page, &c);
+	SegvecTestPoint("move-copied");
+
+	/* the tombstone pages and the descriptor as they are now, then install */
+	LockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+	if (!find_segment(index, seg->segno, &now))
+		elog(ERROR, "segvec index \"%s\": segment %u vanished during its move",
+			 RelationGetRelationName(index), seg->segno);
+	c.from = now.start;
+	c.seg = &now;
+	SegvecFillExtent(index, start, ntomb, copy_page, &c);
+	delta = (int64) start - (int64) now.start;
+	now.start = start;
+	now.doc_start = (BlockNumber) ((int64) now.doc_start + delta);
+	now.upper_start = (BlockNumber) ((int64) now.upper_start + delta);
+	now.node_start = (BlockNumber) ((int64) now.node_start + delta);
+	if (now.qparam_start != InvalidBlockNumber)
+		now.qparam_start = (BlockNumber) ((int64) now.qparam_start + delta);
+	if (now.vec_start != InvalidBlockNumber)
+		now.vec_start = (BlockNumber) ((int64) now.vec_start + delta);
+	SegvecInstallMoved(index, &now);
+	SegvecProcessGarbage(index);
+	UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+	ereport(DEBUG1,
+			(errmsg_internal("segvec moved segment %u of index \"%s\" (%u pages) from block %u to %u",
+							 seg->segno, RelationGetRelationName(index),
+							 seg->npages, seg->start, start)));
+	return MOVE_DONE;
+}
+
+/*
  * move_tail_segment: move the segment that ends the index (tail_segment)
  * into a reusable free run below it, if there is one.  Caller holds no
  * compaction or merge lock.
@@ -146,14 +225,7 @@ move_tail_segment(Relation index, BlockNumber min_pages)
 {
 	SegvecSegment seg;
 	SegvecSegment now;
-	SegvecMetaInfo *info;
-	CopyState	c;
-	BlockNumber start;
-	BlockNumber ntomb;
-	int64		delta;
-	bool		wait;
-	bool		present = false;
-	int			i;
+	MoveOutcome mv;
 
 	if (!tail_segment(index, min_pages, &seg))
 		return MOVE_NONE;
@@ -175,65 +247,12 @@ move_tail_segment(Relation index, BlockNumber min_pages)
 		return MOVE_WAIT;
 	}
 	if (!tail_segment(index, min_pages, &now) || now.segno != seg.segno)
-	{
-		SegvecReleaseSegment(index, seg.segno);
-		UnlockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ExclusiveLock);
-		return MOVE_NONE;
-	}
-	seg = now;
-	start = SegvecExtentTakeBelow(index, seg.npages, seg.start, &wait);
-	if (start == InvalidBlockNumber)
-	{
-		SegvecReleaseSegment(index, seg.segno);
-		UnlockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ExclusiveLock);
-		return wait ? MOVE_WAIT : MOVE_NONE;
-	}
-
-	/* everything but the tombstone pages, which may change meanwhile */
-	ntomb = seg.doc_start - seg.start;
-	c.index = index;
-	c.seg = &seg;
-	c.from = seg.start + ntomb;
-	SegvecFillExtent(index, start + ntomb, seg.npages - ntomb, copy_page, &c);
-	SegvecTestPoint("move-copied");
-
-	/* the tombstone pages and the descriptor as they are now, then install */
-	LockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
-	info = palloc(sizeof(SegvecMetaInfo));
-	SegvecGetMetaInfo(index, info);
-	for (i = 0; i < info->nsegments; i++)
-		if (info->segments[i].segno == seg.segno)
-		{
-			now = info->segments[i];
-			present = true;
-		}
-	SegvecFreeMetaInfo(info);
-	pfree(info);
-	if (!present)
-		elog(ERROR, "segvec index \"%s\": segment %u vanished during its move",
-			 RelationGetRelationName(index), seg.segno);
-	c.from = now.start;
-	c.seg = &now;
-	SegvecFillExtent(index, start, ntomb, copy_page, &c);
-	delta = (int64) start - (int64) now.start;
-	now.start = start;
-	now.doc_start = (BlockNumber) ((int64) now.doc_start + delta);
-	now.upper_start = (BlockNumber) ((int64) now.upper_start + delta);
-	now.node_start = (BlockNumber) ((int64) now.node_start + delta);
-	if (now.qparam_start != InvalidBlockNumber)
-		now.qparam_start = (BlockNumber) ((int64) now.qparam_start + delta);
-	if (now.vec_start != InvalidBlockNumber)
-		now.vec_start = (BlockNumber) ((int64) now.vec_start + delta);
-	SegvecInstallMoved(index, &now);
-	SegvecProcessGarbage(index);
-	UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
+		mv = MOVE_NONE;
+	else
+		mv = move_segment(index, &now);
 	SegvecReleaseSegment(index, seg.segno);
 	UnlockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ExclusiveLock);
-	ereport(DEBUG1,
-			(errmsg_internal("segvec moved segment %u of index \"%s\" (%u pages) from block %u to %u",
-							 seg.segno, RelationGetRelationName(index),
-							 seg.npages, seg.start, start)));
-	return MOVE_DONE;
+	return mv;
 }
 
 /*
@@ -390,8 +409,19 @@ unpin_tail(Relation index, BlockNumber min_pages)
  * into one hole the
  * segment is moved into at the next shrink, once what the moves freed is
  * reusable.  Not when the runs are more than a quarter of the segment
- * (the copies would cost more than they bring).  Returns whether it moved
- * anything.  Caller holds no compaction or merge lock.
+ * (the copies would cost more than they bring).
+ *
+ * Likewise when the free blocks would not hold the segment but are at
+ * least min_pages and four times the runs' pages: joined, and right below
+ * the segment, they join the segment's extent once its next rewrite frees
+ * it, and that rewrite's output is moved down into them.  Left split, the
+ * free blocks below a run written early (a build's keymap run, which is
+ * never rewritten, right after the built segment) would stay inside the
+ * index for good: each output is moved into the lowest run that holds it,
+ * which starts above that keymap run.
+ *
+ * Returns whether it moved anything.  Caller holds no compaction or merge
+ * lock.
  */
 static bool
 pack_below(Relation index, BlockNumber min_pages)
@@ -404,6 +434,7 @@ pack_below(Relation index, BlockNumber min_pages)
 	uint64		nfree = 0,
 				nrun_pages = 0;
 	bool		found = false;
+	bool		join;
 	bool		moved = false;
 	bool		mutable_in = false;
 	int			i;
@@ -453,7 +484,11 @@ pack_below(Relation index, BlockNumber min_pages)
 	SegvecFreeMetaInfo(info);
 	pfree(info);
 
-	if (found && nruns > 0 && nrun_pages <= seg.npages / 4 &&
+	if (found)
+		join = nrun_pages <= seg.npages / 4;
+	else
+		join = nfree >= min_pages && nrun_pages <= nfree / 4;
+	if (join && nruns > 0 &&
 		ConditionalLockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock))
 	{
 		/* the lowest first: each goes as low as it fits */
@@ -462,17 +497,88 @@ pack_below(Relation index, BlockNumber min_pages)
 								   runs[i].start);
 		UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
 	}
-	if (found && mutable_in)
+	if (join && mutable_in)
 		moved |= SegvecMutableRelocate(index);
 	pfree(runs);
+	return moved;
+}
+
+/* qsort comparator: segments by first block */
+static int
+segment_start_cmp(const void *a, const void *b)
+{
+	BlockNumber x = ((const SegvecSegment *) a)->start;
+	BlockNumber y = ((const SegvecSegment *) b)->start;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/*
+ * pack_built: in a build, when the segment that ends the index fits in no
+ * free run below it although the free blocks below it, taken together,
+ * would hold it, move the lowest segment that a free run below it holds
+ * down into it (first fit), so that the free runs above it join.  A build
+ * whose docs do not fit in one merge leaves such a layout: a later merge
+ * round writes its output into the hole an earlier one left, and the
+ * hole's rest and the space of the later round's inputs are apart.
+ * Returns whether it moved a segment.  Caller holds no compaction or merge
+ * lock; everything a build frees is reusable at once.
+ */
+static bool
+pack_built(Relation index)
+{
+	SegvecMetaInfo *info;
+	SegvecSegment tail;
+	SegvecSegment *segs;
+	uint64		free_below = 0;
+	int			nsegs = 0;
+	bool		moved = false;
+	int			i;
+
+	if (!tail_segment(index, 1, &tail))
+		return false;
+	info = palloc(sizeof(SegvecMetaInfo));
+	SegvecGetMetaInfo(index, info);
+	for (i = 0; i < (int) info->nfree; i++)
+		if ((uint64) info->free[i].start + info->free[i].npages <= tail.start)
+			free_below += info->free[i].npages;
+	segs = palloc(sizeof(SegvecSegment) * Max(info->nsegments, 1));
+	for (i = 0; i < info->nsegments; i++)
+		if (info->segments[i].segno != tail.segno)
+			segs[nsegs++] = info->segments[i];
+	SegvecFreeMetaInfo(info);
+	pfree(info);
+
+	if (free_below >= tail.npages)
+	{
+		qsort(segs, nsegs, sizeof(SegvecSegment), segment_start_cmp);
+		for (i = 0; i < nsegs && !moved; i++)
+		{
+			SegvecSegment seg;
+
+			if (!ConditionalLockPage(index, SEGVEC_MERGE_LOCK_BLKNO,
+									 ExclusiveLock))
+				break;
+			if (SegvecClaimSegment(index, segs[i].segno))
+			{
+				if (find_segment(index, segs[i].segno, &seg))
+					moved = move_segment(index, &seg) == MOVE_DONE;
+				SegvecReleaseSegment(index, segs[i].segno);
+			}
+			UnlockPage(index, SEGVEC_MERGE_LOCK_BLKNO, ExclusiveLock);
+		}
+	}
+	pfree(segs);
 	return moved;
 }
 
 /*
  * SegvecShrinkBuilt: at the end of a CREATE INDEX (or REINDEX) whose
  * pieces were merged, move the merged segment down into the space the
- * pieces left below it, and give the free tail back: a build would
- * otherwise end at about twice its pages in use.  What the build's merges
+ * pieces left below it (a build that merged in rounds: its segments, the
+ * lower ones first when the free space must be joined, pack_built), and
+ * give the free tail back: a build would otherwise end at about twice its
+ * pages in use.  What the build's merges
  * freed is reusable at once (SegvecFreeStamp; the caller marks the build
  * with SegvecSetBuilding), and the builder holds every lock the move and
  * the truncation take.  Costs a copy of the segment; its WAL replaces the
@@ -484,9 +590,14 @@ SegvecShrinkBuilt(Relation index)
 	int			i;
 	SegvecMetaInfo *info;
 
-	/* one move normally; a few when several segments are left */
+	/*
+	 * One move normally; a few when several segments are left, and when
+	 * the free space below the last one must be joined first (pack_built).
+	 * Each move takes a segment lower, so this ends.
+	 */
 	for (i = 0; i < 64 && !SegvecTestSkip("build-move"); i++)
-		if (move_tail_segment(index, 1) != MOVE_DONE)
+		if (move_tail_segment(index, 1) != MOVE_DONE &&
+			!pack_built(index))
 			break;
 
 	/* the merge outputs left where they were written: logged now */

@@ -64,6 +64,45 @@ extern void HnswBuilderFinish(HnswBuilder *builder,
 extern void HnswBuilderFinishParallel(HnswBuilder *builder, int nworkers,
 									  void (*progress) (int done));
 
+/*
+ * The labels of a segment's nodes in one label array column, for its
+ * label postings (format.h): (label hash, node) pairs, in any order, a
+ * repeated pair counted once.  known: every node's labels are among them
+ * (else the column gets bit postings).
+ */
+typedef struct GraphLabelPair
+{
+	int64		value;			/* the label's hash (SegvecLabelHash) */
+	uint32		node;
+} GraphLabelPair;
+
+typedef struct GraphLabels
+{
+	bool		known;
+	uint32		npairs;
+	uint32		maxpairs;
+	GraphLabelPair *pairs;		/* palloc'd, or NULL */
+} GraphLabels;
+
+extern void GraphLabelsAdd(GraphLabels *labels, uint64 hash, uint32 node);
+extern void GraphLabelsForget(GraphLabels *labels);
+extern void HnswBuilderKeepLabels(HnswBuilder *builder, int col);
+extern void HnswBuilderAddLabels(HnswBuilder *builder, int col,
+								 const uint64 *hashes, int n);
+extern void HnswBuilderForgetLabels(HnswBuilder *builder, int col);
+
+/* labels.c: the labels of a mutable doc, read from its heap row */
+typedef struct GraphLabelReader GraphLabelReader;
+
+extern GraphLabelReader *GraphLabelReaderBegin(Relation index);
+extern void GraphLabelReaderKeep(GraphLabelReader *reader,
+								 HnswBuilder *builder);
+extern void GraphLabelReaderAdd(GraphLabelReader *reader,
+								HnswBuilder *builder,
+								const SegvecDocInfo *doc,
+								const char *filters);
+extern void GraphLabelReaderEnd(GraphLabelReader *reader);
+
 /* graphwrite.c */
 extern void HnswBuilderWrite(HnswBuilder *builder, Relation index,
 							 uint32 segno, SegvecSegment *seg);
@@ -322,6 +361,11 @@ extern bool GraphPostingsOpen(Relation index, const SegvecSegment *seg,
 							  int dim, GraphPostings *p);
 extern bool GraphPostingsHasColumn(GraphPostings *p, int col);
 extern bool GraphPostingsHasBits(GraphPostings *p, int col);
+extern bool GraphPostingsHasLabels(GraphPostings *p, int col);
+extern void GraphPostingsLabel(GraphPostings *p, int col, uint64 hash,
+							   uint32 *first, uint32 *count);
+extern void GraphPostingsLabelPairs(GraphPostings *p, int col,
+									const uint32 *map, GraphLabels *out);
 extern void GraphPostingsBits(GraphPostings *p, int col,
 							  SegvecPostingsEntry *bits);
 extern void GraphPostingsRange(GraphPostings *p, int col, int strategy,

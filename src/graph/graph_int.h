@@ -54,6 +54,8 @@ struct HnswBuilder
 	SegvecDocInfo *docs;
 	int			nfilters;		/* filter columns (HnswBuilderSetFilters) */
 	char	   *filters;		/* maxn filter entries, or NULL */
+	GraphLabels *labels;		/* nfilters of them, or NULL: the label
+								 * columns' labels (HnswBuilderKeepLabels) */
 	char	   *postings;		/* the postings area HnswBuilderWrite
 								 * writes, or NULL */
 	Size		postings_len;
@@ -103,6 +105,12 @@ struct HnswBuilder
 	GraphCand  *backlinks;		/* INSERT: a new node's neighbours on every
 								 * layer, linked back once all its lists
 								 * are stored (m0 + SEGVEC_MAX_LEVEL * m) */
+	uint32	   *hints;			/* INSERT: nodes of the graph near the new
+								 * node, entry points of the layers they are
+								 * on (a merge: the new node's neighbours in
+								 * its input's graph); at most m0 */
+	int			nhints;
+	double	   *hintdist;		/* their distances to the new node */
 	uint8	   *reach;			/* connectivity repair: reached from entry */
 	uint32	   *queue;			/* connectivity repair: BFS queue */
 	int64		nduplicates;	/* docs whose vector an earlier doc has */
@@ -231,7 +239,8 @@ extern void GraphPlanLayout(SegvecSegment *seg, int n, const uint8 *levels,
 							uint64 max_docid, uint32 *upper_off);
 extern void GraphPlanFilterLayout(SegvecSegment *seg, int n, int nfilters);
 extern char *GraphPostingsBuild(const char *entries, uint32 n, int nfilters,
-								const uint32 *postable, Size *len);
+								const uint32 *postable,
+								const GraphLabels *labels, Size *len);
 extern void GraphPostingsFillPage(char *data, const char *image, Size len,
 								  uint32 k);
 extern void GraphPlanPostingsLayout(SegvecSegment *seg, Size len);

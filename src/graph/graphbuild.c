@@ -916,6 +916,53 @@ HnswBuilderAddFiltered(HnswBuilder *b, const SegvecDocInfo *doc,
 	return true;
 }
 
+/*
+ * HnswBuilderKeepLabels: the caller gives the labels of each doc it adds
+ * in filter column col, a label array (HnswBuilderAddLabels right after
+ * each HnswBuilderAddFiltered, none for a doc without labels), so that
+ * the segment can have label postings (format.h).  Call after
+ * HnswBuilderSetFilters, before the first doc.
+ */
+void
+HnswBuilderKeepLabels(HnswBuilder *b, int col)
+{
+	Assert(b->n == 0 && col >= 0 && col < b->nfilters);
+	if (b->labels == NULL)
+		b->labels = MemoryContextAllocZero(b->ctx,
+										   sizeof(GraphLabels) * b->nfilters);
+	b->labels[col].known = true;
+}
+
+/*
+ * HnswBuilderAddLabels: the last doc added has the n labels of hashes
+ * hashes (SegvecLabelHash) in column col
+ */
+void
+HnswBuilderAddLabels(HnswBuilder *b, int col, const uint64 *hashes, int n)
+{
+	MemoryContext oldctx;
+	int			i;
+
+	Assert(b->n > 0);
+	if (b->labels == NULL || !b->labels[col].known)
+		return;
+	oldctx = MemoryContextSwitchTo(b->ctx);
+	for (i = 0; i < n; i++)
+		GraphLabelsAdd(&b->labels[col], hashes[i], (uint32) (b->n - 1));
+	MemoryContextSwitchTo(oldctx);
+}
+
+/*
+ * HnswBuilderForgetLabels: the labels of a doc in column col cannot be
+ * known; the segment gets bit postings for it
+ */
+void
+HnswBuilderForgetLabels(HnswBuilder *b, int col)
+{
+	if (b->labels != NULL)
+		GraphLabelsForget(&b->labels[col]);
+}
+
 /* HnswBuilderGetFilters: doc i's filter entry, or NULL without filters */
 const char *
 HnswBuilderGetFilters(HnswBuilder *b, int i)
@@ -1091,7 +1138,10 @@ GraphRelinkUpper(HnswBuilder *b, uint32 q, GraphCand *eps)
 /*
  * Insert stored doc q into the graph (INSERT, algorithm 1).  Its level
  * (b->levels[q]) and upper-layer lists (empty, in flat_upper) are set up
- * already; its layer-0 list is empty.
+ * already; its layer-0 list is empty.  The b->nhints nodes of b->hints
+ * (nodes of the graph the caller knows to be near q; none but in a merge)
+ * join the entry points of every layer they are on, so eps must have room
+ * for Max(ef_construction, m0) + 2 + nhints entries.
  */
 void
 GraphInsertNode(HnswBuilder *b, uint32 q, GraphCand *eps)
@@ -1104,6 +1154,7 @@ GraphInsertNode(HnswBuilder *b, uint32 q, GraphCand *eps)
 	int			nback;
 	int			nlinks[SEGVEC_MAX_LEVEL + 1];
 	uint32		sel[2 * SEGVEC_MAX_M];
+	int			i;
 
 	b->visited[q] = 0;
 
@@ -1146,14 +1197,30 @@ GraphInsertNode(HnswBuilder *b, uint32 q, GraphCand *eps)
 	neps = 1;
 	top = Min(level, b->maxlevel);
 	nback = 0;
+	for (i = 0; i < b->nhints; i++)
+		b->hintdist[i] = node_distance(b, q, b->hints[i]);
 	for (layer = top; layer >= 0; layer--)
 	{
 		int			nfound;
 		int			count,
-					max,
-					i;
+					max;
 		uint32	   *nbrs;
 
+		/* the hints that are on this layer join the entry points */
+		for (i = 0; i < b->nhints; i++)
+		{
+			int			j;
+
+			if (b->levels[b->hints[i]] < layer)
+				continue;
+			for (j = 0; j < neps; j++)
+				if (eps[j].id == b->hints[i])
+					break;
+			if (j < neps)
+				continue;
+			eps[neps].id = b->hints[i];
+			eps[neps++].distance = b->hintdist[i];
+		}
 		nfound = search_layer(b, q, eps, neps, b->ef_construction, layer);
 		if (b->shared)
 		{
@@ -1197,8 +1264,6 @@ GraphInsertNode(HnswBuilder *b, uint32 q, GraphCand *eps)
 	nback = 0;
 	for (layer = top; layer >= 0; layer--)
 	{
-		int			i;
-
 		for (i = 0; i < nlinks[layer]; i++, nback++)
 			add_link(b, b->backlinks[nback].id, q,
 					 b->backlinks[nback].distance, layer);
@@ -1287,6 +1352,25 @@ sort_by_docid(HnswBuilder *b)
 				   b->filters + (Size) from[i] * fbytes, fbytes);
 		memcpy(b->filters, fsorted, fbytes * b->n);
 		pfree(fsorted);
+	}
+
+	/* labels: the doc at from[i] is node i */
+	if (b->labels != NULL)
+	{
+		uint32	   *to = MemoryContextAllocHuge(b->ctx,
+												mul_size(b->n, sizeof(uint32)));
+		int			c;
+
+		for (i = 0; i < b->n; i++)
+			to[from[i]] = i;
+		for (c = 0; c < b->nfilters; c++)
+		{
+			uint32		j;
+
+			for (j = 0; j < b->labels[c].npairs; j++)
+				b->labels[c].pairs[j].node = to[b->labels[c].pairs[j].node];
+		}
+		pfree(to);
 	}
 
 	/* vectors: position i must receive the vector now at from[i] */

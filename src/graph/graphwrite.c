@@ -345,7 +345,8 @@ HnswBuilderWrite(HnswBuilder *b, Relation index, uint32 segno,
 
 		SegvecIndexFilterPostable(index, postable);
 		b->postings = GraphPostingsBuild(b->filters, b->n, b->nfilters,
-										 postable, &b->postings_len);
+										 postable, b->labels,
+										 &b->postings_len);
 		pfree(postable);
 	}
 	plan_layout(b, seg, b->upper_off, b->postings_len);

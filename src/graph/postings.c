@@ -23,12 +23,8 @@
 
 #include "graph/graph_int.h"
 
-/* a node's value of one column, for sorting */
-typedef struct PostingPair
-{
-	int64		value;
-	uint32		node;
-} PostingPair;
+/* a node's value of one column, for sorting (a label's, too) */
+typedef GraphLabelPair PostingPair;
 
 static int
 pair_cmp(const void *a, const void *b)
@@ -39,6 +35,84 @@ pair_cmp(const void *a, const void *b)
 	if (x->value != y->value)
 		return x->value < y->value ? -1 : 1;
 	return x->node < y->node ? -1 : (x->node > y->node ? 1 : 0);
+}
+
+/*
+ * GraphLabelsAdd: node has the label of hash hash (labels palloc'd in
+ * the current memory context as they grow)
+ */
+void
+GraphLabelsAdd(GraphLabels *labels, uint64 hash, uint32 node)
+{
+	if (!labels->known)
+		return;
+	if (labels->npairs == labels->maxpairs)
+	{
+		uint32		grow;
+
+		if (labels->maxpairs >= PG_UINT32_MAX / 2)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("too many labels for one segment")));
+		grow = Max(labels->maxpairs * 2, 64);
+		labels->pairs = labels->pairs == NULL ?
+			MemoryContextAllocHuge(CurrentMemoryContext,
+								   sizeof(GraphLabelPair) * (Size) grow) :
+			repalloc_huge(labels->pairs, sizeof(GraphLabelPair) * (Size) grow);
+		labels->maxpairs = grow;
+	}
+	labels->pairs[labels->npairs].value = (int64) hash;
+	labels->pairs[labels->npairs].node = node;
+	labels->npairs++;
+}
+
+/*
+ * GraphLabelsForget: some node's labels are not known; the column gets bit
+ * postings
+ */
+void
+GraphLabelsForget(GraphLabels *labels)
+{
+	if (labels->pairs)
+		pfree(labels->pairs);
+	labels->pairs = NULL;
+	labels->npairs = labels->maxpairs = 0;
+	labels->known = false;
+}
+
+/*
+ * Label postings (format.h) of a label array column of n nodes from its
+ * known labels l: sorts l's pairs by (label, node), drops repeated ones,
+ * and returns the count of distinct labels, or -1 when they are too many
+ * (the column then gets bit postings).
+ */
+static int64
+plan_labels(GraphLabels *l, uint32 n)
+{
+	uint32		max_values = Max(SEGVEC_POSTINGS_MIN_VALUES,
+								 n / SEGVEC_POSTINGS_VALUES_DIV);
+	uint32		i;
+	uint32		k = 0;
+	int64		distinct = 0;
+
+	if (l->npairs > (uint64) n * SEGVEC_POSTINGS_BITS_PER_NODE)
+		return -1;
+	if (l->npairs > 0)
+		qsort(l->pairs, l->npairs, sizeof(PostingPair), pair_cmp);
+	for (i = 0; i < l->npairs; i++)
+	{
+		if (l->pairs[i].node >= n)
+			elog(ERROR, "segvec label of node %u of %u", l->pairs[i].node, n);
+		if (k > 0 && l->pairs[i].value == l->pairs[k - 1].value &&
+			l->pairs[i].node == l->pairs[k - 1].node)
+			continue;			/* a label twice in one array */
+		if (k == 0 || l->pairs[i].value != l->pairs[k - 1].value)
+			distinct++;
+		l->pairs[k++] = l->pairs[i];
+	}
+	l->npairs = k;
+	CHECK_FOR_INTERRUPTS();
+	return distinct > max_values ? -1 : distinct;
 }
 
 /* A column's bit postings, as GraphPostingsBuild plans them */
@@ -135,12 +209,15 @@ plan_bits(const char *entries, uint32 n, int nfilters, int c, PostingBits *b)
  * nodes whose filter entries for nfilters columns are entries, in node
  * order; postable[c] says which postings column c may have
  * (SEGVEC_POSTINGS_COLUMN_HAS: value postings; _BITS: a label array's bit
- * postings).  Returns the area's bytes, palloc'd, and their length in
- * *len; NULL and 0 when no column gets postings.
+ * postings, or its label postings when labels (NULL: none) has its nodes'
+ * labels, labels[c].known, and they are not too many; their pairs are
+ * sorted in place).  Returns the area's bytes, palloc'd, and their length
+ * in *len; NULL and 0 when no column gets postings.
  */
 char *
 GraphPostingsBuild(const char *entries, uint32 n, int nfilters,
-				   const uint32 *postable, Size *len)
+				   const uint32 *postable, const GraphLabels *labels,
+				   Size *len)
 {
 	Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(nfilters);
 	uint32		max_values = Max(SEGVEC_POSTINGS_MIN_VALUES,
@@ -170,8 +247,25 @@ GraphPostingsBuild(const char *entries, uint32 n, int nfilters,
 		PostingPair *p;
 		uint32		np = 0;
 		uint32		distinct = 0;
+		int64		ldistinct;
 		uint32		i;
 
+		if (postable[c] == SEGVEC_POSTINGS_COLUMN_BITS &&
+			labels != NULL && labels[c].known &&
+			(ldistinct = plan_labels((GraphLabels *) &labels[c], n)) >= 0)
+		{
+			/* label postings: the (label, node) pairs, sorted */
+			cols[c].flags = SEGVEC_POSTINGS_COLUMN_LABELS;
+			cols[c].first = ndir;
+			cols[c].count = (uint32) ldistinct;
+			cols[c].ids_first = nids;
+			cols[c].nids = labels[c].npairs;
+			ndir += (uint32) ldistinct;
+			nids += labels[c].npairs;
+			pairs[c] = labels[c].pairs;
+			any = true;
+			continue;
+		}
 		if (postable[c] == SEGVEC_POSTINGS_COLUMN_BITS)
 		{
 			PostingBits *b = palloc(sizeof(PostingBits));
@@ -301,7 +395,8 @@ GraphPostingsBuild(const char *entries, uint32 n, int nfilters,
 			ids[cols[c].ids_first + i] = pp->node;
 		}
 		Assert(d == cols[c].first + cols[c].count);
-		pfree(pairs[c]);
+		if (!(cols[c].flags & SEGVEC_POSTINGS_COLUMN_LABELS))
+			pfree(pairs[c]);	/* (label pairs stay the caller's) */
 	}
 	pfree(bits);
 	pfree(pairs);
@@ -464,14 +559,6 @@ GraphPostingsHasColumn(GraphPostings *p, int col)
 		(p->cols[col].flags & SEGVEC_POSTINGS_COLUMN_HAS) != 0;
 }
 
-/* GraphPostingsHasBits: does column col (0-based) have bit postings? */
-bool
-GraphPostingsHasBits(GraphPostings *p, int col)
-{
-	return col >= 0 && col < (int) p->hdr.nfilters &&
-		(p->cols[col].flags & SEGVEC_POSTINGS_COLUMN_BITS) != 0;
-}
-
 /* the postings area is corrupted */
 static void
 postings_corrupted(GraphPostings *p)
@@ -481,6 +568,15 @@ postings_corrupted(GraphPostings *p)
 			 errmsg("postings area of segment %u of index \"%s\" is corrupted",
 					p->seg->segno, RelationGetRelationName(p->index))));
 }
+
+/* GraphPostingsHasBits: does column col (0-based) have bit postings? */
+bool
+GraphPostingsHasBits(GraphPostings *p, int col)
+{
+	return col >= 0 && col < (int) p->hdr.nfilters &&
+		(p->cols[col].flags & SEGVEC_POSTINGS_COLUMN_BITS) != 0;
+}
+
 
 /*
  * GraphPostingsBits: the directory of column col (which has bit postings)
@@ -531,6 +627,120 @@ dir_entry(GraphPostings *p, int col, uint32 i, SegvecPostingsEntry *e)
 	postings_read(p, SEGVEC_POSTINGS_DIR_OFF(p->hdr.nfilters) +
 				  sizeof(SegvecPostingsEntry) * (Size) (p->cols[col].first + i),
 				  e, sizeof(SegvecPostingsEntry));
+}
+
+/* GraphPostingsHasLabels: does column col (0-based) have label postings? */
+bool
+GraphPostingsHasLabels(GraphPostings *p, int col)
+{
+	return col >= 0 && col < (int) p->hdr.nfilters &&
+		(p->cols[col].flags & SEGVEC_POSTINGS_COLUMN_LABELS) != 0;
+}
+
+/*
+ * The directory and lists of column col lie within the area (their
+ * entries' lists are checked as they are read)
+ */
+static void
+check_column(GraphPostings *p, int col)
+{
+	const SegvecPostingsColumn *pc = &p->cols[col];
+
+	if ((uint64) pc->first + pc->count > p->hdr.ndir ||
+		(uint64) pc->ids_first + pc->nids > p->hdr.nids)
+		postings_corrupted(p);
+}
+
+/*
+ * GraphPostingsLabel: the nodes of column col (which has label postings)
+ * that have the label of hash hash are node numbers *first .. *first +
+ * *count - 1 among the nids (*count 0: no node has it); read them with
+ * GraphPostingsReadIds.
+ */
+void
+GraphPostingsLabel(GraphPostings *p, int col, uint64 hash, uint32 *first,
+				   uint32 *count)
+{
+	const SegvecPostingsColumn *pc = &p->cols[col];
+	uint32		lo = 0;
+	uint32		hi = pc->count;
+	SegvecPostingsEntry e;
+
+	Assert(GraphPostingsHasLabels(p, col));
+	check_column(p, col);
+	*first = 0;
+	*count = 0;
+	while (lo < hi)
+	{
+		uint32		mid = lo + (hi - lo) / 2;
+
+		dir_entry(p, col, mid, &e);
+		if (e.value < (int64) hash)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= pc->count)
+		return;
+	dir_entry(p, col, lo, &e);
+	if (e.value != (int64) hash)
+		return;
+	if (e.count == 0 || e.list < pc->ids_first ||
+		(uint64) e.list + e.count > (uint64) pc->ids_first + pc->nids)
+		postings_corrupted(p);
+	*first = e.list;
+	*count = e.count;
+}
+
+/*
+ * GraphPostingsLabelPairs: the (label, node) pairs of column col (which
+ * has label postings), each node numbered map[node] (map NULL: as it is;
+ * a node mapped to PG_UINT32_MAX left out), added to out.
+ */
+void
+GraphPostingsLabelPairs(GraphPostings *p, int col, const uint32 *map,
+						GraphLabels *out)
+{
+	const SegvecPostingsColumn *pc = &p->cols[col];
+	SegvecPostingsEntry *dir;
+	uint32	   *ids;
+	uint32		i;
+
+	Assert(GraphPostingsHasLabels(p, col));
+	check_column(p, col);
+	if (pc->count == 0)
+		return;
+	dir = MemoryContextAllocHuge(CurrentMemoryContext,
+								 sizeof(SegvecPostingsEntry) * (Size) pc->count);
+	postings_read(p, SEGVEC_POSTINGS_DIR_OFF(p->hdr.nfilters) +
+				  sizeof(SegvecPostingsEntry) * (Size) pc->first,
+				  dir, sizeof(SegvecPostingsEntry) * (Size) pc->count);
+	ids = MemoryContextAllocHuge(CurrentMemoryContext,
+								 sizeof(uint32) * (Size) Max(pc->nids, 1));
+	GraphPostingsReadIds(p, pc->ids_first, pc->nids, ids);
+	for (i = 0; i < pc->count; i++)
+	{
+		uint32		j;
+
+		if (dir[i].count == 0 || dir[i].list < pc->ids_first ||
+			(uint64) dir[i].list + dir[i].count >
+			(uint64) pc->ids_first + pc->nids)
+			postings_corrupted(p);
+		for (j = dir[i].list; j < dir[i].list + dir[i].count; j++)
+		{
+			uint32		node = ids[j - pc->ids_first];
+
+			if (node >= p->seg->ndocs)
+				postings_corrupted(p);
+			if (map != NULL)
+				node = map[node];
+			if (node != PG_UINT32_MAX)
+				GraphLabelsAdd(out, (uint64) dir[i].value, node);
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	pfree(ids);
+	pfree(dir);
 }
 
 /*
@@ -674,11 +884,48 @@ GraphPostingsClose(GraphPostings *p)
 }
 
 /*
+ * Do the label pairs l of column c agree with the n nodes' filter entries:
+ * each node with labels not NULL in c and its signature their bits'
+ * union?  (A node with none may have any signature: its row was gone when
+ * its segment was written.)
+ */
+static bool
+labels_match_entries(const GraphLabels *l, const char *entries, uint32 n,
+					 int nfilters, int c)
+{
+	Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(nfilters);
+	uint64	   *sigs = MemoryContextAllocHuge(CurrentMemoryContext,
+											  sizeof(uint64) * (Size) Max(n, 1));
+	bool		ok = true;
+	uint32		i;
+
+	memset(sigs, 0, sizeof(uint64) * (Size) Max(n, 1));
+	for (i = 0; i < l->npairs; i++)
+		sigs[l->pairs[i].node] |= SEGVEC_LABEL_BITS((uint64) l->pairs[i].value);
+	for (i = 0; i < n && ok; i++)
+	{
+		const char *e = entries + (Size) i * fbytes;
+		uint64		present;
+		uint64		sig;
+
+		if (sigs[i] == 0)
+			continue;
+		memcpy(&present, e, sizeof(uint64));
+		memcpy(&sig, e + sizeof(uint64) * (c + 1), sizeof(uint64));
+		ok = (present & (UINT64CONST(1) << c)) && sig == sigs[i];
+	}
+	pfree(sigs);
+	return ok;
+}
+
+/*
  * GraphPostingsCheck: does seg's postings area hold what its filter
  * entries give (GraphPostingsBuild over every node's entry, tombstoned
  * ones included, as when the segment was written)?  True for a segment
  * without postings; a label array column without bit postings is taken
- * for one written before them.  For ft.verify.
+ * for one written before them.  A column with label postings is rebuilt
+ * from its own pairs, each node's labels checked against its signature.
+ * For ft.verify.
  */
 bool
 GraphPostingsCheck(Relation index, const SegvecSegment *seg, int dim)
@@ -686,6 +933,7 @@ GraphPostingsCheck(Relation index, const SegvecSegment *seg, int dim)
 	GraphPostings p;
 	Size		fbytes = SEGVEC_FILTER_ENTRY_BYTES(seg->nfilters);
 	uint32		npages = GraphFilterPages(seg);
+	GraphLabels *labels;
 	Buffer		buf = InvalidBuffer;
 	char	   *entries;
 	uint32	   *postable;
@@ -714,20 +962,32 @@ GraphPostingsCheck(Relation index, const SegvecSegment *seg, int dim)
 	GraphReleaseFilterPage(index, seg, &buf);
 
 	postable = palloc(sizeof(uint32) * seg->nfilters);
+	labels = palloc0(sizeof(GraphLabels) * seg->nfilters);
 	SegvecIndexFilterPostable(index, postable);
+	ok = true;
 	for (c = 0; c < (int) seg->nfilters; c++)
+	{
 		if (postable[c] == SEGVEC_POSTINGS_COLUMN_BITS &&
 			p.cols[c].flags == 0)
 			postable[c] = 0;	/* written before bit postings */
+		if (postable[c] == SEGVEC_POSTINGS_COLUMN_BITS &&
+			GraphPostingsHasLabels(&p, c))
+		{
+			labels[c].known = true;
+			GraphPostingsLabelPairs(&p, c, NULL, &labels[c]);
+			ok = ok && labels_match_entries(&labels[c], entries, seg->ndocs,
+											seg->nfilters, c);
+		}
+	}
 	image = GraphPostingsBuild(entries, seg->ndocs, seg->nfilters, postable,
-							   &len);
+							   labels, &len);
 	stored_len = (Size) seg->npostpages * SEGVEC_SEGPAGE_USABLE;
 	stored = MemoryContextAllocHuge(CurrentMemoryContext, stored_len);
 	postings_read(&p, 0, stored, stored_len);
 	GraphPostingsClose(&p);
 
-	ok = (image != NULL && len <= stored_len &&
-		  memcmp(image, stored, len) == 0);
+	ok = ok && (image != NULL && len <= stored_len &&
+				memcmp(image, stored, len) == 0);
 	if (ok)
 	{
 		Size		i;
@@ -739,6 +999,10 @@ GraphPostingsCheck(Relation index, const SegvecSegment *seg, int dim)
 	if (image)
 		pfree(image);
 	pfree(stored);
+	for (c = 0; c < (int) seg->nfilters; c++)
+		if (labels[c].pairs)
+			pfree(labels[c].pairs);
+	pfree(labels);
 	pfree(postable);
 	pfree(entries);
 	return ok;

@@ -384,6 +384,9 @@ typedef SegvecMutableTupleData *SegvecMutableTuple;
 #define SEGVEC_FILTER_ENTRY_BYTES(n) \
 	((n) > 0 ? (Size) sizeof(uint64) * ((n) + 1) : (Size) 0)
 #define SEGVEC_FILTER_MAX_BYTES	SEGVEC_FILTER_ENTRY_BYTES(SEGVEC_MAX_FILTERS)
+/* the two signature bits of a label of hash h (SegvecLabelHash) */
+#define SEGVEC_LABEL_BITS(h) \
+	((UINT64CONST(1) << ((h) & 63)) | (UINT64CONST(1) << (((h) >> 6) & 63)))
 #define SEGVEC_FILTERS_PER_PAGE(n) \
 	((uint32) (SEGVEC_SEGPAGE_USABLE / SEGVEC_FILTER_ENTRY_BYTES(n)))
 
@@ -419,8 +422,21 @@ typedef SegvecMutableTupleData *SegvecMutableTuple;
  * SEGVEC_POSTINGS_NO_LIST, and the column's nids count only listed bits'
  * nodes.  So a bit the directory lacks is on no node, and the nodes whose
  * signature has a set of bits are the intersection of those bits' lists
- * (a superset when some of the bits have none).  See src/README.md,
- * "Postings".
+ * (a superset when some of the bits have none).
+ *
+ * A label array column whose segment's writer knew every node's labels
+ * has *label postings* instead (SEGVEC_POSTINGS_COLUMN_LABELS, alone, so
+ * that readers that know only value or bit postings pass it by): its
+ * values are the labels' 64-bit hashes (SegvecLabelHash, the hash the
+ * signature's bits come from), a node being on the list of each label it
+ * has; the directory holds every label some node has, the lists name the
+ * nodes exactly (the signature's false matches are on none).  A node whose
+ * heap row was gone when its labels were read (dead to every snapshot) is
+ * on no list.  The writer takes them when the segment's distinct labels
+ * are at most Max(SEGVEC_POSTINGS_MIN_VALUES, ndocs /
+ * SEGVEC_POSTINGS_VALUES_DIV) and its (label, node) pairs at most
+ * SEGVEC_POSTINGS_BITS_PER_NODE per node; bit postings otherwise.  See
+ * src/README.md, "Postings".
  */
 #define SEGVEC_POSTINGS_MAGIC		0x53475650	/* "SGVP" */
 #define SEGVEC_POSTINGS_MIN_VALUES	1024
@@ -439,6 +455,7 @@ typedef struct SegvecPostingsHeader
 
 #define SEGVEC_POSTINGS_COLUMN_HAS	1	/* the column has postings */
 #define SEGVEC_POSTINGS_COLUMN_BITS	2	/* the column has bit postings */
+#define SEGVEC_POSTINGS_COLUMN_LABELS	4	/* the column has label postings */
 
 typedef struct SegvecPostingsColumn
 {

@@ -31,6 +31,7 @@
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
+#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/array.h"
@@ -698,6 +699,82 @@ SegvecIndexFilterPostable(Relation index, uint32 *postable)
 		postable[i] = (typid == INT4ARRAYOID || typid == TEXTARRAYOID) ?
 			SEGVEC_POSTINGS_COLUMN_BITS : SEGVEC_POSTINGS_COLUMN_HAS;
 	}
+}
+
+/*
+ * SegvecLabelHash: the 64-bit hash of one label (a non-NULL element of an
+ * int4[] or text[] label array): its signature bits (SEGVEC_LABEL_BITS)
+ * and its value in a segment's label postings (format.h).
+ */
+uint64
+SegvecLabelHash(Oid elemtype, Datum elem)
+{
+	uint64		h;
+
+	if (elemtype == INT4OID)
+	{
+		int32		v = DatumGetInt32(elem);
+
+		h = hash_bytes_extended((const unsigned char *) &v, sizeof(v), 0);
+	}
+	else if (elemtype == TEXTOID)
+	{
+		text	   *t = DatumGetTextPP(elem);
+
+		h = hash_bytes_extended((const unsigned char *) VARDATA_ANY(t),
+								VARSIZE_ANY_EXHDR(t), 0);
+		if ((Pointer) t != DatumGetPointer(elem))
+			pfree(t);
+	}
+	else
+	{
+		elog(ERROR, "segvec label arrays hold int4 or text, not type %u",
+			 elemtype);
+		h = 0;					/* keep compiler quiet */
+	}
+	return h;
+}
+
+/*
+ * SegvecLabelHashes: the hashes (SegvecLabelHash) of the labels of a label
+ * array, NULL elements left out, into a palloc'd *hashes of *n (repeated
+ * labels repeated); returns their signature, the union of their bits.
+ */
+uint64
+SegvecLabelHashes(Datum array, uint64 **hashes, int *n)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(array);
+	Oid			elemtype = ARR_ELEMTYPE(arr);
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+	int			i;
+	uint64		sig = 0;
+
+	if (elemtype != INT4OID && elemtype != TEXTOID)
+		elog(ERROR, "segvec label arrays hold int4 or text, not type %u",
+			 elemtype);
+	get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
+	deconstruct_array(arr, elemtype, elmlen, elmbyval, elmalign,
+					  &elems, &nulls, &nelems);
+	*hashes = palloc(sizeof(uint64) * Max(nelems, 1));
+	*n = 0;
+	for (i = 0; i < nelems; i++)
+	{
+		uint64		h;
+
+		if (nulls[i])
+			continue;
+		h = SegvecLabelHash(elemtype, elems[i]);
+		sig |= SEGVEC_LABEL_BITS(h);
+		(*hashes)[(*n)++] = h;
+	}
+	pfree(elems);
+	pfree(nulls);
+	return sig;
 }
 
 /*

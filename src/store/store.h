@@ -312,6 +312,8 @@ extern int	SegvecQuantizationOption(SegvecOptions *relopts);
 extern int	SegvecIndexQuantization(Relation index);
 extern int	SegvecIndexFilterCount(Relation index);
 extern void SegvecIndexFilterPostable(Relation index, uint32 *postable);
+extern uint64 SegvecLabelHash(Oid elemtype, Datum elem);
+extern uint64 SegvecLabelHashes(Datum array, uint64 **hashes, int *n);
 extern int	SegvecIndexKeyColumn(Relation index);
 
 /* mutable.c: the mutable segment */

@@ -266,3 +266,168 @@ RESET client_min_messages;
 SELECT missing_docs, checksum_mismatches, search_misses FROM ft.verify('fl_idx');
 
 DROP TABLE fl_docs, fl_conds, fp_q;
+
+-- Label postings: a segment whose writer knew its docs' labels (CREATE
+-- INDEX from the rows it indexes, compaction's freeze from the docs' heap
+-- rows, a merge from its inputs' label postings) lists each label's docs
+-- exactly, where bit postings list every doc whose signature has the
+-- label's bits.  Label :rare is on three rows, and its two bits are bits
+-- of label 0, which a third of the rows have: so a third of the rows pass
+-- its signature.  With label postings the scan scores the three alone,
+-- and the executor rechecks none of the others (EXPLAIN ANALYZE's "Rows
+-- Removed by Index Recheck", summed): after CREATE INDEX, streamed into
+-- two graph segments and the mutable one, after UPDATEs that give or take
+-- the label (an alias among them: the vector unchanged), merged, and
+-- after DELETE and VACUUM.
+SELECT l AS rare FROM generate_series(1000, 1000000) l
+WHERE pg_temp.bits(l) <@ pg_temp.bits(0) AND l % 3 <> 0
+ORDER BY l LIMIT 1 \gset
+CREATE TABLE lp_rare AS SELECT :rare AS l;
+CREATE TABLE lp_q (n int, v real[]);
+INSERT INTO lp_q SELECT n, pg_temp.vec(200000 + n, 8) FROM generate_series(1, 3) n;
+CREATE TABLE lp_docs (id int PRIMARY KEY, embedding real[], labels int4[],
+    tags text[]) WITH (autovacuum_enabled = off);
+INSERT INTO lp_docs
+    SELECT i, pg_temp.vec(i, 8),
+           ARRAY[i % 3, 100 + i % 97] ||
+           CASE WHEN i IN (10, 20, 30) THEN ARRAY[:rare] ELSE '{}' END,
+           ARRAY['t' || (i % 3)] ||
+           CASE WHEN i IN (11, 21) THEN '{rare}'::text[] ELSE '{}' END
+    FROM generate_series(1, 3000) i;
+CREATE INDEX lp_idx ON lp_docs USING segvec (embedding, labels, tags)
+    INCLUDE (id) WITH (compact_threshold = 1000);
+ANALYZE lp_docs;
+SELECT num_segments, mutable_docs FROM ft.info('lp_idx');
+SELECT count(*) AS signature_matches FROM lp_docs
+WHERE pg_temp.bits(:rare) <@ (SELECT array_agg(b) FROM unnest(labels) m,
+                                  unnest(pg_temp.bits(m)) b);
+
+DROP FUNCTION pg_temp.check(text, text);
+DROP FUNCTION pg_temp.topk(text, int, int, bool, text, text);
+\set docs lp_docs
+\set queries lp_q
+\i :topk_sql
+-- the rows an ordered index scan with cond returns, and how many rows the
+-- executor fetched and rejected in its recheck
+CREATE FUNCTION pg_temp.rechecked(cond text, docs text DEFAULT 'lp_docs')
+RETURNS TABLE (cond_ text, rows_ int, rechecked int)
+LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+BEGIN
+    cond_ := cond;
+    rechecked := 0;
+    PERFORM set_config('enable_seqscan', 'off', true);
+    PERFORM set_config('enable_sort', 'off', true);
+    PERFORM set_config('enable_bitmapscan', 'off', true);
+    FOR line IN EXECUTE format('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+        SELECT id FROM %I WHERE %s
+        ORDER BY embedding <-> (SELECT v FROM lp_q WHERE n = 1) LIMIT 10',
+        docs, cond)
+    LOOP
+        IF line ~ 'Index Scan using' THEN
+            rows_ := substring(line from 'rows=(\d+)')::int;
+        END IF;
+        IF line ~ 'Rows Removed by Index Recheck' THEN
+            rechecked := rechecked + substring(line from '(\d+)\s*$')::int;
+        END IF;
+    END LOOP;
+    PERFORM set_config('enable_seqscan', 'on', true);
+    PERFORM set_config('enable_sort', 'on', true);
+    PERFORM set_config('enable_bitmapscan', 'on', true);
+    RETURN NEXT;
+END
+$$;
+CREATE TABLE lp_conds (cond text);
+INSERT INTO lp_conds VALUES
+    ('labels && ''{' || :rare || '}'''),           -- 3 rows, 1,000 signatures
+    ('labels && ''{' || :rare || ', 150}'''),      -- and a label of 31 rows
+    ('labels @> ''{' || :rare || '}'''),
+    ('labels @> ''{' || :rare || ', 0}'''),        -- with a common label
+    ('labels @> ''{' || :rare || ', 2}'''),        -- row 20
+    ('labels = ''{1, 110, ' || :rare || '}'''),    -- =: rechecked on signatures
+    ('labels && ''{0}'''),                         -- a third: walked
+    ('tags && ''{rare}''');
+CREATE FUNCTION pg_temp.check_lp(docs text DEFAULT 'lp_docs')
+RETURNS TABLE (cond text, passing bigint, rows_10 int, rows_50 int,
+               exact boolean, rechecked int)
+LANGUAGE sql AS $$
+    SELECT c.cond, r.*, x.rechecked
+    FROM lp_conds c, pg_temp.check(c.cond) r,
+         pg_temp.rechecked(c.cond, docs) x
+$$;
+-- (the conditions with :rare's number replaced, for stable output)
+CREATE FUNCTION pg_temp.show_lp(docs text DEFAULT 'lp_docs')
+RETURNS TABLE (cond text, passing bigint, rows_10 int, rows_50 int,
+               exact boolean, rechecked int)
+LANGUAGE sql AS $$
+    SELECT replace(cond, (SELECT l::text FROM lp_rare), 'rare'), passing,
+           rows_10, rows_50, exact, rechecked
+    FROM pg_temp.check_lp(docs)
+$$;
+SELECT * FROM pg_temp.show_lp();
+SELECT missing_docs, checksum_mismatches, search_misses FROM ft.verify('lp_idx');
+
+-- streamed: the same rows into two graph segments through compaction's
+-- freeze (their labels read from the heap rows), and two rows of label
+-- :rare alone in the mutable segment, which is scanned on the docs'
+-- signatures (so these two pass @> {:rare, 0}'s and are rechecked)
+CREATE TABLE lp_stream (LIKE lp_docs) WITH (autovacuum_enabled = off);
+ALTER TABLE lp_stream ADD PRIMARY KEY (id);
+CREATE INDEX lp_sidx ON lp_stream USING segvec (embedding, labels, tags)
+    INCLUDE (id) WITH (compact_threshold = 1000000);
+SET segvec.max_merge_docs = 1500;
+INSERT INTO lp_stream SELECT * FROM lp_docs WHERE id <= 1500;
+SELECT docs_compacted FROM ft.compact('lp_sidx');
+INSERT INTO lp_stream SELECT * FROM lp_docs WHERE id > 1500;
+SELECT docs_compacted FROM ft.compact('lp_sidx');
+INSERT INTO lp_stream
+    SELECT i, pg_temp.vec(i, 8), ARRAY[:rare], '{t1}' FROM generate_series(3001, 3002) i;
+ANALYZE lp_stream;
+SELECT num_segments, mutable_docs FROM ft.info('lp_sidx');
+DROP FUNCTION pg_temp.check(text, text);
+DROP FUNCTION pg_temp.topk(text, int, int, bool, text, text);
+\set docs lp_stream
+\i :topk_sql
+SELECT * FROM pg_temp.show_lp('lp_stream');
+
+-- UPDATEs: the label to rows of both segments (vector unchanged: an
+-- alias), taken from one; then frozen and merged into one segment, whose
+-- label postings come from its inputs'
+UPDATE lp_stream SET labels = labels || :rare WHERE id IN (40, 2000);
+UPDATE lp_stream SET labels = '{0, 110}' WHERE id = 20;
+RESET segvec.max_merge_docs;
+SELECT docs_compacted > 0 AS compacted FROM ft.compact('lp_sidx');
+SELECT num_segments, mutable_docs FROM ft.info('lp_sidx');
+SELECT * FROM pg_temp.show_lp('lp_stream');
+DELETE FROM lp_stream WHERE id IN (10, 3001);
+VACUUM lp_stream;
+SELECT docs_compacted > 0 AS compacted FROM ft.compact('lp_sidx');
+SELECT num_segments, mutable_docs, tombstones FROM ft.info('lp_sidx');
+SELECT * FROM pg_temp.show_lp('lp_stream');
+SELECT missing_docs, checksum_mismatches, search_misses FROM ft.verify('lp_sidx');
+
+-- without postings the signature's matches are fetched and rechecked
+SET segvec.filter_postings = off;
+SELECT replace(cond_, :'rare', 'rare') AS cond, rows_, rechecked > 0 AS rechecked
+FROM pg_temp.rechecked('labels && ''{' || :rare || '}''', 'lp_stream');
+RESET segvec.filter_postings;
+
+-- a label array kept out of line (TOAST) is not read by the freeze: its
+-- segment gets bit postings, and answers as before (the signature's
+-- matches rechecked)
+CREATE TABLE lp_toast (LIKE lp_docs) WITH (autovacuum_enabled = off);
+ALTER TABLE lp_toast ALTER labels SET STORAGE EXTERNAL;
+CREATE INDEX lp_tidx ON lp_toast USING segvec (embedding, labels, tags)
+    INCLUDE (id) WITH (compact_threshold = 1000000);
+INSERT INTO lp_toast SELECT * FROM lp_docs WHERE id <= 1000;
+UPDATE lp_toast SET labels = labels || ARRAY(SELECT generate_series(5000, 5999))
+WHERE id = 500;
+SELECT docs_compacted FROM ft.compact('lp_tidx');
+SELECT replace(cond_, :'rare', 'rare') AS cond, rows_, rechecked > 0 AS rechecked
+FROM pg_temp.rechecked('labels && ''{' || :rare || '}''', 'lp_toast');
+SELECT count(*) FROM lp_toast WHERE labels && ARRAY[5500];
+SELECT pg_temp.topk('labels && ''{5500}''', 1, 10, false, 'lp_toast') AS ids;
+SELECT missing_docs, checksum_mismatches, search_misses FROM ft.verify('lp_tidx');
+
+DROP TABLE lp_docs, lp_stream, lp_conds, lp_q, lp_rare, lp_toast;

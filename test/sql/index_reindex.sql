@@ -195,3 +195,41 @@ WHERE (SELECT b.id FROM rei_big b ORDER BY b.embedding <-> a.embedding LIMIT 1)
 RESET segvec.ef_search;
 RESET enable_seqscan;
 DROP TABLE rei_big;
+
+-- a build whose docs do not fit in one merge (segvec.max_merge_docs)
+-- merges its five pieces in two rounds and ends as two segments: the
+-- second round's output goes into the hole the first round's inputs left,
+-- so neither that hole's rest nor the second round's inputs' space holds
+-- the first round's output, which ends the index; the second round's
+-- output is moved down first, the free space joins and holds it, and the
+-- index again ends about its pages in use, after CREATE INDEX and REINDEX
+SET maintenance_work_mem = '1MB';
+SET segvec.max_merge_docs = 6000;
+CREATE TABLE rei_rounds (id int PRIMARY KEY, embedding real[])
+    WITH (autovacuum_enabled = off);
+INSERT INTO rei_rounds SELECT i, pg_temp.vec(i, 64)
+FROM generate_series(1, 10000) i;
+CREATE INDEX rei_rounds_v ON rei_rounds USING segvec (embedding) INCLUDE (id);
+CREATE FUNCTION pg_temp.rei_rounds_space(OUT num_segments int,
+                                          OUT segment_merges bigint,
+                                          OUT near_pages_in_use bool)
+LANGUAGE sql AS $$
+    SELECT s.num_segments, t.segment_merges,
+           pg_relation_size('rei_rounds_v') / 8192 <=
+             1.1 * (t.index_pages - t.free_extent_pages - t.recyclable_pages)
+    FROM ft.info('rei_rounds_v') s, ft.storage_stats('rei_rounds_v') t
+$$;
+SELECT * FROM pg_temp.rei_rounds_space();
+REINDEX INDEX rei_rounds_v;
+SELECT * FROM pg_temp.rei_rounds_space();
+RESET segvec.max_merge_docs;
+RESET maintenance_work_mem;
+SET enable_seqscan = off;
+SET segvec.ef_search = 100;
+SELECT count(*) AS not_found FROM rei_rounds a
+WHERE a.id % 10 = 0 AND
+      (SELECT b.id FROM rei_rounds b ORDER BY b.embedding <-> a.embedding LIMIT 1)
+      IS DISTINCT FROM a.id;
+RESET segvec.ef_search;
+RESET enable_seqscan;
+DROP TABLE rei_rounds;
