@@ -366,6 +366,44 @@ freeze_metapage(Relation index)
 }
 
 /*
+ * free_unreachable: give back the blocks[0 .. nblocks) that nothing points
+ * at (found by the cleanup's scan, under the compaction lock and with no
+ * merge running), freed at xid.  Each is marked deleted in a full page
+ * image first: an errored merge's pages were never WAL-logged, so after a
+ * crash or on a standby the block holds zeros, or nothing (a delta record
+ * would patch a few bytes into them), and an OS crash may have torn one;
+ * the image makes every copy whole and the same.  Then they go on the
+ * free-extent list, in one metapage record, so that a run of them (a lost
+ * copy of a segment, an errored merge's output) is reused whole, by a
+ * merge or a move, or truncated: one by one through the free space map,
+ * a big segment could never move down into them.  When the list has no
+ * room, they stay deleted pages, for the free space map once no scan can
+ * read them.  Returns true when they went on the list.
+ */
+static bool
+free_unreachable(Relation index, BlockNumber *blocks, int nblocks, uint64 xid)
+{
+	Buffer		metabuf;
+	GenericXLogState *state;
+	SegvecMetaPage meta;
+	bool		listed;
+
+	if (nblocks == 0)
+		return false;
+	metabuf = ReadBuffer(index, SEGVEC_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(index);
+	meta = SegvecPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	listed = SegvecFreePagesAdd(meta, blocks, nblocks, xid);
+	if (listed)
+		GenericXLogFinish(state);
+	else
+		GenericXLogAbort(state);
+	UnlockReleaseBuffer(metabuf);
+	return listed;
+}
+
+/*
  * segvecvacuumcleanup: amvacuumcleanup callback.  Gives the free space map
  * every page that is unused or was unlinked long enough ago that no scan
  * can still be on its way to it, except the blocks on the free-extent list
@@ -389,6 +427,7 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	uint8	   *known;
 	bool		no_merge;
 	bool		submit_rewrite = false;
+	bool		freed_unreachable = false;
 
 	if (info->analyze_only)
 		return stats;
@@ -562,18 +601,18 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 
 	/*
 	 * Pages nothing points at: what a crash between an install and the
-	 * marking of what it replaced leaves, and what an errored merge built.
-	 * A delta page is linked in the same WAL record that initialises it,
-	 * so one that is linked now was in a chain when we saw it; look again
-	 * before marking.  Each is marked deleted in a full page image: an
-	 * errored merge's pages were never WAL-logged, so after a crash or on
-	 * a standby the block holds zeros (or nothing), and a delta record
-	 * would patch a few bytes into them.
+	 * marking of what it replaced leaves, what a crash in the middle of a
+	 * move leaves (the copy), and what an errored merge built.  A delta
+	 * page is linked in the same WAL record that initialises it, so one
+	 * that is linked now was in a chain when we saw it; look again before
+	 * freeing.
 	 */
 	if (unreachable != NIL)
 	{
 		List	   *delta_after = delta_pages(index);
 		uint64		xid = U64FromFullTransactionId(ReadNextFullTransactionId());
+		BlockNumber *blocks = palloc(sizeof(BlockNumber) * list_length(unreachable));
+		int			nblocks = 0;
 		ListCell   *lc;
 
 		foreach(lc, unreachable)
@@ -590,9 +629,12 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 			{
 				stats->pages_newly_deleted++;
 				stats->pages_deleted++;
+				blocks[nblocks++] = b;
 			}
 			UnlockReleaseBuffer(buf);
 		}
+		freed_unreachable = free_unreachable(index, blocks, nblocks, xid);
+		pfree(blocks);
 	}
 	if (no_merge)
 	{
@@ -615,7 +657,10 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 
 	/*
 	 * The tombstones set and the docs removed leave a remainder that a
-	 * settle takes once the index is quiet (jobs/jobrun.c).
+	 * settle takes once the index is quiet (jobs/jobrun.c).  Freed
+	 * unreachable blocks ask for one too: with nothing to settle, it moves
+	 * the segment at the end down into them and gives the tail back, which
+	 * VACUUM does not do (compact/shrink.c).
 	 */
 	if (SegvecJobsRunnable() && !RelationUsesLocalBuffers(index))
 	{
@@ -624,6 +669,9 @@ segvecvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		if (SegvecSettleDue(index, &naps))
 			(void) SegvecSubmitSettle(RelationGetRelid(index),
 									  SegvecMutableChangeMark(index), naps);
+		else if (freed_unreachable)
+			(void) SegvecSubmitSettle(RelationGetRelid(index),
+									  SegvecMutableChangeMark(index), 1);
 	}
 
 	/*

@@ -409,8 +409,19 @@ unpin_tail(Relation index, BlockNumber min_pages)
  * into one hole the
  * segment is moved into at the next shrink, once what the moves freed is
  * reusable.  Not when the runs are more than a quarter of the segment
- * (the copies would cost more than they bring).  Returns whether it moved
- * anything.  Caller holds no compaction or merge lock.
+ * (the copies would cost more than they bring).
+ *
+ * Likewise when the free blocks would not hold the segment but are at
+ * least min_pages and four times the runs' pages: joined, and right below
+ * the segment, they join the segment's extent once its next rewrite frees
+ * it, and that rewrite's output is moved down into them.  Left split, the
+ * free blocks below a run written early (a build's keymap run, which is
+ * never rewritten, right after the built segment) would stay inside the
+ * index for good: each output is moved into the lowest run that holds it,
+ * which starts above that keymap run.
+ *
+ * Returns whether it moved anything.  Caller holds no compaction or merge
+ * lock.
  */
 static bool
 pack_below(Relation index, BlockNumber min_pages)
@@ -423,6 +434,7 @@ pack_below(Relation index, BlockNumber min_pages)
 	uint64		nfree = 0,
 				nrun_pages = 0;
 	bool		found = false;
+	bool		join;
 	bool		moved = false;
 	bool		mutable_in = false;
 	int			i;
@@ -472,7 +484,11 @@ pack_below(Relation index, BlockNumber min_pages)
 	SegvecFreeMetaInfo(info);
 	pfree(info);
 
-	if (found && nruns > 0 && nrun_pages <= seg.npages / 4 &&
+	if (found)
+		join = nrun_pages <= seg.npages / 4;
+	else
+		join = nfree >= min_pages && nrun_pages <= nfree / 4;
+	if (join && nruns > 0 &&
 		ConditionalLockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock))
 	{
 		/* the lowest first: each goes as low as it fits */
@@ -481,7 +497,7 @@ pack_below(Relation index, BlockNumber min_pages)
 								   runs[i].start);
 		UnlockPage(index, SEGVEC_METAPAGE_BLKNO, ExclusiveLock);
 	}
-	if (found && mutable_in)
+	if (join && mutable_in)
 		moved |= SegvecMutableRelocate(index);
 	pfree(runs);
 	return moved;

@@ -105,6 +105,12 @@ struct HnswBuilder
 	GraphCand  *backlinks;		/* INSERT: a new node's neighbours on every
 								 * layer, linked back once all its lists
 								 * are stored (m0 + SEGVEC_MAX_LEVEL * m) */
+	uint32	   *hints;			/* INSERT: nodes of the graph near the new
+								 * node, entry points of the layers they are
+								 * on (a merge: the new node's neighbours in
+								 * its input's graph); at most m0 */
+	int			nhints;
+	double	   *hintdist;		/* their distances to the new node */
 	uint8	   *reach;			/* connectivity repair: reached from entry */
 	uint32	   *queue;			/* connectivity repair: BFS queue */
 	int64		nduplicates;	/* docs whose vector an earlier doc has */

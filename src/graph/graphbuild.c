@@ -1138,7 +1138,10 @@ GraphRelinkUpper(HnswBuilder *b, uint32 q, GraphCand *eps)
 /*
  * Insert stored doc q into the graph (INSERT, algorithm 1).  Its level
  * (b->levels[q]) and upper-layer lists (empty, in flat_upper) are set up
- * already; its layer-0 list is empty.
+ * already; its layer-0 list is empty.  The b->nhints nodes of b->hints
+ * (nodes of the graph the caller knows to be near q; none but in a merge)
+ * join the entry points of every layer they are on, so eps must have room
+ * for Max(ef_construction, m0) + 2 + nhints entries.
  */
 void
 GraphInsertNode(HnswBuilder *b, uint32 q, GraphCand *eps)
@@ -1151,6 +1154,7 @@ GraphInsertNode(HnswBuilder *b, uint32 q, GraphCand *eps)
 	int			nback;
 	int			nlinks[SEGVEC_MAX_LEVEL + 1];
 	uint32		sel[2 * SEGVEC_MAX_M];
+	int			i;
 
 	b->visited[q] = 0;
 
@@ -1193,14 +1197,30 @@ GraphInsertNode(HnswBuilder *b, uint32 q, GraphCand *eps)
 	neps = 1;
 	top = Min(level, b->maxlevel);
 	nback = 0;
+	for (i = 0; i < b->nhints; i++)
+		b->hintdist[i] = node_distance(b, q, b->hints[i]);
 	for (layer = top; layer >= 0; layer--)
 	{
 		int			nfound;
 		int			count,
-					max,
-					i;
+					max;
 		uint32	   *nbrs;
 
+		/* the hints that are on this layer join the entry points */
+		for (i = 0; i < b->nhints; i++)
+		{
+			int			j;
+
+			if (b->levels[b->hints[i]] < layer)
+				continue;
+			for (j = 0; j < neps; j++)
+				if (eps[j].id == b->hints[i])
+					break;
+			if (j < neps)
+				continue;
+			eps[neps].id = b->hints[i];
+			eps[neps++].distance = b->hintdist[i];
+		}
 		nfound = search_layer(b, q, eps, neps, b->ef_construction, layer);
 		if (b->shared)
 		{
@@ -1244,8 +1264,6 @@ GraphInsertNode(HnswBuilder *b, uint32 q, GraphCand *eps)
 	nback = 0;
 	for (layer = top; layer >= 0; layer--)
 	{
-		int			i;
-
 		for (i = 0; i < nlinks[layer]; i++, nback++)
 			add_link(b, b->backlinks[nback].id, q,
 					 b->backlinks[nback].distance, layer);

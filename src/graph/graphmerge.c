@@ -34,7 +34,9 @@
  *	   in FreshDiskANN, Singh et al., 2021).
  *	4. Insert every other node (INSERT, algorithm 1, graphbuild.c), in a
  *	   random order (GraphShuffleInsertion; exact duplicates last), then
- *	   run the connectivity repair over the whole graph.
+ *	   run the connectivity repair over the whole graph.  A node's
+ *	   neighbours in its own input's graph that are in the output's graph
+ *	   already join its insertion's entry points (input_hints).
  *	5. Write the upper-layer pages from memory and WAL-log every page of the
  *	   extent as a full image.  The caller installs the segment.
  *
@@ -395,10 +397,13 @@ write_vector(PageFiller *f, uint32 o, const float *vec, int dim)
  * ef_construction, upper_size upper-layer entries and ninputs inputs
  * takes: per doc 42 bytes
  * (46 for ip) in the plan step — level 1, upper-layer offset 4, in-degree
- * 4, duplicate link 4, checksum 8, duplicate table at most 16, seed map 4,
- * bitmaps 1/4 — and later 27 (31) with the search stamps (4) and the
- * insertion order (4) or, once it is freed, the connectivity repair's
- * queue and marks (5); plus 4 bytes per upper-layer
+ * 4, duplicate link 4, checksum 8, duplicate table at most 16, input maps
+ * 4, bitmaps 1/4 — and later at most 34 (38): level, offset, in-degree
+ * and duplicate link (13), the search stamps (4), the input maps (4), each
+ * node's input doc (8), bitmaps (3/8) and the insertion order (4), or once
+ * the last three are freed the connectivity repair's queue and marks (5);
+ * the caller adds 4 bytes per tombstoned input doc (the input maps have a
+ * slot for every input doc); plus 4 bytes per upper-layer
  * entry, plus a constant for the inputs' readers, the candidate heaps and
  * the repair's candidate lists and an insertion's back links (which do
  * not grow with n), and the
@@ -543,18 +548,15 @@ repair_seed_node(HnswBuilder *b, SegReader *seed, const uint32 *seedmap,
 }
 
 /*
- * Can the output of a merge of inputs have label postings?  When some
+ * Can the output of a merge of inputs have label postings?  Yes when some
  * column may (postable, SegvecIndexFilterPostable) and every input has
- * label postings in it: then a map per input from its nodes to the
- * output's (PG_UINT32_MAX: dropped, as all are until the plan pass sets
- * them), palloc'd; else NULL.
+ * label postings in it.
  */
-static uint32 **
-merge_label_maps(Relation index, const SegvecSegment *inputs, int ninputs,
+static bool
+merge_has_labels(Relation index, const SegvecSegment *inputs, int ninputs,
 				 int dim, int nfilters, const uint32 *postable)
 {
 	bool		some = false;
-	uint32	  **maps;
 	int			c;
 	int			i;
 
@@ -579,24 +581,14 @@ merge_label_maps(Relation index, const SegvecSegment *inputs, int ninputs,
 		}
 		some = some || all;
 	}
-	if (!some)
-		return NULL;
-	maps = palloc(sizeof(uint32 *) * ninputs);
-	for (i = 0; i < ninputs; i++)
-	{
-		maps[i] = MemoryContextAllocHuge(CurrentMemoryContext,
-										 mul_size(Max(inputs[i].ndocs, 1),
-												  sizeof(uint32)));
-		memset(maps[i], 0xFF, sizeof(uint32) * (Size) inputs[i].ndocs);
-	}
-	return maps;
+	return some;
 }
 
 /*
  * The labels of the output's nodes in the label array columns where every
- * input has label postings: their pairs, renumbered by maps (from
- * merge_label_maps, after the plan pass), rather than read again; the
- * other columns' labels not known.  Frees maps.
+ * input has label postings: their pairs, renumbered by maps (per input,
+ * its nodes' numbers in the output, NO_NODE for those dropped), rather
+ * than read again; the other columns' labels not known.
  */
 static GraphLabels *
 merge_labels(Relation index, const SegvecSegment *inputs, int ninputs,
@@ -627,10 +619,37 @@ merge_labels(Relation index, const SegvecSegment *inputs, int ninputs,
 			GraphPostingsClose(&p);
 		}
 	}
-	for (i = 0; i < ninputs; i++)
-		pfree(maps[i]);
-	pfree(maps);
 	return labels;
+}
+
+/*
+ * Set b->hints for the insertion of the doc that is node j of the input
+ * read by r (map: that input's nodes to the output's): its neighbours in
+ * the input's graph that are in the output's graph already (set in
+ * ingraph).  An input's graph holds what a search of the growing output
+ * graph may not find: where the output has none of a cluster's docs yet,
+ * that search ends in another cluster, and the docs of the new cluster,
+ * each linked to nodes of others only, never find one another.
+ */
+static void
+input_hints(HnswBuilder *b, SegReader *r, const uint32 *map, uint32 j,
+			const uint8 *ingraph)
+{
+	char	   *rec = reader_node(r, j);
+	int			count = Min(((SegvecNodeHeader *) rec)->nneighbors, b->m0);
+	int			k;
+
+	b->nhints = 0;
+	for (k = 0; k < count; k++)
+	{
+		uint32		t = GraphRecNeighbors(rec)[k];
+		uint32		u;
+
+		if (t >= r->seg->ndocs || (u = map[t]) == NO_NODE ||
+			!BIT_IS_SET(ingraph, u))
+			continue;
+		b->hints[b->nhints++] = u;
+	}
 }
 
 /*
@@ -660,7 +679,11 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	int			i;
 	uint32		o;
 	uint64	   *checksums;
-	uint32	   *seedmap = NULL;
+	uint32	  **inmap;			/* per input: its docs' output nodes */
+	uint32	   *seedmap = NULL; /* the seed's */
+	uint64	   *source;			/* per output node: input << 32 | its doc */
+	uint8	   *ingraph;		/* bitmap: node in the graph already */
+	int64		ninputdocs = 0;
 	uint8	   *damaged;
 	uint8	   *udamaged;
 	uint64		min_docid = 0,
@@ -699,6 +722,7 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 				if (BIT_IS_SET(tombstones[i], j))
 					live--;
 		n += live;
+		ninputdocs += inputs[i].ndocs;
 		if (live > seedlive && inputs[i].m == m && inputs[i].entry_point >= 0)
 		{
 			seedlive = live;
@@ -734,12 +758,16 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	damaged = palloc0(n / 8 + 1);
 	udamaged = palloc0(n / 8 + 1);
 	checksums = MemoryContextAllocHuge(ctx, mul_size(n, sizeof(uint64)));
-	if (seed >= 0)
+	inmap = palloc(sizeof(uint32 *) * ninputs);
+	for (i = 0; i < ninputs; i++)
 	{
-		seedmap = MemoryContextAllocHuge(ctx, mul_size(inputs[seed].ndocs,
-													   sizeof(uint32)));
-		memset(seedmap, 0xFF, sizeof(uint32) * inputs[seed].ndocs);
+		inmap[i] = MemoryContextAllocHuge(ctx,
+										  mul_size(Max(inputs[i].ndocs, 1),
+												   sizeof(uint32)));
+		memset(inmap[i], 0xFF, sizeof(uint32) * inputs[i].ndocs);
 	}
+	if (seed >= 0)
+		seedmap = inmap[seed];
 	cs = palloc0(sizeof(MergeCursor) * ninputs);
 	for (i = 0; i < ninputs; i++)
 	{
@@ -758,8 +786,8 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 		entries = MemoryContextAllocHuge(ctx, mul_size(n, fbytes));
 		postable = palloc(sizeof(uint32) * nfilters);
 		SegvecIndexFilterPostable(index, postable);
-		nodemap = merge_label_maps(index, inputs, ninputs, dim, nfilters,
-								   postable);
+		if (merge_has_labels(index, inputs, ninputs, dim, nfilters, postable))
+			nodemap = inmap;
 	}
 	cursors_start(cs, ninputs);
 	o = 0;
@@ -772,6 +800,7 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 			min_docid = cs[i].docid;
 		max_docid = cs[i].docid;
 		checksums[o] = reader_doc(&cs[i].r, j)->checksum;
+		inmap[i][j] = o;
 		if (entries)
 		{
 			if (inputs[i].nfilters == nfilters)
@@ -780,11 +809,8 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 			else
 				memset(entries + (Size) o * fbytes, 0, fbytes);
 		}
-		if (nodemap)
-			nodemap[i][j] = o;
 		if (i == seed)
 		{
-			seedmap[j] = o;
 			BIT_SET(b->seeded, o);
 			rec = reader_node(&cs[i].r, j);
 			b->levels[o] = Min(((SegvecNodeHeader *) rec)->level,
@@ -906,6 +932,7 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 							  sizeof(uint16));
 	bound = GraphMergeMemoryBound(n, m, ef_construction, seg->upper_size,
 								  ninputs, metric, seg->node_size, dim);
+	bound = add_size(bound, mul_size(ninputdocs - n, sizeof(uint32)));
 	if (segvec_merge_in_memory &&
 		(double) inmem_bytes + bound <= (double) maintenance_work_mem * 1024.0)
 	{
@@ -1018,6 +1045,7 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	for (blk = seg->upper_start; blk < upper_end; blk++)
 		(void) filler_page(&f, blk);
 	filler_end(&f);
+	source = MemoryContextAllocHuge(ctx, mul_size(n, sizeof(uint64)));
 	{
 		PageFiller	df;
 		PageFiller	vf;
@@ -1041,6 +1069,7 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 			const float *vec;
 
 			CHECK_FOR_INTERRUPTS();
+			source[o] = ((uint64) i << 32) | j;
 			data = filler_page(&df, seg->doc_start + o / SEGVEC_DOCS_PER_PAGE);
 			memcpy(data + (o % SEGVEC_DOCS_PER_PAGE) * sizeof(SegvecDocInfo),
 				   reader_doc(&cs[i].r, j), sizeof(SegvecDocInfo));
@@ -1231,10 +1260,6 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 		pfree(lost);
 		stats->nseeded = seedlive;
 	}
-	for (i = 0; i < ninputs; i++)
-		reader_end(&cs[i].r);
-	if (seedmap)
-		pfree(seedmap);
 	pfree(damaged);
 
 	/*
@@ -1242,7 +1267,9 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	 * there, chosen anew; then insert the other inputs' docs, and reach
 	 * every node
 	 */
-	eps = palloc(sizeof(GraphCand) * (Max(ef_construction, b->m0) + 2));
+	eps = palloc(sizeof(GraphCand) * (Max(ef_construction, b->m0) + 2 + b->m0));
+	b->hints = palloc(sizeof(uint32) * b->m0);
+	b->hintdist = palloc(sizeof(double) * b->m0);
 	for (o = 0; o < n; o++)
 	{
 		if (!BIT_IS_SET(udamaged, o))
@@ -1253,14 +1280,30 @@ GraphMergeSegments(Relation index, SegvecMetric metric, int dim, int m,
 	}
 	pfree(udamaged);
 	GraphShuffleInsertion(b);
+	ingraph = palloc(n / 8 + 1);
+	memcpy(ingraph, b->seeded, n / 8 + 1);
 	GraphNotePeak(b);
 	for (o = 0; o < (uint32) b->norder; o++)
 	{
+		uint32		q = b->order[o];
+
 		CHECK_FOR_INTERRUPTS();
-		GraphInsertNode(b, b->order[o], eps);
+		i = (int) (source[q] >> 32);
+		input_hints(b, &cs[i].r, inmap[i], (uint32) source[q], ingraph);
+		GraphInsertNode(b, q, eps);
+		BIT_SET(ingraph, q);
 	}
+	b->nhints = 0;
 	pfree(b->order);
 	b->order = NULL;
+	pfree(ingraph);
+	pfree(source);
+	for (i = 0; i < ninputs; i++)
+	{
+		reader_end(&cs[i].r);
+		pfree(inmap[i]);
+	}
+	pfree(inmap);
 	/* the duplicates, in order, each from its first node's list */
 	for (o = 0; o < n; o++)
 	{

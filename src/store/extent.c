@@ -27,7 +27,7 @@
  *	  compaction lock or the merge lock, or CREATE INDEX).  Nothing points at them until the
  *	  writer's install record; a crash or an error in between leaves them
  *	  neither free nor reachable, and VACUUM's cleanup finds them by kind
- *	  (unreachable pages) and recycles them page by page;
+ *	  (unreachable pages) and puts them back on the list;
  *	- an insert that adds a mutable or keymap change page takes a single
  *	  page (SegvecFreePageTake) in the same record that links the page in.
  *
@@ -779,8 +779,8 @@ free_tail(Relation index, BlockNumber min_pages, bool keep_slack)
  *
  * Order: one metapage record takes the extent off the list, then
  * RelationTruncate logs and does the truncation.  A crash in between
- * leaves the blocks neither free nor reachable; VACUUM's cleanup marks
- * them deleted and recycles them page by page (as for a crashed merge).
+ * leaves the blocks neither free nor reachable; VACUUM's cleanup puts
+ * them back on the list (as for a crashed merge).
  * Callers are VACUUM's cleanup (not a parallel worker) and a background
  * compaction job after its installs (SegvecTruncateFreeTailWait), holding
  * no buffer lock; a lock on the index they already hold is no conflict.

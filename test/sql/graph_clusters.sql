@@ -61,7 +61,12 @@ RESET enable_seqscan;
 -- The same rows in two batches: clusters 0-29, then 30-99, each compacted;
 -- the second compaction merges its segment with the first, inserting the
 -- first's nodes (cluster after cluster in doc id order) into the graph of
--- the bigger one
+-- the bigger one.  None of the inserted nodes' clusters is in that graph:
+-- a search of it for the first nodes of a cluster ends in other clusters,
+-- so each insertion also starts from the node's neighbours in its own
+-- segment's graph that are inserted already.  Without them, the nodes of
+-- a cluster new to the graph linked to other clusters only and did not
+-- find one another (69 self-lookups missed here, 102 in the next case).
 CREATE TABLE src AS SELECT * FROM items;
 TRUNCATE items;
 INSERT INTO items SELECT * FROM src WHERE id < 3000 ORDER BY id;
@@ -71,10 +76,24 @@ SELECT docs_compacted, segments_created, segments_merged FROM ft.compact('items_
 SELECT num_segments, mutable_docs FROM ft.info('items_v');
 SET enable_seqscan = off;
 SET segvec.ef_search = 40;
-SELECT self_misses() <= 120 AS few_self_misses;
+SELECT self_misses() <= 50 AS few_self_misses;
 SELECT sum(hits) / 500.0 >= 0.95 AS recall_ok,
        count(*) FILTER (WHERE hits = 0) AS queries_lost
 FROM found();
+RESET segvec.ef_search;
+RESET enable_seqscan;
+
+-- Two halves: a segment of clusters 0-49 merged with one of 50-99
+TRUNCATE items;
+INSERT INTO items SELECT * FROM src WHERE id < 5000 ORDER BY id;
+SELECT docs_compacted, segments_created, segments_merged FROM ft.compact('items_v');
+INSERT INTO items SELECT * FROM src WHERE id >= 5000 ORDER BY id;
+SELECT docs_compacted, segments_created, segments_merged FROM ft.compact('items_v');
+SELECT num_segments, mutable_docs FROM ft.info('items_v');
+SET enable_seqscan = off;
+SET segvec.ef_search = 40;
+SELECT self_misses() <= 80 AS few_self_misses;
+SELECT sum(hits) / 500.0 >= 0.95 AS recall_ok FROM found();
 RESET segvec.ef_search;
 RESET enable_seqscan;
 
